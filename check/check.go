@@ -1,0 +1,156 @@
+// Package check turns a run's facts into warnings that say when a number is doubtful: the load
+// generator was the bottleneck, the database was throttled, the host swapped or was busy, a
+// memory-bound run read from disk, limits did not take effect, too many errors, too few
+// operations for a percentile. It is pure: no I/O, no clock; callers collect the facts.
+package check
+
+import (
+	"time"
+
+	"github.com/boxbench/boxbench/telemetry"
+)
+
+// Severity says how much a warning undermines the run's numbers.
+type Severity string
+
+const (
+	// SeverityInfo: worth knowing when reading the number; it stands as measured.
+	SeverityInfo Severity = "info"
+	// SeverityWarning: the number may be biased or noisy for the reason given; compare it with
+	// care.
+	SeverityWarning Severity = "warning"
+	// SeverityError: the number does not measure what the cell says it measures (limits not
+	// applied, a percentile without data); do not compare it.
+	SeverityError Severity = "error"
+)
+
+// Warning is one finding about a run.
+type Warning struct {
+	Code     string   `json:"code"`    // stable identifier, e.g. "client_cpu_saturated"
+	Message  string   `json:"message"` // the number, the threshold, and what it means
+	Severity Severity `json:"severity"`
+}
+
+// Warning codes.
+const (
+	CodeClientCPU     = "client_cpu_saturated"
+	CodeThrottled     = "db_cpu_throttled"
+	CodeSwap          = "swap_used"
+	CodeHostBusy      = "host_busy_before_run"
+	CodeMemoryBoundIO = "memory_bound_read_disk"
+	CodeDiskBoundNoIO = "disk_bound_no_disk_reads"
+	CodeNoIOData      = "disk_reads_unknown"
+	CodeLimitsDiffer  = "limits_differ"
+	CodeErrorRate     = "error_rate_high"
+	CodeTooFewOps     = "too_few_ops_for_percentile"
+)
+
+// Dataset bounds.
+const (
+	DatasetMemory = "memory" // the data set fits in the database's memory limit
+	DatasetDisk   = "disk"   // the data set is larger than the database's memory limit
+)
+
+// OpCount is one operation type's outcome over the measured window.
+type OpCount struct {
+	Op     string // "read", "update", ...
+	Count  int64  // successful operations
+	Errors int64  // failed operations
+}
+
+// Facts are what is known about one run. Zero values mean "unknown": the checks that need them
+// are skipped (and say nothing).
+type Facts struct {
+	Ops []OpCount
+	// Percentiles are the latency percentiles the report shows (e.g. 50, 99, 99.9); nil means
+	// DefaultPercentiles.
+	Percentiles []float64
+	// Wall is the length of the measured window (warm-up excluded).
+	Wall time.Duration
+	// ClientCPU is the load generator's user+system CPU time over the measured window. When
+	// zero, the "client" source's telemetry is used instead.
+	ClientCPU time.Duration
+	// ClientCores is how many cores the client may use (its cpuset or quota, else the host's).
+	ClientCores float64
+	// Samples is the run's telemetry; DBSource names the database's source ("" means "db").
+	Samples  []telemetry.Sample
+	DBSource string
+	// PreRun is host telemetry from a quiet period just before the run.
+	PreRun []telemetry.Sample
+	// WarmupEnd is where the measured window starts, as an offset from the run's Clock.Start.
+	// Only samples whose whole interval lies after it count as "after warm-up".
+	WarmupEnd time.Duration
+	// Dataset is DatasetMemory, DatasetDisk or "" (unknown; the I/O checks are skipped).
+	Dataset string
+	// Spec are the limits the cell asked for, Applied those read back from the box's cgroup
+	// (telemetry.ReadLimits). Nil Applied skips the comparison.
+	Spec    telemetry.Limits
+	Applied *telemetry.Limits
+}
+
+// DefaultPercentiles are the percentiles checked when Facts.Percentiles is nil.
+var DefaultPercentiles = []float64{50, 90, 95, 99, 99.9}
+
+// Thresholds tune the checks. A zero field takes its default (DefaultThresholds).
+type Thresholds struct {
+	ClientCPURatio       float64 // client CPU / cores available; default 0.9
+	ThrottledRatio       float64 // throttled / runnable CFS periods; default 0.05
+	SwapBytes            float64 // swap in use above this many bytes; 0 (default): any swap
+	HostBusyRatio        float64 // host CPU busy share before the run; default 0.10
+	MemoryBoundReadBytes float64 // bytes/s read after warm-up in a memory-bound run; default 1 MiB/s
+	DiskBoundReadBytes   float64 // a disk-bound run reading less than this (bytes/s) reads "nothing"; default 4 KiB/s
+	ErrorRatio           float64 // errors / (ops + errors); default 0.01
+	LimitTolerance       float64 // relative difference allowed between spec and applied; default 0.01
+	// TailOps is how many operations must lie beyond a percentile for it to be more than the
+	// maximum: percentile q needs TailOps / (1 - q/100) operations (p99 100, p99.9 1000 with
+	// the default 1).
+	TailOps float64
+}
+
+// DefaultThresholds returns the thresholds used for zero fields.
+func DefaultThresholds() Thresholds {
+	return Thresholds{
+		ClientCPURatio:       0.9,
+		ThrottledRatio:       0.05,
+		HostBusyRatio:        0.10,
+		MemoryBoundReadBytes: 1 << 20,
+		DiskBoundReadBytes:   4 << 10,
+		ErrorRatio:           0.01,
+		LimitTolerance:       0.01,
+		TailOps:              1,
+	}
+}
+
+func (t Thresholds) withDefaults() Thresholds {
+	d := DefaultThresholds()
+	or := func(v *float64, def float64) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	or(&t.ClientCPURatio, d.ClientCPURatio)
+	or(&t.ThrottledRatio, d.ThrottledRatio)
+	or(&t.HostBusyRatio, d.HostBusyRatio)
+	or(&t.MemoryBoundReadBytes, d.MemoryBoundReadBytes)
+	or(&t.DiskBoundReadBytes, d.DiskBoundReadBytes)
+	or(&t.ErrorRatio, d.ErrorRatio)
+	or(&t.LimitTolerance, d.LimitTolerance)
+	or(&t.TailOps, d.TailOps)
+	return t
+}
+
+// Evaluate runs every check on f and returns the warnings, in a fixed order (the order of the
+// checks below). Zero fields of th take their defaults.
+func Evaluate(f Facts, th Thresholds) []Warning {
+	th = th.withDefaults()
+	if f.DBSource == "" {
+		f.DBSource = "db"
+	}
+	var out []Warning
+	for _, c := range []func(Facts, Thresholds) []Warning{
+		clientCPU, throttled, swap, hostBusy, datasetIO, limits, errorRate, tooFewOps,
+	} {
+		out = append(out, c(f, th)...)
+	}
+	return out
+}

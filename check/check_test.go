@@ -1,0 +1,180 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/boxbench/boxbench/telemetry"
+)
+
+// series makes samples of one metric at 1 s steps ending at T = 1 s, 2 s, ...
+func series(source, metric, label string, values ...float64) []telemetry.Sample {
+	out := make([]telemetry.Sample, len(values))
+	for i, v := range values {
+		out[i] = telemetry.Sample{T: time.Duration(i+1) * time.Second, Source: source, Metric: metric, Label: label, Value: v}
+	}
+	return out
+}
+
+func join(ss ...[]telemetry.Sample) []telemetry.Sample {
+	var out []telemetry.Sample
+	for _, s := range ss {
+		out = append(out, s...)
+	}
+	return out
+}
+
+// hostCPU makes pre-run host samples with busy cores out of 2.
+func hostCPU(busy float64) []telemetry.Sample {
+	return join(
+		series("host", "cpu_user_seconds_per_second", "", busy*0.7, busy*0.7, busy*0.7),
+		series("host", "cpu_system_seconds_per_second", "", busy*0.2, busy*0.2, busy*0.2),
+		series("host", "cpu_softirq_seconds_per_second", "", busy*0.1, busy*0.1, busy*0.1),
+		series("host", "cpu_idle_seconds_per_second", "", 2-busy, 2-busy, 2-busy),
+		series("host", "cpu_iowait_seconds_per_second", "", 0, 0, 0),
+	)
+}
+
+func ops(n, errs int64) []OpCount { return []OpCount{{Op: "read", Count: n, Errors: errs}} }
+
+func TestEvaluate(t *testing.T) {
+	const mib = 1 << 20
+	enough := ops(100000, 0)
+	applied := func(l telemetry.Limits) *telemetry.Limits { return &l }
+	for _, tc := range []struct {
+		name string
+		f    Facts
+		th   Thresholds
+		want []string // "code/severity", in order
+		says []string // substrings the messages must contain
+	}{
+		{name: "clean run", f: Facts{Ops: enough, Wall: 60 * time.Second, ClientCPU: 30 * time.Second, ClientCores: 2,
+			PreRun: hostCPU(0.05), Spec: telemetry.Limits{CPUs: 1}, Applied: applied(telemetry.Limits{CPUs: 1})}},
+
+		{name: "client saturated", f: Facts{Ops: enough, Wall: 10 * time.Second, ClientCPU: 19 * time.Second, ClientCores: 2},
+			want: []string{"client_cpu_saturated/warning"}, says: []string{"1.90 of its 2", "95.0 %", "90.0 %", "bottleneck"}},
+		{name: "client below threshold", f: Facts{Ops: enough, Wall: 10 * time.Second, ClientCPU: 17 * time.Second, ClientCores: 2}},
+		{name: "client from telemetry", f: Facts{Ops: enough, Wall: 3 * time.Second, ClientCores: 1, Samples: join(
+			series("client", "cpu_user_seconds_per_second", "", 0.8, 0.8, 0.8),
+			series("client", "cpu_system_seconds_per_second", "", 0.15, 0.15, 0.15))},
+			want: []string{"client_cpu_saturated/warning"}, says: []string{"telemetry"}},
+		{name: "client threshold tuned", f: Facts{Ops: enough, Wall: 10 * time.Second, ClientCPU: 17 * time.Second, ClientCores: 2},
+			th: Thresholds{ClientCPURatio: 0.8}, want: []string{"client_cpu_saturated/warning"}},
+
+		{name: "throttled", f: Facts{Ops: enough, Applied: applied(telemetry.Limits{CPUs: 0.2}), Spec: telemetry.Limits{CPUs: 0.2},
+			Samples: join(series("db", "cpu_periods_per_interval", "", 10, 10, 10, 10),
+				series("db", "cpu_throttled_periods_per_interval", "", 9, 0, 1, 2))},
+			want: []string{"db_cpu_throttled/warning"}, says: []string{"30.0 %", "(12 of 40)", "5.0 %", "0.2 cpus"}},
+		{name: "throttled only in warm-up", f: Facts{Ops: enough, WarmupEnd: 2 * time.Second,
+			Samples: join(series("db", "cpu_periods_per_interval", "", 10, 10, 10, 10),
+				series("db", "cpu_throttled_periods_per_interval", "", 10, 10, 0, 0))}},
+		{name: "throttled other source name", f: Facts{Ops: enough, DBSource: "pg",
+			Samples: join(series("pg", "cpu_periods_per_interval", "", 10, 10),
+				series("pg", "cpu_throttled_periods_per_interval", "", 5, 5))},
+			want: []string{"db_cpu_throttled/warning"}},
+		{name: "no quota, no periods", f: Facts{Ops: enough, Samples: join(series("db", "cpu_periods_per_interval", "", 0, 0),
+			series("db", "cpu_throttled_periods_per_interval", "", 0, 0))}},
+
+		{name: "swap active", f: Facts{Ops: enough, Samples: join(series("host", "swap_used_bytes", "", 0, 10*mib, 12*mib),
+			series("host", "swap_in_bytes_per_second", "", 0, mib, 0))},
+			want: []string{"swap_used/warning"}, says: []string{"up to 12.0 MiB", "swapped in 512.0 KiB/s", "threshold 0 B"}},
+		{name: "swap idle", f: Facts{Ops: enough, Samples: join(series("host", "swap_used_bytes", "", 5*mib, 5*mib),
+			series("host", "swap_in_bytes_per_second", "", 0, 0), series("host", "swap_out_bytes_per_second", "", 0, 0))},
+			want: []string{"swap_used/info"}, says: []string{"nothing was swapped"}},
+		{name: "db cgroup swap", f: Facts{Ops: enough, Samples: series("db", "memory_swap_bytes", "", 0, 2*mib)},
+			want: []string{"swap_used/warning"}, says: []string{"database's cgroup had up to 2.0 MiB"}},
+		{name: "no swap", f: Facts{Ops: enough, Samples: series("host", "swap_used_bytes", "", 0, 0)}},
+
+		{name: "host busy", f: Facts{Ops: enough, PreRun: hostCPU(0.6)},
+			want: []string{"host_busy_before_run/warning"}, says: []string{"30.0 % busy", "0.60 of 2.00 cores", "10.0 %"}},
+		{name: "host quiet", f: Facts{Ops: enough, PreRun: hostCPU(0.1)}},
+
+		{name: "memory-bound read from disk", f: Facts{Ops: enough, Dataset: DatasetMemory, WarmupEnd: time.Second,
+			Samples: series("db", "io_read_bytes_per_second", "", 100*mib, 3*mib, 3*mib)},
+			want: []string{"memory_bound_read_disk/warning"}, says: []string{"3.0 MiB/s", "1.0 MiB/s", "database's cgroup"}},
+		{name: "memory-bound reads only in warm-up", f: Facts{Ops: enough, Dataset: DatasetMemory, WarmupEnd: 2 * time.Second,
+			Samples: series("db", "io_read_bytes_per_second", "", 100*mib, 100*mib, 0, 0)}},
+		{name: "memory-bound, host device fallback", f: Facts{Ops: enough, Dataset: DatasetMemory,
+			Samples: join(series("db", "disk_read_bytes_per_second", "vda", 2*mib, 2*mib))},
+			want: []string{"memory_bound_read_disk/warning"}, says: []string{"data directory's device"}},
+		{name: "memory-bound, no I/O data", f: Facts{Ops: enough, Dataset: DatasetMemory},
+			want: []string{"disk_reads_unknown/info"}},
+		{name: "disk-bound without reads", f: Facts{Ops: enough, Dataset: DatasetDisk,
+			Samples: series("db", "io_read_bytes_per_second", "", 0, 1024, 0)},
+			want: []string{"disk_bound_no_disk_reads/warning"}, says: []string{"512 B/s", "4.0 KiB/s", "served from memory"}},
+		{name: "disk-bound reading", f: Facts{Ops: enough, Dataset: DatasetDisk,
+			Samples: series("db", "io_read_bytes_per_second", "", 50*mib, 40*mib)}},
+		{name: "dataset unknown", f: Facts{Ops: enough, Samples: series("db", "io_read_bytes_per_second", "", 50*mib)}},
+
+		{name: "limits differ", f: Facts{Ops: enough,
+			Spec:    telemetry.Limits{CPUs: 0.5, Cpuset: "1", MemoryBytes: 512 * mib, IOWeight: 300},
+			Applied: applied(telemetry.Limits{CPUs: 0.6, Cpuset: "0-1", IOWeight: 100})},
+			want: []string{"limits_differ/error", "limits_differ/error", "limits_differ/error", "limits_differ/error"},
+			says: []string{"asks for 0.5 cpus but the cgroup has 0.6 cpus", `"1" but the cgroup has "0-1"`,
+				"512.0 MiB but the cgroup has none", "asks for 300 but the cgroup has 100"}},
+		{name: "limits equal within tolerance", f: Facts{Ops: enough,
+			Spec:    telemetry.Limits{CPUs: 0.5, Cpuset: "0,1", MemoryBytes: 512*mib + 100},
+			Applied: applied(telemetry.Limits{CPUs: 0.5, Cpuset: "0-1", MemoryBytes: 512 * mib, IOWeight: 100})}},
+		{name: "limits unknown", f: Facts{Ops: enough, Spec: telemetry.Limits{CPUs: 1}}},
+
+		{name: "error rate", f: Facts{Ops: []OpCount{{"read", 8000, 150}, {"update", 1800, 50}}},
+			want: []string{"error_rate_high/warning"}, says: []string{"2.0 %", "(200 of 10000)", "1.0 %"}},
+		{name: "error rate at threshold", f: Facts{Ops: ops(99000, 1000)}},
+
+		{name: "too few ops", f: Facts{Ops: []OpCount{{"read", 5000, 0}, {"insert", 150, 0}}},
+			want: []string{"too_few_ops_for_percentile/error"}, says: []string{"insert: 150", "p99.9 needs 1000"}},
+		{name: "too few for p99", f: Facts{Ops: ops(99, 0), Percentiles: []float64{50, 99}},
+			want: []string{"too_few_ops_for_percentile/error"}, says: []string{"p99 needs 100"}},
+		{name: "exactly enough", f: Facts{Ops: ops(1000, 0), Percentiles: []float64{99.9}}},
+		{name: "stricter tail", f: Facts{Ops: ops(1000, 0), Percentiles: []float64{99}}, th: Thresholds{TailOps: 20},
+			want: []string{"too_few_ops_for_percentile/error"}, says: []string{"p99 needs 2000"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Evaluate(tc.f, tc.th)
+			var codes []string
+			var msgs []string
+			for _, w := range got {
+				codes = append(codes, w.Code+"/"+string(w.Severity))
+				msgs = append(msgs, w.Message)
+			}
+			if fmt.Sprint(codes) != fmt.Sprint(tc.want) {
+				t.Fatalf("codes %v, want %v\n%s", codes, tc.want, strings.Join(msgs, "\n"))
+			}
+			all := strings.Join(msgs, "\n")
+			for _, s := range tc.says {
+				if !strings.Contains(all, s) {
+					t.Errorf("messages lack %q:\n%s", s, all)
+				}
+			}
+		})
+	}
+}
+
+func TestNeedOps(t *testing.T) {
+	for _, tc := range []struct {
+		q    float64
+		want int64
+	}{{50, 2}, {90, 10}, {95, 20}, {99, 100}, {99.9, 1000}, {99.99, 10000}} {
+		if got := needOps(tc.q, 1); got != tc.want {
+			t.Errorf("needOps(%g) = %d, want %d", tc.q, got, tc.want)
+		}
+	}
+}
+
+func TestWindow(t *testing.T) {
+	ss := join(series("db", "x", "a", 1, 2, 3, 4), series("db", "x", "b", 10, 20), series("other", "x", "a", 99))
+	w := window(ss, "db", "x", 2*time.Second)
+	// Samples at 3 s and 4 s have intervals starting at 2 s and 3 s; label b ends at 2 s.
+	if len(w["a"]) != 2 || w["a"][0].v != 3 || w["a"][1].dt != 1 || len(w["b"]) != 0 {
+		t.Errorf("window = %+v", w)
+	}
+	all := window(ss, "db", "x", 0)
+	if r, _ := meanRate(all); r != 3+20 {
+		t.Errorf("meanRate = %g, want 23 (time-weighted, summed over labels)", r)
+	}
+	if s, _ := total(all); s != 40 {
+		t.Errorf("total = %g, want 40", s)
+	}
+}

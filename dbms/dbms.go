@@ -1,0 +1,114 @@
+// Package dbms describes what a database needs on any platform: its Debian packages, the
+// configuration boxbench owns, how to initialise a data directory, how to start and stop the
+// server, and how to tell that it is ready. Platforms (native, docker, …) use the same
+// description, so the same build runs with the same configuration everywhere.
+package dbms
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"syscall"
+
+	"github.com/boxbench/boxbench/driver"
+)
+
+// Layout is where a server's files live and where it listens, as seen by the server (a host
+// path natively, a path inside the container otherwise).
+type Layout struct {
+	DataDir string // the data directory; boxbench's config files live in it too
+	RunDir  string // sockets and pid files
+	Listen  string // address to bind ("127.0.0.1", "0.0.0.0")
+	Port    int
+}
+
+// Settings size the configuration. Buffers follow the box's memory limit, never host RAM.
+type Settings struct {
+	MemoryBytes int64 // the box's memory limit; 0 = unlimited (use the dbms default sizes)
+}
+
+// DBMS is one database system.
+//
+// Contract: every method is a pure description except Ready and Bootstrap, which talk to a
+// running server. Commands are argv vectors, run as User unless said otherwise.
+type DBMS interface {
+	Name() string
+	// Packages are the Debian packages that provide the server and the client tools.
+	Packages() []string
+	// ServerPackage is the package whose version must be identical natively and in images.
+	ServerPackage() string
+	// User is the system account the server runs as (created by the Debian package).
+	User() string
+	// DefaultPort is the port the server listens on inside a box.
+	DefaultPort() int
+	// InitCommands create an empty data directory at l.DataDir, run as User. The stdin of
+	// each command is given beside it (nil for none).
+	InitCommands(l Layout) []Step
+	// ConfigFiles are the files boxbench owns, relative to the data directory.
+	ConfigFiles(s Settings) map[string][]byte
+	// StartCommand runs the server in the foreground.
+	StartCommand(l Layout) []string
+	// VersionCommand prints the server's version.
+	VersionCommand() []string
+	// StopSignal asks the server for a clean, durable shutdown.
+	StopSignal() syscall.Signal
+	// Client returns the credentials a client uses.
+	Client() Credentials
+	// Ready returns nil once the server answers a trivial query at ep.
+	Ready(ctx context.Context, ep driver.Endpoint) error
+}
+
+// Step is one command with optional standard input.
+type Step struct {
+	Argv  []string
+	Stdin []byte
+}
+
+// Credentials a client uses to connect.
+type Credentials struct {
+	User     string
+	Password string
+	Database string
+}
+
+// Names lists the databases boxbench knows, sorted.
+func Names() []string {
+	n := make([]string, 0, len(all))
+	for k := range all {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+var all = map[string]DBMS{
+	"postgresql": PostgreSQL{},
+	"mariadb":    MariaDB{},
+	"redis":      Redis{},
+}
+
+// Get returns the named dbms.
+func Get(name string) (DBMS, error) {
+	d, ok := all[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown dbms %q (valid: %v)", name, Names())
+	}
+	return d, nil
+}
+
+// ConfigHash identifies a rendered configuration: the sha256 of the files, in name order.
+func ConfigHash(files map[string][]byte) string {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		fmt.Fprintf(h, "%s\x00%d\x00", n, len(files[n]))
+		h.Write(files[n])
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}

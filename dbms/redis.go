@@ -1,0 +1,58 @@
+package dbms
+
+import (
+	"context"
+	"strconv"
+	"syscall"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/boxbench/boxbench/driver"
+)
+
+// Redis is Debian's redis-server 7.
+type Redis struct{}
+
+func (Redis) Name() string               { return "redis" }
+func (Redis) Packages() []string         { return []string{"redis-server", "redis-tools"} }
+func (Redis) ServerPackage() string      { return "redis-server" }
+func (Redis) User() string               { return "redis" }
+func (Redis) DefaultPort() int           { return 6379 }
+func (Redis) StopSignal() syscall.Signal { return syscall.SIGTERM } // fsyncs the AOF, then exits
+func (Redis) VersionCommand() []string   { return []string{"/usr/bin/redis-server", "--version"} }
+func (Redis) Client() Credentials        { return Credentials{} }
+
+// InitCommands: Redis needs no initialisation; the empty directory is its data directory.
+func (Redis) InitCommands(Layout) []Step { return nil }
+
+// ConfigFiles makes the data durable the way a database is expected to be: an append-only file
+// fsynced every second, and no RDB snapshots that would fork during a measurement.
+func (Redis) ConfigFiles(s Settings) map[string][]byte {
+	conf := "# written by boxbench; identical on every platform\n" +
+		"daemonize no\nprotected-mode no\nappendonly yes\nappendfsync everysec\n" +
+		"save \"\"\nlogfile \"\"\ndatabases 1\ntcp-backlog 511\nmaxclients 10000\n"
+	return map[string][]byte{"redis.conf": []byte(conf)}
+}
+
+func (Redis) StartCommand(l Layout) []string {
+	return []string{"/usr/bin/redis-server", l.DataDir + "/redis.conf", "--dir", l.DataDir,
+		"--port", strconv.Itoa(l.Port), "--bind", l.Listen,
+		"--unixsocket", l.RunDir + "/redis.sock", "--unixsocketperm", "777"}
+}
+
+func (Redis) Ready(ctx context.Context, ep driver.Endpoint) error {
+	o := &redis.Options{Addr: ep.String(), MaxRetries: -1}
+	if ep.Unix != "" {
+		o.Network, o.Addr = "unix", ep.Unix
+	}
+	c := redis.NewClient(o)
+	defer c.Close()
+	// PING answers while the AOF is still loading; a loading server answers "LOADING" to reads.
+	if err := c.Ping(ctx).Err(); err != nil {
+		return err
+	}
+	if err := c.Get(ctx, "boxbench:ready").Err(); err != nil && err != redis.Nil {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,322 @@
+package native
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/storage"
+)
+
+const (
+	readyTimeout       = 180 * time.Second
+	stopTimeout        = 60 * time.Second
+	cleanupKillTimeout = 10 * time.Second
+)
+
+// joinScript writes the shell's own pid into each cgroup.procs file named before "--", then
+// execs the rest of its arguments. Arguments are positional parameters: nothing from a spec is
+// ever interpolated into the script.
+const joinScript = `while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"`
+
+type box struct {
+	req    platform.Request
+	facts  map[string]string
+	layout dbms.Layout
+	ep     driver.Endpoint
+	store  *storage.Dir
+	group  *cgroup.Group
+	limits platform.Limits
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	logPath string
+	down    bool
+}
+
+func (b *box) provision(ctx context.Context) error {
+	r := b.req
+	if err := os.MkdirAll(r.WorkDir, 0o755); err != nil {
+		return err
+	}
+	st, err := storage.Prepare(ctx, r.Storage, r.WorkDir, storage.Options{
+		FS: r.StorageOpts.BlockdevFS, Size: sizeFor(r), Device: r.StorageOpts.BlockdevDevice})
+	if err != nil {
+		return err
+	}
+	b.store = st
+	for k, v := range st.Facts {
+		b.facts["storage_"+k] = v
+	}
+	runDir := filepath.Join(r.WorkDir, "run")
+	b.layout = dbms.Layout{DataDir: filepath.Join(st.Path, "db"), RunDir: runDir, Listen: "127.0.0.1"}
+	if b.layout.Port, err = freePort(); err != nil {
+		return err
+	}
+	b.ep = driver.Endpoint{Host: "127.0.0.1", Port: b.layout.Port}
+	if r.Network == "unix" {
+		b.ep = driver.Endpoint{Unix: unixSocket(r.DBMS, b.layout)}
+	}
+	for _, d := range []string{b.layout.DataDir, runDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	if err := chown(ctx, r.DBMS.User(), b.layout.DataDir, runDir); err != nil {
+		return err
+	}
+	if err := b.fillData(ctx); err != nil {
+		return err
+	}
+	files := r.DBMS.ConfigFiles(dbms.Settings{MemoryBytes: r.Limits.MemoryBytes})
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(b.layout.DataDir, name), content, 0o644); err != nil {
+			return err
+		}
+	}
+	b.facts["config_hash"] = dbms.ConfigHash(files)
+	if err := chown(ctx, r.DBMS.User(), b.layout.DataDir); err != nil {
+		return err
+	}
+	if b.group, err = cgroup.Create(CgroupPath(r.Experiment, r.Run), cgroup.Limits(r.Limits)); err != nil {
+		return err
+	}
+	applied, err := cgroup.ReadLimits(b.group.Ref)
+	if err != nil {
+		return err
+	}
+	b.limits = platform.Limits(applied)
+	if err := b.start(); err != nil {
+		return err
+	}
+	return b.waitReady(ctx)
+}
+
+func sizeFor(r platform.Request) int64 {
+	if r.Choice.Storage == storage.Tmpfs {
+		return r.StorageOpts.TmpfsSize
+	}
+	return r.StorageOpts.BlockdevSize
+}
+
+func unixSocket(d dbms.DBMS, l dbms.Layout) string {
+	switch d.Name() {
+	case "postgresql":
+		return l.RunDir // pgx takes the socket directory
+	case "mariadb":
+		return l.RunDir + "/mysqld.sock"
+	}
+	return l.RunDir + "/redis.sock"
+}
+
+// fillData restores the seed, or initialises an empty data directory.
+func (b *box) fillData(ctx context.Context) error {
+	r := b.req
+	if r.Seed != "" {
+		method, err := storage.Restore(ctx, r.Seed, b.layout.DataDir)
+		if err != nil {
+			return err
+		}
+		b.facts["restore"] = method
+		return chown(ctx, r.DBMS.User(), b.layout.DataDir)
+	}
+	b.facts["restore"] = "initialised empty"
+	for _, s := range r.DBMS.InitCommands(b.layout) {
+		argv := append(asUser(r.DBMS.User()), s.Argv...)
+		if _, err := command.RunWith(ctx, command.Options{Stdin: bytes.NewReader(s.Stdin), Dir: "/"}, argv...); err != nil {
+			return fmt.Errorf("initialise %s data directory: %w", r.DBMS.Name(), err)
+		}
+	}
+	return nil
+}
+
+// asUser prefixes a command so that it runs as the named system user.
+func asUser(name string) []string {
+	return []string{"setpriv", "--reuid=" + name, "--regid=" + name, "--init-groups", "--"}
+}
+
+func chown(ctx context.Context, name string, paths ...string) error {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return fmt.Errorf("system user %q (installed with the database's Debian package): %w", name, err)
+	}
+	argv := append([]string{"chown", "-R", u.Uid + ":" + u.Gid}, paths...)
+	_, err = command.Run(ctx, argv...)
+	return err
+}
+
+func (b *box) start() error {
+	r := b.req
+	argv := r.DBMS.StartCommand(b.layout)
+	b.facts["command"] = strings.Join(argv, " ")
+	full := append([]string{"/bin/sh", "-c", joinScript, "sh"}, b.group.ProcsFiles()...)
+	full = append(full, "--")
+	full = append(full, asUser(r.DBMS.User())...)
+	full = append(full, argv...)
+	b.logPath = filepath.Join(r.WorkDir, "server.log")
+	logf, err := os.Create(b.logPath)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(full[0], full[1:]...)
+	cmd.Dir = "/"
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// Own process group: a Ctrl-C at the terminal reaches boxbench, which stops the server in
+	// order, rather than the server directly.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	logf.Close()
+	b.mu.Lock()
+	b.cmd, b.exited = cmd, make(chan struct{})
+	b.mu.Unlock()
+	go func() { _ = cmd.Wait(); close(b.exited) }()
+	return nil
+}
+
+func (b *box) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(readyTimeout)
+	var last error
+	for time.Now().Before(deadline) {
+		select {
+		case <-b.exited:
+			return fmt.Errorf("%s exited before it was ready: %s", b.req.DBMS.Name(), b.cmd.ProcessState)
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		last = b.req.DBMS.Ready(pctx, b.ep)
+		cancel()
+		if last == nil {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("%s not ready after %s: %v", b.req.DBMS.Name(), readyTimeout, last)
+}
+
+func (b *box) Endpoint() driver.Endpoint { return b.ep }
+func (b *box) Cgroup() cgroup.Ref        { return b.group.Ref }
+func (b *box) DataDir() string           { return b.layout.DataDir }
+func (b *box) Applied() platform.Limits  { return b.limits }
+
+func (b *box) Facts() map[string]string {
+	f := make(map[string]string, len(b.facts))
+	for k, v := range b.facts {
+		f[k] = v
+	}
+	return f
+}
+
+func (b *box) LogTail(n int) string {
+	if b.logPath == "" {
+		return ""
+	}
+	data, err := os.ReadFile(b.logPath)
+	if err != nil {
+		return ""
+	}
+	return command.Tail(data, n)
+}
+
+// Exec runs argv as root inside the server's cgroup, in its data directory.
+func (b *box) Exec(ctx context.Context, argv []string) ([]byte, error) {
+	full := append([]string{"/bin/sh", "-c", joinScript, "sh"}, b.group.ProcsFiles()...)
+	full = append(append(full, "--"), argv...)
+	out, err := command.RunWith(ctx, command.Options{Dir: b.layout.DataDir}, full...)
+	if ce := (*command.Error)(nil); errors.As(err, &ce) {
+		ce.Argv = argv // report the command the caller asked for, not the wrapper
+	}
+	return out, err
+}
+
+// Stop sends the database's clean-shutdown signal and waits for the server to exit.
+func (b *box) Stop(ctx context.Context) error {
+	b.mu.Lock()
+	cmd, exited := b.cmd, b.exited
+	b.mu.Unlock()
+	if cmd == nil {
+		return nil
+	}
+	select {
+	case <-exited:
+		return nil
+	default:
+	}
+	_ = cmd.Process.Signal(b.req.DBMS.StopSignal())
+	select {
+	case <-exited:
+		return nil
+	case <-time.After(stopTimeout):
+		_ = cmd.Process.Kill()
+		<-exited
+		return fmt.Errorf("%s did not stop within %s; killed", b.req.DBMS.Name(), stopTimeout)
+	case <-ctx.Done():
+		_ = cmd.Process.Kill()
+		<-exited
+		return ctx.Err()
+	}
+}
+
+// Capture copies the stopped data directory to dst.
+func (b *box) Capture(ctx context.Context, dst string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	_, err := storage.Restore(ctx, b.layout.DataDir, dst)
+	return err
+}
+
+// Teardown stops the server, kills whatever is left in its cgroup, removes the cgroup,
+// unmounts the storage and removes the work directory.
+func (b *box) Teardown(ctx context.Context) error {
+	b.mu.Lock()
+	if b.down {
+		b.mu.Unlock()
+		return nil
+	}
+	b.down = true
+	b.mu.Unlock()
+	var errs []error
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	defer cancel()
+	if err := b.Stop(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		errs = append(errs, err)
+	}
+	if b.group != nil {
+		errs = append(errs, b.group.Delete())
+	}
+	if b.store != nil {
+		errs = append(errs, b.store.Release(ctx))
+	}
+	errs = append(errs, os.RemoveAll(b.req.WorkDir))
+	return errors.Join(errs...)
+}
+
+// pidOf is used by tests.
+func (b *box) pid() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cmd == nil || b.cmd.Process == nil {
+		return 0
+	}
+	return b.cmd.Process.Pid
+}

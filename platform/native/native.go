@@ -1,0 +1,126 @@
+// Package native runs a database as a plain host process: the baseline every box is compared
+// with. The server runs under the spec's limits in a cgroup of its own, with its data directory
+// on a host directory, a tmpfs, or a dedicated loop-device filesystem.
+package native
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/storage"
+)
+
+// Platform is the native platform.
+type Platform struct{}
+
+// New returns the native platform.
+func New() *Platform { return &Platform{} }
+
+func (*Platform) Name() string { return "native" }
+
+// Check: a host process has no container layer, no engine volumes and no OCI runtime.
+func (*Platform) Check(_ context.Context, c platform.Choice) error {
+	var errs []error
+	switch c.Storage {
+	case storage.Bind, storage.Tmpfs, storage.Blockdev:
+	case "overlay":
+		errs = append(errs, errors.New("native has no container layer"))
+	case "volume":
+		errs = append(errs, errors.New("native has no engine-managed volumes"))
+	default:
+		errs = append(errs, fmt.Errorf("native does not support storage %q", c.Storage))
+	}
+	switch c.Network {
+	case "host", "unix":
+	default:
+		errs = append(errs, fmt.Errorf("native has no network %q (a host process is reached over loopback or a unix socket)", c.Network))
+	}
+	if c.Runtime != "" {
+		errs = append(errs, fmt.Errorf("native has no OCI runtime (runtime=%s)", c.Runtime))
+	}
+	return errors.Join(errs...)
+}
+
+// CgroupPath is the control group of one run: /boxbench/<experiment>/<run>.
+func CgroupPath(experiment, run string) string {
+	return "/boxbench/" + experiment + "/" + run
+}
+
+// Provision starts the server natively.
+func (p *Platform) Provision(ctx context.Context, r platform.Request) (platform.Box, error) {
+	b := &box{req: r, facts: map[string]string{"platform": "native"}}
+	if err := b.provision(ctx); err != nil {
+		tail := b.LogTail(2048)
+		err = errors.Join(err, b.Teardown(context.WithoutCancel(ctx)))
+		if tail != "" {
+			err = fmt.Errorf("%w\nserver log (tail):\n%s", err, tail)
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Cleanup kills processes and removes cgroups, mounts, loop devices and directories of crashed
+// experiments.
+func (*Platform) Cleanup(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
+	var done []string
+	var errs []error
+	exps, _ := os.ReadDir(filepath.Join(cgroup.Root, "memory", "boxbench"))
+	if cgroup.HostVersion() == cgroup.V2 {
+		exps, _ = os.ReadDir(filepath.Join(cgroup.Root, "boxbench"))
+	}
+	for _, e := range exps {
+		if !e.IsDir() || !crashed(e.Name()) {
+			continue
+		}
+		ref := cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + e.Name()}
+		if err := killTree(ref); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := cgroup.Remove(ref); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		done = append(done, "cgroup "+ref.Path)
+	}
+	gone, err := storage.Leftovers(ctx, workRoot, func(path string) bool {
+		rel, _ := filepath.Rel(workRoot, path)
+		return !crashed(strings.SplitN(rel, string(filepath.Separator), 2)[0])
+	})
+	done = append(done, gone...)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return done, errors.Join(errs...)
+}
+
+// killTree kills the processes of every run group under an experiment group.
+func killTree(ref cgroup.Ref) error {
+	dir := ref.Dir("memory")
+	ents, _ := os.ReadDir(dir)
+	var errs []error
+	for _, e := range ents {
+		if e.IsDir() {
+			errs = append(errs, killTree(cgroup.Ref{Version: ref.Version, Path: ref.Path + "/" + e.Name()}))
+		}
+	}
+	errs = append(errs, cgroup.Kill(ref, cleanupKillTimeout))
+	return errors.Join(errs...)
+}

@@ -1,0 +1,100 @@
+package native
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/storage"
+)
+
+func TestCheck(t *testing.T) {
+	p := New()
+	for _, tc := range []struct {
+		c    platform.Choice
+		want string
+	}{
+		{platform.Choice{Storage: "bind", Network: "host"}, ""},
+		{platform.Choice{Storage: "blockdev", Network: "unix"}, ""},
+		{platform.Choice{Storage: "overlay", Network: "host"}, "no container layer"},
+		{platform.Choice{Storage: "bind", Network: "bridge-published"}, "no network"},
+		{platform.Choice{Storage: "bind", Network: "host", Runtime: "runc"}, "no OCI runtime"},
+	} {
+		err := p.Check(context.Background(), tc.c)
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("Check(%+v) = %v, want %q", tc.c, err, tc.want)
+		}
+	}
+}
+
+// TestProvision starts every database on every native storage backend, checks the limits in
+// the kernel, and checks that teardown leaves no process, cgroup, mount or directory behind.
+func TestProvision(t *testing.T) {
+	testenv.NeedRoot(t)
+	exp := fmt.Sprintf("test-native-%d", os.Getpid())
+	for _, name := range dbms.Names() {
+		for _, st := range []string{storage.Bind, storage.Tmpfs, storage.Blockdev} {
+			t.Run(name+"/"+st, func(t *testing.T) {
+				d, _ := dbms.Get(name)
+				testenv.NeedCommands(t, d.StartCommand(dbms.Layout{})[0])
+				run := "r-" + st
+				work := filepath.Join(testenv.WorkRoot(t), "boxbench-"+run)
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+				defer cancel()
+				lim := platform.Limits{CPUs: 1, MemoryBytes: 512 << 20}
+				b, err := New().Provision(ctx, platform.Request{Experiment: exp, Run: run, WorkDir: work,
+					DBMS: d, Choice: platform.Choice{Storage: st, Network: "host"}, Limits: lim,
+					StorageOpts: platform.StorageOptions{BlockdevSize: 512 << 20, TmpfsSize: 512 << 20}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = b.Teardown(context.Background()) })
+				if got := b.Applied(); got.CPUs != 1 || got.MemoryBytes != 512<<20 {
+					t.Errorf("applied limits %+v, want cpus=1 memory=512MiB", got)
+				}
+				pid := b.(*box).pid()
+				pids, _ := cgroup.Pids(b.Cgroup())
+				if !contains(pids, pid) {
+					t.Errorf("server pid %d not in its cgroup %v", pid, pids)
+				}
+				if err := d.Ready(ctx, b.Endpoint()); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.Teardown(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if err := syscall.Kill(pid, 0); err == nil {
+					t.Errorf("server pid %d still alive after teardown", pid)
+				}
+				if _, err := os.Stat(b.Cgroup().Dir("memory")); !os.IsNotExist(err) {
+					t.Errorf("cgroup %s left behind", b.Cgroup().Dir("memory"))
+				}
+				if storage.IsMountPoint(filepath.Join(work, "data")) {
+					t.Errorf("storage still mounted")
+				}
+				if _, err := os.Stat(work); !os.IsNotExist(err) {
+					t.Errorf("work dir %s left behind", work)
+				}
+			})
+		}
+	}
+	_ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + exp})
+}
+
+func contains(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,83 @@
+package telemetry
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/boxbench/boxbench/cgroup"
+)
+
+// costTargets are the targets a run samples: the database's cgroup (here this process's own
+// group, which has the same files), the client (this process) and the host with a data dir.
+func costTargets(t testing.TB) []Target {
+	t.Helper()
+	ref, err := cgroupOf(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []Target{
+		{Source: "db", Cgroup: &ref, DataDir: t.TempDir()},
+		{Source: "client", PID: os.Getpid()},
+		{Source: "host", Host: true},
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		panic(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestSamplingCost measures the CPU time this process spends sampling at 1 s for
+// BOXBENCH_TELEMETRY_COST seconds (docs/performance.md has the figure and the command). Nothing
+// else runs in the process meanwhile, so its CPU time (getrusage) is the sampler's, garbage
+// collection and timers included.
+func TestSamplingCost(t *testing.T) {
+	secs, _ := strconv.Atoi(os.Getenv("BOXBENCH_TELEMETRY_COST"))
+	if secs <= 0 {
+		t.Skip("set BOXBENCH_TELEMETRY_COST=<seconds> to measure the sampling cost")
+	}
+	s, err := New(costTargets(t), time.Second, testClock(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wall0, cpu0 := time.Now(), cpuTime()
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Duration(secs) * time.Second)
+	samples, err := s.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wall, cpu := time.Since(wall0), cpuTime()-cpu0
+	ticks := 0
+	for _, x := range samples {
+		if x.Source == "host" && x.Metric == "load1" {
+			ticks++
+		}
+	}
+	t.Logf("cgroup %s; %d samples over %v in %d readings: CPU %v = %.3f %% of one core, %v per reading",
+		cgroup.HostMode(), len(samples), wall.Round(time.Millisecond), ticks, cpu,
+		100*cpu.Seconds()/wall.Seconds(), cpu/time.Duration(max(ticks, 1)))
+}
+
+// BenchmarkTick is one reading of every collector for a typical run's targets.
+func BenchmarkTick(b *testing.B) {
+	s, err := New(costTargets(b), time.Second, testClock(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		s.tick()
+		s.samples = s.samples[:0]
+	}
+}

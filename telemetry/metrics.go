@@ -1,0 +1,97 @@
+package telemetry
+
+// Metric defines one sample metric: its name, unit and what it measures.
+type Metric struct {
+	Name string `json:"name"`
+	Unit string `json:"unit"`
+	// From says which target field produces it: "cgroup", "pid", "host", "interfaces" (or
+	// host), "datadir".
+	From string `json:"from"`
+	Help string `json:"help"`
+}
+
+// Metrics lists every metric a Sampler emits. Rates ("_per_second") are a counter's increase
+// over the interval divided by its length; "_per_interval" values are increases over the
+// interval; the rest are gauges read at the sample time.
+var Metrics = []Metric{
+	// Control group (db, neighbours). v1: cpu, cpuacct, memory, blkio controllers; v2: cpu.stat,
+	// memory.*, io.stat. PSI: v2 files, or on a hybrid v1 host the unified mirror of the group.
+	{"cpu_usage_seconds_per_second", "cores", "cgroup", "CPU time used by the group (v1 cpuacct.usage, v2 usage_usec)"},
+	{"cpu_user_seconds_per_second", "cores", "cgroup", "user-mode CPU time (v1 cpuacct.stat is in 10 ms ticks)"},
+	{"cpu_system_seconds_per_second", "cores", "cgroup", "kernel-mode CPU time"},
+	{"cpu_periods_per_interval", "periods", "cgroup", "CFS enforcement periods in which the group was runnable; counts only with a CPU quota"},
+	{"cpu_throttled_periods_per_interval", "periods", "cgroup", "of those, periods in which the group hit its quota and was throttled"},
+	{"cpu_throttled_seconds_per_second", "seconds/second", "cgroup", "time the group's runnable tasks spent throttled, summed over CPUs"},
+	{"memory_usage_bytes", "bytes", "cgroup", "memory charged to the group, page cache included (v1 memory.usage_in_bytes, v2 memory.current)"},
+	{"memory_working_set_bytes", "bytes", "cgroup", "usage minus inactive page cache (what the kernel cannot easily reclaim)"},
+	{"memory_cache_bytes", "bytes", "cgroup", "page cache (v1 total_cache, v2 file)"},
+	{"memory_rss_bytes", "bytes", "cgroup", "anonymous memory (v1 total_rss, v2 anon)"},
+	{"memory_swap_bytes", "bytes", "cgroup", "swap used by the group; absent without swap accounting"},
+	{"memory_major_faults_per_second", "faults/second", "cgroup", "page faults that read from disk (v1 total_pgmajfault, v2 pgmajfault)"},
+	{"memory_limit_hits_per_interval", "events", "cgroup", "times usage hit the limit (v1 memory.failcnt, v2 memory.events max)"},
+	{"memory_oom_kills_per_interval", "events", "cgroup", "processes killed by the OOM killer in the group"},
+	{"io_read_bytes_per_second", "bytes/second", "cgroup", "bytes read from block devices by the group (v1 blkio.throttle.io_service_bytes, v2 io.stat rbytes); absent on v1 until blk-throttle is active on the device"},
+	{"io_write_bytes_per_second", "bytes/second", "cgroup", "bytes written to block devices by the group"},
+	{"io_read_ops_per_second", "ops/second", "cgroup", "read requests issued to block devices by the group"},
+	{"io_write_ops_per_second", "ops/second", "cgroup", "write requests issued to block devices by the group"},
+	{"pressure_cpu_some_seconds_per_second", "ratio", "cgroup,host", "share of time some task waited for a CPU (PSI)"},
+	{"pressure_cpu_full_seconds_per_second", "ratio", "cgroup,host", "share of time all non-idle tasks waited for a CPU (PSI)"},
+	{"pressure_memory_some_seconds_per_second", "ratio", "cgroup,host", "share of time some task stalled on memory (PSI)"},
+	{"pressure_memory_full_seconds_per_second", "ratio", "cgroup,host", "share of time all non-idle tasks stalled on memory (PSI)"},
+	{"pressure_io_some_seconds_per_second", "ratio", "cgroup,host", "share of time some task stalled on I/O (PSI)"},
+	{"pressure_io_full_seconds_per_second", "ratio", "cgroup,host", "share of time all non-idle tasks stalled on I/O (PSI)"},
+
+	// Process (client).
+	{"cpu_user_seconds_per_second", "cores", "pid", "user-mode CPU time of the process, all threads (/proc/<pid>/stat, 10 ms ticks)"},
+	{"cpu_system_seconds_per_second", "cores", "pid", "kernel-mode CPU time of the process"},
+	{"context_switches_voluntary_per_second", "switches/second", "pid", "the process gave up the CPU (blocked, slept)"},
+	{"context_switches_involuntary_per_second", "switches/second", "pid", "the process was preempted"},
+	{"memory_rss_bytes", "bytes", "pid", "resident set size of the process"},
+	{"threads", "threads", "pid", "threads of the process"},
+
+	// Host.
+	{"cpu_user_seconds_per_second", "cores", "host", "host CPU time in user mode (guest time included), summed over CPUs"},
+	{"cpu_nice_seconds_per_second", "cores", "host", "host CPU time in user mode at positive nice"},
+	{"cpu_system_seconds_per_second", "cores", "host", "host CPU time in kernel mode, interrupts excluded"},
+	{"cpu_idle_seconds_per_second", "cores", "host", "host CPU time idle"},
+	{"cpu_iowait_seconds_per_second", "cores", "host", "host CPU time idle with I/O outstanding"},
+	{"cpu_irq_seconds_per_second", "cores", "host", "host CPU time in hard interrupts"},
+	{"cpu_softirq_seconds_per_second", "cores", "host", "host CPU time in soft interrupts (network stacks, virtual networks)"},
+	{"cpu_steal_seconds_per_second", "cores", "host", "time the hypervisor ran something else on this VM's CPUs"},
+	{"cpus", "cpus", "host", "CPUs listed in /proc/stat"},
+	{"memory_total_bytes", "bytes", "host", "MemTotal"},
+	{"memory_available_bytes", "bytes", "host", "MemAvailable"},
+	{"memory_used_bytes", "bytes", "host", "MemTotal - MemAvailable"},
+	{"memory_cached_bytes", "bytes", "host", "page cache (Cached)"},
+	{"memory_buffers_bytes", "bytes", "host", "Buffers"},
+	{"memory_dirty_bytes", "bytes", "host", "dirty page cache waiting for writeback"},
+	{"memory_major_faults_per_second", "faults/second", "host", "host-wide page faults that read from disk (/proc/vmstat pgmajfault)"},
+	{"swap_total_bytes", "bytes", "host", "SwapTotal"},
+	{"swap_used_bytes", "bytes", "host", "SwapTotal - SwapFree"},
+	{"swap_in_bytes_per_second", "bytes/second", "host", "pages swapped in (/proc/vmstat pswpin × page size)"},
+	{"swap_out_bytes_per_second", "bytes/second", "host", "pages swapped out (pswpout × page size)"},
+	{"load1", "tasks", "host", "1-minute load average"},
+	{"load5", "tasks", "host", "5-minute load average"},
+	{"load15", "tasks", "host", "15-minute load average"},
+	{"net_receive_bytes_per_second", "bytes/second", "interfaces", "bytes received; Label is the interface"},
+	{"net_transmit_bytes_per_second", "bytes/second", "interfaces", "bytes sent; Label is the interface"},
+	{"net_receive_packets_per_second", "packets/second", "interfaces", "packets received"},
+	{"net_transmit_packets_per_second", "packets/second", "interfaces", "packets sent"},
+	{"net_receive_drops_per_second", "packets/second", "interfaces", "received packets dropped"},
+	{"net_transmit_drops_per_second", "packets/second", "interfaces", "packets dropped while sending"},
+
+	// Block device under a data directory (Label: device name); disk_backing_* is the device
+	// under a loop device's backing file.
+	{"disk_read_bytes_per_second", "bytes/second", "datadir", "bytes read from the device (/proc/diskstats sectors × 512)"},
+	{"disk_write_bytes_per_second", "bytes/second", "datadir", "bytes written to the device"},
+	{"disk_read_ops_per_second", "ops/second", "datadir", "reads completed (IOPS)"},
+	{"disk_write_ops_per_second", "ops/second", "datadir", "writes completed (IOPS)"},
+	{"disk_io_time_seconds_per_second", "ratio", "datadir", "utilisation: share of time with requests in flight (io_ticks)"},
+	{"disk_flush_ops_per_second", "ops/second", "datadir", "cache flushes completed (fsync reaching the device); Linux 5.5+"},
+	{"disk_backing_read_bytes_per_second", "bytes/second", "datadir", "as disk_*, for the device under a loop device's backing file"},
+	{"disk_backing_write_bytes_per_second", "bytes/second", "datadir", "as disk_*, backing device"},
+	{"disk_backing_read_ops_per_second", "ops/second", "datadir", "as disk_*, backing device"},
+	{"disk_backing_write_ops_per_second", "ops/second", "datadir", "as disk_*, backing device"},
+	{"disk_backing_io_time_seconds_per_second", "ratio", "datadir", "as disk_*, backing device"},
+	{"disk_backing_flush_ops_per_second", "ops/second", "datadir", "as disk_*, backing device"},
+}
