@@ -1,0 +1,51 @@
+// Package testdb starts a real database server natively for integration tests, through the
+// same native platform the product uses.
+package testdb
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/platform/native"
+)
+
+var seq atomic.Int64
+
+// Start runs the named dbms ("postgresql", "mariadb", "redis") on a bind directory with no
+// limits and returns the ready box; it is torn down when the test ends. Skips (fails in CI)
+// when the host cannot run it.
+func Start(t testing.TB, name string) (platform.Box, dbms.DBMS) {
+	t.Helper()
+	testenv.NeedRoot(t)
+	d, err := dbms.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.NeedCommands(t, d.StartCommand(dbms.Layout{})[0], "setpriv")
+	exp := fmt.Sprintf("test-%d", os.Getpid())
+	run := fmt.Sprintf("%s-%d", name, seq.Add(1))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	b, err := native.New().Provision(ctx, platform.Request{Experiment: exp, Run: run,
+		WorkDir: filepath.Join(testenv.WorkRoot(t), run), DBMS: d,
+		Choice: platform.Choice{Storage: "bind", Network: "host"}})
+	if err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if err := b.Teardown(context.Background()); err != nil {
+			t.Errorf("teardown %s: %v", name, err)
+		}
+		_ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + exp})
+	})
+	return b, d
+}
