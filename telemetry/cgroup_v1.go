@@ -33,12 +33,12 @@ func newCgroupCollector(ref cgroup.Ref, rt roots) (collector, error) {
 // a combined "cpu,cpuacct" assumption. A controller whose directory is missing stays nil and
 // its values are absent.
 type v1Collector struct {
-	ref                        cgroup.Ref
-	cpu, cpuacct, mem, blkio   cgroup1.Cgroup
-	swapAccounting             bool
-	pressureDir                string // directory with cpu/memory/io.pressure, "" if none
-	blkioRootFile              string // root group's throttle.io_service_bytes
-	blkioActive                bool
+	ref                      cgroup.Ref
+	cpu, cpuacct, mem, blkio cgroup1.Cgroup
+	swapAccounting           bool
+	pressureDir              string // directory with cpu/memory/io.pressure, "" if none
+	blkioRootFile            string // root group's throttle.io_service_bytes
+	blkioActive              bool
 }
 
 func newV1Collector(ref cgroup.Ref, rt roots) (*v1Collector, error) {

@@ -18,7 +18,7 @@ var ErrNoBlockDevice = errors.New("no block device")
 
 // BlockDevice is the block device holding a directory, as /proc/diskstats names it.
 type BlockDevice struct {
-	Name         string `json:"name"`  // "vda", "loop3p1"
+	Name         string `json:"name"` // "vda", "loop3p1"
 	Major, Minor uint32 `json:"-"`
 	Mount        string `json:"mount"`   // mount point the directory is under
 	FSType       string `json:"fs_type"` // file system type of that mount ("ext4", "overlay" → the upper dir's)

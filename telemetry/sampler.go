@@ -230,7 +230,9 @@ func (s *Sampler) tick() {
 }
 
 // Stop ends sampling, takes a last reading so the values cover the time up to Stop, and returns
-// every sample ordered by time, source, metric and label. The error, if any, names the
+// every sample ordered by time, source, metric and label. The last interval (from the last tick
+// to Stop) may be short, and its rates swing more (CFS enforces a quota per 100 ms period); use
+// time-weighted means, or the per-interval counts, which are exact. The error, if any, names the
 // collectors whose reads failed; it never discards samples. Stop is idempotent.
 func (s *Sampler) Stop() ([]Sample, error) {
 	s.stopOnce.Do(func() {

@@ -38,8 +38,11 @@ trap cleanup EXIT
 mkdir -p "$work/rootfs/tmp"
 (cd "$repo" && CGO_ENABLED=0 go build -o "$work/rootfs/busy" ./telemetry/testdata/busy)
 tar -C "$work/rootfs" -c . | docker import -c 'LABEL boxbench=test' -c 'ENTRYPOINT ["/busy"]' - "$image" >/dev/null
-docker run -d --label boxbench=test --name "$name" --cpus 0.5 --memory 256m "$image" \
-	-spin 2 -mem 64 -io 32 -dir /tmp >/dev/null
+# The write-bandwidth rule, far above any real rate, activates blk-throttle on the disk's queue:
+# without one, this kernel's v1 blkio counters stay at "Total 0" (see README.md).
+disk=/dev/$(basename "$(readlink -f "/sys/dev/block/$(mountpoint -d /var/lib/docker 2>/dev/null || mountpoint -d /)")")
+docker run -d --label boxbench=test --name "$name" --cpus 0.5 --memory 256m \
+	--device-write-bps "$disk:10gb" "$image" -spin 2 -mem 64 -io 32 -dir /tmp >/dev/null
 id=$(docker inspect -f '{{.Id}}' "$name")
 pid=$(docker inspect -f '{{.State.Pid}}' "$name")
 merged=$(docker inspect -f '{{.GraphDriver.Data.MergedDir}}' "$name")

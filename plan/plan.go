@@ -1,0 +1,240 @@
+// Package plan expands an experiment's matrix into cells, filters out what the host cannot run
+// (with the reason), and fixes the order of runs.
+package plan
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+
+	"github.com/boxbench/boxbench/spec"
+)
+
+// Cell is one point of the matrix.
+type Cell struct {
+	ID     string            // stable path of key=value segments in canonical key order
+	Params map[string]string // the matrix keys and their values for this cell
+	// Resolved settings (matrix value, or the spec's default).
+	DBMS, Platform, Runtime, Storage, Network, Mix, Bound string
+	Records                                               int64
+}
+
+// Skip is a cell the host cannot run, and why.
+type Skip struct {
+	Cell   *Cell
+	Reason string
+}
+
+// Run is one repetition of one cell.
+type Run struct {
+	Cell *Cell
+	Rep  int // 1-based
+}
+
+// ID is the run's stable identity within its experiment: "<cell id>#<rep>".
+func (r Run) ID() string { return fmt.Sprintf("%s#%d", r.Cell.ID, r.Rep) }
+
+// Plan is an expanded experiment.
+type Plan struct {
+	Cells    []*Cell // runnable, in canonical order
+	Skipped  []Skip
+	Runs     []Run // the first Repetitions.Min rounds, in run order
+	Seed     uint64
+	Baseline map[*Cell]*Cell // each cell's baseline (absent when the baseline cell is skipped; the baseline maps to itself)
+}
+
+// Checker says why a cell cannot run on this host (nil when it can).
+type Checker func(ctx context.Context, c *Cell) error
+
+// Expand builds the plan. Problems that depend on the expansion (a baseline that matches no
+// cell, an exclusion that removes everything) come back as spec problems with their lines.
+func Expand(ctx context.Context, e *spec.Experiment, seed uint64, check Checker) (*Plan, []spec.Problem) {
+	all := cells(e)
+	var problems []spec.Problem
+	if len(all) == 0 {
+		problems = append(problems, spec.Problem{Line: e.Line("matrix.exclude"), Field: "matrix.exclude",
+			Message: "excludes every cell of the matrix"})
+		return nil, problems
+	}
+	p := &Plan{Seed: seed, Baseline: map[*Cell]*Cell{}}
+	for _, c := range all {
+		if err := check(ctx, c); err != nil {
+			p.Skipped = append(p.Skipped, Skip{Cell: c, Reason: err.Error()})
+			continue
+		}
+		p.Cells = append(p.Cells, c)
+	}
+	byID := map[string]*Cell{}
+	for _, c := range all {
+		byID[c.ID] = c
+	}
+	matched := false
+	for _, c := range p.Cells {
+		id := baselineID(c, e.Baseline)
+		if b, ok := byID[id]; ok {
+			matched = true
+			if !p.skipped(b) {
+				p.Baseline[c] = b
+			}
+		}
+	}
+	if !matched {
+		var want []string
+		for _, k := range spec.SortedKeys(e.Baseline) {
+			want = append(want, k+"="+e.Baseline[k])
+		}
+		problems = append(problems, spec.Problem{Line: e.Line("baseline"), Field: "baseline",
+			Message: fmt.Sprintf("%s matches no cell of the matrix after exclusions", strings.Join(want, " "))})
+	}
+	p.Runs = Order(p.Cells, 1, e.Repetitions.Min, e.Order, seed)
+	return p, problems
+}
+
+func (p *Plan) skipped(c *Cell) bool {
+	for _, s := range p.Skipped {
+		if s.Cell == c {
+			return true
+		}
+	}
+	return false
+}
+
+// Order lists repetitions from..to (1-based, inclusive) of cells. "randomized" is a randomised
+// block design: each round holds every cell once, shuffled, so slow drift on a noisy host is
+// spread evenly over the cells; "sequential" runs each cell's repetitions back to back.
+func Order(cells []*Cell, from, to int, order string, seed uint64) []Run {
+	var runs []Run
+	if order == "sequential" {
+		for _, c := range cells {
+			for r := from; r <= to; r++ {
+				runs = append(runs, Run{Cell: c, Rep: r})
+			}
+		}
+		return runs
+	}
+	for r := from; r <= to; r++ {
+		// A generator per round, so adding rounds later (adaptive repetitions, resume) does
+		// not change the order of earlier ones.
+		rng := rand.New(rand.NewPCG(seed, uint64(r)))
+		round := append([]*Cell(nil), cells...)
+		rng.Shuffle(len(round), func(i, j int) { round[i], round[j] = round[j], round[i] })
+		for _, c := range round {
+			runs = append(runs, Run{Cell: c, Rep: r})
+		}
+	}
+	return runs
+}
+
+func baselineID(c *Cell, baseline map[string]string) string {
+	params := map[string]string{}
+	for k, v := range c.Params {
+		params[k] = v
+	}
+	for k, v := range baseline {
+		params[k] = v
+	}
+	return cellID(params)
+}
+
+// cellID joins params in canonical key order.
+func cellID(params map[string]string) string {
+	var seg []string
+	for _, k := range spec.MatrixKeys {
+		if v, ok := params[k]; ok {
+			seg = append(seg, k+"="+v)
+		}
+	}
+	return strings.Join(seg, "/")
+}
+
+// cells expands dims × zip, drops exclusions, and resolves each cell's settings.
+func cells(e *spec.Experiment) []*Cell {
+	combos := []map[string]string{{}}
+	for _, d := range e.Matrix.Dims {
+		var next []map[string]string
+		for _, base := range combos {
+			for _, v := range d.Values {
+				next = append(next, with(base, d.Key, v))
+			}
+		}
+		combos = next
+	}
+	if len(e.Matrix.Zip) > 0 {
+		var next []map[string]string
+		for _, base := range combos {
+			for i := range e.Matrix.Zip[0].Values {
+				m := base
+				for _, z := range e.Matrix.Zip {
+					m = with(m, z.Key, z.Values[i])
+				}
+				next = append(next, m)
+			}
+		}
+		combos = next
+	}
+	var out []*Cell
+	for _, params := range combos {
+		if excluded(params, e.Matrix.Exclude) {
+			continue
+		}
+		out = append(out, resolve(e, params))
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func with(m map[string]string, k, v string) map[string]string {
+	n := make(map[string]string, len(m)+1)
+	for a, b := range m {
+		n[a] = b
+	}
+	n[k] = v
+	return n
+}
+
+func excluded(params map[string]string, ex []map[string]string) bool {
+	for _, rule := range ex {
+		match := len(rule) > 0
+		for k, v := range rule {
+			if params[k] != v {
+				match = false
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
+
+func resolve(e *spec.Experiment, params map[string]string) *Cell {
+	get := func(k, def string) string {
+		if v, ok := params[k]; ok {
+			return v
+		}
+		return def
+	}
+	c := &Cell{ID: cellID(params), Params: params,
+		DBMS: get("dbms", e.DBMS), Platform: get("platform", "native"), Runtime: get("runtime", ""),
+		Storage: get("storage", "bind"), Network: get("network", "host"),
+		Mix: get("mix", e.Workload.Mix), Bound: get("bound", e.Dataset.Bound)}
+	c.Records = Records(e, c.Bound)
+	return c
+}
+
+// Records sizes the data set. A bound data set is sized from the memory limit of the database,
+// never from host RAM: memory-bound data takes a quarter of the limit (it fits beside the
+// server's own memory with room to spare), disk-bound data four times the limit.
+func Records(e *spec.Experiment, bound string) int64 {
+	if bound == "" {
+		return e.Dataset.Records
+	}
+	per := int64(e.Dataset.FieldCount*e.Dataset.FieldLength) + 24 // fields + key
+	mem := int64(e.Limits.Memory)
+	if bound == "memory" {
+		return mem / 4 / per
+	}
+	return mem * 4 / per
+}

@@ -1,0 +1,202 @@
+package results
+
+import (
+	"database/sql"
+	"encoding/json"
+	"time"
+)
+
+// RunRow is a stored run as listings show it.
+type RunRow struct {
+	ID         string             `json:"id"`
+	CellID     string             `json:"cell"`
+	Rep        int                `json:"rep"`
+	Seq        int                `json:"seq"`
+	Status     string             `json:"status"`
+	Reason     string             `json:"reason,omitempty"`
+	LogTail    string             `json:"log_tail,omitempty"`
+	Started    time.Time          `json:"started_at"`
+	Ended      time.Time          `json:"ended_at"`
+	Throughput *float64           `json:"throughput_ops_per_second,omitempty"`
+	Ops        []OpRow            `json:"ops,omitempty"`
+	Warnings   []Warning          `json:"warnings,omitempty"`
+	Env        map[string]string  `json:"env,omitempty"`
+	Facts      map[string]string  `json:"facts,omitempty"`
+	Limits     map[string]any     `json:"limits_applied,omitempty"`
+	Result     json.RawMessage    `json:"result,omitempty"`
+	Extra      map[string]float64 `json:"-"`
+}
+
+// OpRow is one op type of one run (latencies in ns).
+type OpRow struct {
+	Op         string  `json:"op"`
+	Series     string  `json:"series"`
+	Count      int64   `json:"count"`
+	Errors     int64   `json:"errors"`
+	Throughput float64 `json:"ops_per_second"`
+	P50        int64   `json:"p50_ns"`
+	P90        int64   `json:"p90_ns"`
+	P95        int64   `json:"p95_ns"`
+	P99        int64   `json:"p99_ns"`
+	P999       int64   `json:"p999_ns"`
+	Max        int64   `json:"max_ns"`
+	Mean       float64 `json:"mean_ns"`
+	Hist       []byte  `json:"-"`
+}
+
+// Runs lists stored runs in run order, with their op summaries and warnings.
+func (s *Store) Runs() ([]RunRow, error) {
+	rows, err := s.db.Query(`SELECT id, cell_id, rep, seq, status, reason, log_tail, started_at, ended_at,
+		throughput_ops_per_second, COALESCE(env, '{}'), COALESCE(facts, '{}'), COALESCE(limits_applied, '{}'), COALESCE(result, 'null')
+		FROM runs ORDER BY seq, id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []RunRow
+	idx := map[string]int{}
+	for rows.Next() {
+		var r RunRow
+		var st, en, env, facts, lim, res string
+		var thr sql.NullFloat64
+		if err := rows.Scan(&r.ID, &r.CellID, &r.Rep, &r.Seq, &r.Status, &r.Reason, &r.LogTail, &st, &en, &thr, &env, &facts, &lim, &res); err != nil {
+			return nil, err
+		}
+		r.Started, _ = time.Parse(time.RFC3339Nano, st)
+		r.Ended, _ = time.Parse(time.RFC3339Nano, en)
+		if thr.Valid {
+			v := thr.Float64
+			r.Throughput = &v
+		}
+		_ = json.Unmarshal([]byte(env), &r.Env)
+		_ = json.Unmarshal([]byte(facts), &r.Facts)
+		_ = json.Unmarshal([]byte(lim), &r.Limits)
+		if res != "null" {
+			r.Result = json.RawMessage(res)
+		}
+		idx[r.ID] = len(out)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	ops, err := s.db.Query(`SELECT run_id, op, series, count, errors, ops_per_second, p50_ns, p90_ns, p95_ns, p99_ns, p999_ns, max_ns, mean_ns, hist FROM ops ORDER BY run_id, op, series`)
+	if err != nil {
+		return nil, err
+	}
+	defer ops.Close()
+	for ops.Next() {
+		var id string
+		var o OpRow
+		if err := ops.Scan(&id, &o.Op, &o.Series, &o.Count, &o.Errors, &o.Throughput, &o.P50, &o.P90, &o.P95, &o.P99, &o.P999, &o.Max, &o.Mean, &o.Hist); err != nil {
+			return nil, err
+		}
+		if i, ok := idx[id]; ok {
+			out[i].Ops = append(out[i].Ops, o)
+		}
+	}
+	ws, err := s.db.Query(`SELECT run_id, code, severity, message FROM warnings ORDER BY rowid`)
+	if err != nil {
+		return nil, err
+	}
+	defer ws.Close()
+	for ws.Next() {
+		var id string
+		var w Warning
+		if err := ws.Scan(&id, &w.Code, &w.Severity, &w.Message); err != nil {
+			return nil, err
+		}
+		if i, ok := idx[id]; ok {
+			out[i].Warnings = append(out[i].Warnings, w)
+		}
+	}
+	return out, ws.Err()
+}
+
+// Done returns the ids of runs that have a stored result (ok or failed).
+func (s *Store) Done() (map[string]bool, error) {
+	rows, err := s.db.Query(`SELECT id FROM runs`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	done := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		done[id] = true
+	}
+	return done, rows.Err()
+}
+
+// Cells lists stored cells in id order.
+func (s *Store) Cells() ([]CellRecord, error) {
+	rows, err := s.db.Query(`SELECT id, params, COALESCE(skipped_reason, ''), COALESCE(baseline_id, '') FROM cells ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []CellRecord
+	for rows.Next() {
+		var c CellRecord
+		var p string
+		if err := rows.Scan(&c.ID, &p, &c.SkippedReason, &c.BaselineID); err != nil {
+			return nil, err
+		}
+		_ = json.Unmarshal([]byte(p), &c.Params)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Series returns a run's telemetry points ordered by source, metric and time.
+func (s *Store) Series(runID string) ([]Point, error) {
+	rows, err := s.db.Query(`SELECT source, metric, t_ns, value FROM series WHERE run_id = ? ORDER BY source, metric, t_ns`, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Point
+	for rows.Next() {
+		var p Point
+		var t int64
+		if err := rows.Scan(&p.Source, &p.Metric, &t, &p.Value); err != nil {
+			return nil, err
+		}
+		p.T = time.Duration(t)
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// IntervalRow is one stored interval (latency histogram encoded).
+type IntervalRow struct {
+	Start, End time.Duration
+	Phase      string
+	Op, Series string
+	Count      int64
+	Errors     int64
+	Hist       []byte
+}
+
+// Intervals returns a run's interval histograms in time order.
+func (s *Store) Intervals(runID string) ([]IntervalRow, error) {
+	rows, err := s.db.Query(`SELECT start_ns, end_ns, phase, op, series, count, errors, hist FROM intervals WHERE run_id = ? ORDER BY start_ns, op, series`, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []IntervalRow
+	for rows.Next() {
+		var r IntervalRow
+		var st, en int64
+		if err := rows.Scan(&st, &en, &r.Phase, &r.Op, &r.Series, &r.Count, &r.Errors, &r.Hist); err != nil {
+			return nil, err
+		}
+		r.Start, r.End = time.Duration(st), time.Duration(en)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

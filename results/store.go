@@ -1,0 +1,263 @@
+// Package results stores an experiment in one SQLite file (DIR/results.db): the spec, every
+// cell, every run with its measurements, time series, environment and warnings. A run is
+// written in one transaction, so a run is either wholly stored or absent; that is what makes
+// an interrupted experiment resumable. docs/results.md documents the schema and units.
+package results
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // the database/sql driver "sqlite": embedded, no cgo
+
+	"github.com/boxbench/boxbench/workload"
+)
+
+// SchemaVersion changes when the schema does; docs/results.md lists the versions.
+const SchemaVersion = "1"
+
+// FileName is the results file inside an experiment directory.
+const FileName = "results.db"
+
+const schema = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS cells (
+  id TEXT PRIMARY KEY, params TEXT NOT NULL, skipped_reason TEXT, baseline_id TEXT);
+CREATE TABLE IF NOT EXISTS runs (
+  id TEXT PRIMARY KEY, cell_id TEXT NOT NULL, rep INTEGER NOT NULL, seq INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('ok','failed')), reason TEXT NOT NULL DEFAULT '',
+  log_tail TEXT NOT NULL DEFAULT '', started_at TEXT NOT NULL, ended_at TEXT NOT NULL,
+  throughput_ops_per_second REAL, result TEXT, env TEXT, limits_requested TEXT,
+  limits_applied TEXT, facts TEXT);
+CREATE TABLE IF NOT EXISTS ops (
+  run_id TEXT NOT NULL, op TEXT NOT NULL, series TEXT NOT NULL, count INTEGER NOT NULL,
+  errors INTEGER NOT NULL, ops_per_second REAL NOT NULL, p50_ns INTEGER, p90_ns INTEGER,
+  p95_ns INTEGER, p99_ns INTEGER, p999_ns INTEGER, max_ns INTEGER, mean_ns REAL, hist BLOB,
+  PRIMARY KEY (run_id, op, series));
+CREATE TABLE IF NOT EXISTS intervals (
+  run_id TEXT NOT NULL, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, phase TEXT NOT NULL,
+  op TEXT NOT NULL, series TEXT NOT NULL, count INTEGER NOT NULL, errors INTEGER NOT NULL, hist BLOB);
+CREATE INDEX IF NOT EXISTS intervals_run ON intervals (run_id);
+CREATE TABLE IF NOT EXISTS series (
+  run_id TEXT NOT NULL, source TEXT NOT NULL, metric TEXT NOT NULL, t_ns INTEGER NOT NULL, value REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS series_run ON series (run_id);
+CREATE TABLE IF NOT EXISTS warnings (
+  run_id TEXT NOT NULL, code TEXT NOT NULL, severity TEXT NOT NULL, message TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS events (
+  t TEXT NOT NULL, kind TEXT NOT NULL, message TEXT NOT NULL);
+`
+
+// Store is an open results file. Methods are safe for use by one goroutine at a time.
+type Store struct {
+	db   *sql.DB
+	path string
+}
+
+// Open opens (creating if needed) DIR/results.db.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, FileName)
+	// WAL and synchronous=FULL: a committed run survives a crash or a power cut.
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return &Store{db: db, path: path}, nil
+}
+
+// OpenExisting opens a results file that must exist (for reading commands).
+func OpenExisting(dir string) (*Store, error) {
+	if _, err := os.Stat(filepath.Join(dir, FileName)); err != nil {
+		return nil, fmt.Errorf("%s is not an experiment directory: no %s in it", dir, FileName)
+	}
+	return Open(dir)
+}
+
+// Close closes the file.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path is the results file's path.
+func (s *Store) Path() string { return s.path }
+
+// Meta returns a stored experiment attribute ("" when absent).
+func (s *Store) Meta(key string) (string, error) {
+	var v string
+	err := s.db.QueryRow(`SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return v, err
+}
+
+// SetMeta stores experiment attributes.
+func (s *Store) SetMeta(kv map[string]string) error {
+	tx, err := s.db.Begin()
+	if err != nil {
+		return err
+	}
+	for k, v := range kv {
+		if _, err := tx.Exec(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, k, v); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// CellRecord is one stored cell.
+type CellRecord struct {
+	ID            string            `json:"id"`
+	Params        map[string]string `json:"params"`
+	SkippedReason string            `json:"skipped_reason,omitempty"`
+	BaselineID    string            `json:"baseline_id,omitempty"`
+}
+
+// PutCells stores the plan's cells (replacing earlier records of the same ids).
+func (s *Store) PutCells(cells []CellRecord) error {
+	tx, err := s.db.Begin()
+	if err != nil {
+		return err
+	}
+	for _, c := range cells {
+		p, _ := json.Marshal(c.Params)
+		if _, err := tx.Exec(`INSERT INTO cells (id, params, skipped_reason, baseline_id) VALUES (?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET params = excluded.params, skipped_reason = excluded.skipped_reason, baseline_id = excluded.baseline_id`,
+			c.ID, string(p), nullIfEmpty(c.SkippedReason), nullIfEmpty(c.BaselineID)); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// Event records something that happened to the experiment (a resume, an adaptive decision).
+func (s *Store) Event(kind, message string) error {
+	_, err := s.db.Exec(`INSERT INTO events (t, kind, message) VALUES (?, ?, ?)`, time.Now().UTC().Format(time.RFC3339Nano), kind, message)
+	return err
+}
+
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// Point is one telemetry sample.
+type Point struct {
+	T      time.Duration // offset from the run's clock origin (end of the sampled interval)
+	Source string
+	Metric string
+	Value  float64
+}
+
+// Warning is a validity check that failed for a run.
+type Warning struct {
+	Code     string `json:"code"`
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
+}
+
+// RunRecord is everything stored for one run.
+type RunRecord struct {
+	ID, CellID      string
+	Rep, Seq        int
+	Status          string // "ok" or "failed"
+	Reason, LogTail string
+	Started, Ended  time.Time
+	Result          *workload.Result
+	Env             map[string]string
+	LimitsRequested any
+	LimitsApplied   any
+	Facts           map[string]string
+	Series          []Point
+	Warnings        []Warning
+}
+
+// PutRun stores a run atomically, replacing an earlier record with the same id.
+func (s *Store) PutRun(ctx context.Context, r *RunRecord) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, t := range []string{"ops", "intervals", "series", "warnings"} {
+		if _, err := tx.Exec(`DELETE FROM `+t+` WHERE run_id = ?`, r.ID); err != nil {
+			return err
+		}
+	}
+	var thr any
+	if r.Result != nil {
+		thr = TotalThroughput(r.Result)
+	}
+	_, err = tx.Exec(`INSERT OR REPLACE INTO runs (id, cell_id, rep, seq, status, reason, log_tail, started_at, ended_at,
+		throughput_ops_per_second, result, env, limits_requested, limits_applied, facts)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.CellID, r.Rep, r.Seq, r.Status, r.Reason, r.LogTail,
+		r.Started.UTC().Format(time.RFC3339Nano), r.Ended.UTC().Format(time.RFC3339Nano), thr,
+		jsonOrNil(r.Result), jsonOrNil(r.Env), jsonOrNil(r.LimitsRequested), jsonOrNil(r.LimitsApplied), jsonOrNil(r.Facts))
+	if err != nil {
+		return fmt.Errorf("store run %s: %w", r.ID, err)
+	}
+	if r.Result != nil {
+		for _, o := range r.Result.Ops {
+			if _, err := tx.Exec(`INSERT INTO ops VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				r.ID, o.Op, o.Series, o.Count, o.Errors, o.Throughput, o.P50, o.P90, o.P95, o.P99, o.P999, o.Max, o.Mean, o.Hist); err != nil {
+				return err
+			}
+		}
+		for _, iv := range r.Result.Intervals {
+			if _, err := tx.Exec(`INSERT INTO intervals VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				r.ID, int64(iv.Start), int64(iv.End), string(iv.Phase), iv.Op, iv.Series, iv.Count, iv.Errors, iv.Hist); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range r.Series {
+		if _, err := tx.Exec(`INSERT INTO series VALUES (?, ?, ?, ?, ?)`, r.ID, p.Source, p.Metric, int64(p.T), p.Value); err != nil {
+			return err
+		}
+	}
+	for _, w := range r.Warnings {
+		if _, err := tx.Exec(`INSERT INTO warnings VALUES (?, ?, ?, ?)`, r.ID, w.Code, w.Severity, w.Message); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+func jsonOrNil(v any) any {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil || string(b) == "null" {
+		return nil
+	}
+	return string(b)
+}
+
+// TotalThroughput is the headline figure of a run: successful operations per second of the
+// measured window over every operation type, on the "latency" series.
+func TotalThroughput(r *workload.Result) float64 {
+	var t float64
+	for _, o := range r.Ops {
+		if o.Series == "latency" {
+			t += o.Throughput
+		}
+	}
+	return t
+}

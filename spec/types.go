@@ -1,0 +1,150 @@
+// Package spec reads experiment files (apiVersion boxbench/v1alpha1) into a validated model.
+// Unknown fields are errors; every problem in a file is reported at once, each with its line,
+// the field, the bad value and what would be valid. docs/spec.md documents every field.
+package spec
+
+import "time"
+
+// APIVersion is the only version this package reads.
+const APIVersion = "boxbench/v1alpha1"
+
+// Experiment is one spec file.
+type Experiment struct {
+	APIVersion     string          `yaml:"apiVersion"`
+	Kind           string          `yaml:"kind"`
+	Name           string          `yaml:"name"`
+	Description    string          `yaml:"description"`
+	DBMS           string          `yaml:"dbms"`
+	Workload       Workload        `yaml:"workload"`
+	Dataset        Dataset         `yaml:"dataset"`
+	Limits         Limits          `yaml:"limits"`
+	Placement      Placement       `yaml:"placement"`
+	StorageOptions StorageOptions  `yaml:"storageOptions"`
+	Matrix         Matrix          `yaml:"matrix"`
+	Repetitions    Repetitions     `yaml:"repetitions"`
+	Order          string          `yaml:"order"`
+	Seed           *int64          `yaml:"seed"`
+	Baseline       map[string]string `yaml:"baseline"`
+	Telemetry      Telemetry       `yaml:"telemetry"`
+	Timeouts       Timeouts        `yaml:"timeouts"`
+
+	lines map[string]int // field path → line, for semantic errors
+}
+
+// Workload is what the client does. Common fields first; the rest apply to one type each
+// (see workloadFields).
+type Workload struct {
+	Type     string   `yaml:"type"`
+	Threads  int      `yaml:"threads"`
+	Duration Duration `yaml:"duration"`
+	Warmup   Duration `yaml:"warmup"`
+	Interval Duration `yaml:"interval"`
+
+	// ycsb
+	Mix                 string             `yaml:"mix"`
+	Proportions         map[string]float64 `yaml:"proportions"`
+	RequestDistribution string             `yaml:"requestDistribution"`
+	TargetRate          float64            `yaml:"targetRate"`
+	OperationCount      int64              `yaml:"operationCount"`
+	ReadAllFields       *bool              `yaml:"readAllFields"`
+	WriteAllFields      *bool              `yaml:"writeAllFields"`
+	ScanLengthMax       int                `yaml:"scanLengthMax"`
+	KeyOrder            string             `yaml:"keyOrder"`
+	LoadThreads         int                `yaml:"loadThreads"`
+	LoadBatch           int                `yaml:"loadBatch"`
+
+	// sysbench
+	Test      string  `yaml:"test"`
+	Tables    int     `yaml:"tables"`
+	TableSize int64   `yaml:"tableSize"`
+	Rate      float64 `yaml:"rate"`
+
+	// fio
+	Job    any   `yaml:"job"` // a preset name or a map of fio job options
+	Direct *bool `yaml:"direct"`
+}
+
+// Dataset sizes the data. Either Records, or Bound relative to limits.memory.
+type Dataset struct {
+	Records     int64  `yaml:"records"`
+	FieldCount  int    `yaml:"fieldCount"`
+	FieldLength int    `yaml:"fieldLength"`
+	Bound       string `yaml:"bound"`
+}
+
+// Limits every box gets, native included.
+type Limits struct {
+	CPUs   float64 `yaml:"cpus"`
+	Cpuset string  `yaml:"cpuset"`
+	Memory Bytes   `yaml:"memory"`
+}
+
+// Placement pins the client (boxbench's load generator) to cores, the same for every cell.
+type Placement struct {
+	Client string `yaml:"client"`
+}
+
+// StorageOptions tune storage backends.
+type StorageOptions struct {
+	Blockdev BlockdevOptions `yaml:"blockdev"`
+	Tmpfs    TmpfsOptions    `yaml:"tmpfs"`
+}
+
+// BlockdevOptions: the dedicated filesystem of storage=blockdev.
+type BlockdevOptions struct {
+	FS     string `yaml:"fs"`
+	Size   Bytes  `yaml:"size"`
+	Device string `yaml:"device"`
+}
+
+// TmpfsOptions: the size of storage=tmpfs.
+type TmpfsOptions struct {
+	Size Bytes `yaml:"size"`
+}
+
+// Repetitions: a fixed count, or adaptive bounds.
+type Repetitions struct {
+	Min               int     `yaml:"min"`
+	Max               int     `yaml:"max"`
+	TargetCIHalfWidth Percent `yaml:"targetCIHalfWidth"`
+}
+
+// Adaptive reports whether runs are added until the CI is narrow enough.
+func (r Repetitions) Adaptive() bool { return r.Max > r.Min }
+
+// Telemetry sampling.
+type Telemetry struct {
+	Interval Duration `yaml:"interval"`
+}
+
+// Timeouts bound each phase of a run.
+type Timeouts struct {
+	Provision Duration `yaml:"provision"`
+	Load      Duration `yaml:"load"`
+}
+
+// Matrix is the cartesian product of Dims, plus zipped groups, minus exclusions.
+type Matrix struct {
+	Dims    []Dim               // in file order
+	Zip     []Dim               // varied together, index by index
+	Exclude []map[string]string // cells matching every key of one entry are dropped
+}
+
+// Dim is one matrix key and its values.
+type Dim struct {
+	Key    string
+	Values []string
+	Line   int
+}
+
+// Duration is a time.Duration written as "20s", "1m30s".
+type Duration time.Duration
+
+// D returns the standard duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// Bytes is a size written with binary units: "512MiB", "2GiB", or a plain byte count.
+type Bytes int64
+
+// Percent is a fraction written as "2%" or 0.02.
+type Percent float64

@@ -1,0 +1,368 @@
+package spec
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Known values of the closed vocabularies. Runtimes are open (whatever an engine registers) and
+// are checked by the planner against the host.
+var (
+	DBMSs         = []string{"mariadb", "postgresql", "redis"}
+	Platforms     = []string{"native", "docker"}
+	Storages      = []string{"bind", "overlay", "volume", "tmpfs", "blockdev"}
+	Networks      = []string{"host", "bridge-published", "bridge-direct", "unix"}
+	WorkloadTypes = []string{"ycsb", "sysbench", "fio"}
+	Mixes         = []string{"a", "b", "c", "d", "e", "f", "write-heavy", "read-heavy", "custom"}
+	Bounds        = []string{"memory", "disk"}
+	Orders        = []string{"randomized", "sequential"}
+	// MatrixKeys are the keys a matrix (and a baseline, zip or exclude) may vary.
+	MatrixKeys = []string{"dbms", "platform", "runtime", "storage", "network", "mix", "bound"}
+)
+
+// Values lists the valid values of a matrix key (nil for open vocabularies).
+func Values(key string) []string {
+	switch key {
+	case "dbms":
+		return DBMSs
+	case "platform":
+		return Platforms
+	case "storage":
+		return Storages
+	case "network":
+		return Networks
+	case "mix":
+		return Mixes
+	case "bound":
+		return Bounds
+	}
+	return nil
+}
+
+// workloadFields says which workload fields belong to which type (common fields are absent).
+var workloadFields = map[string]string{
+	"mix": "ycsb", "proportions": "ycsb", "requestDistribution": "ycsb", "targetRate": "ycsb",
+	"operationCount": "ycsb", "readAllFields": "ycsb", "writeAllFields": "ycsb", "scanLengthMax": "ycsb",
+	"keyOrder": "ycsb", "loadThreads": "ycsb", "loadBatch": "ycsb",
+	"test": "sysbench", "tables": "sysbench", "tableSize": "sysbench", "rate": "sysbench",
+	"job": "fio", "direct": "fio",
+}
+
+var nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+var cpusetRe = regexp.MustCompile(`^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$`)
+
+func (e *Experiment) applyDefaults() {
+	w := &e.Workload
+	if w.Type == "" {
+		w.Type = "ycsb"
+	}
+	if w.Threads == 0 {
+		w.Threads = 8
+	}
+	if w.Interval == 0 {
+		w.Interval = Duration(time.Second)
+	}
+	if w.Type == "ycsb" && w.Mix == "" {
+		w.Mix = "a"
+		if len(w.Proportions) > 0 {
+			w.Mix = "custom"
+		}
+	}
+	if e.Dataset.FieldCount == 0 {
+		e.Dataset.FieldCount = 10
+	}
+	if e.Dataset.FieldLength == 0 {
+		e.Dataset.FieldLength = 100
+	}
+	if e.Repetitions.Min == 0 && e.Repetitions.Max == 0 {
+		e.Repetitions = Repetitions{Min: 3, Max: 3}
+	}
+	if e.Order == "" {
+		e.Order = "randomized"
+	}
+	if e.Telemetry.Interval == 0 {
+		e.Telemetry.Interval = Duration(time.Second)
+	}
+	if e.Timeouts.Provision == 0 {
+		e.Timeouts.Provision = Duration(5 * time.Minute)
+	}
+	if e.Timeouts.Load == 0 {
+		e.Timeouts.Load = Duration(60 * time.Minute)
+	}
+	if len(e.Baseline) == 0 {
+		e.Baseline = e.defaultBaseline()
+	}
+}
+
+func (e *Experiment) defaultBaseline() map[string]string {
+	for _, d := range append(append([]Dim{}, e.Matrix.Dims...), e.Matrix.Zip...) {
+		if d.Key == "platform" && contains(d.Values, "native") {
+			return map[string]string{"platform": "native"}
+		}
+	}
+	for _, d := range e.Matrix.Dims {
+		if len(d.Values) > 0 {
+			return map[string]string{d.Key: d.Values[0]}
+		}
+	}
+	return nil
+}
+
+type checker struct {
+	e        *Experiment
+	problems []Problem
+}
+
+func (c *checker) add(field, format string, a ...any) {
+	c.problems = append(c.problems, Problem{Line: c.e.lines[field], Field: field, Message: fmt.Sprintf(format, a...)})
+}
+
+func (c *checker) oneOf(field, v string, valid []string) {
+	if contains(valid, v) {
+		return
+	}
+	msg := fmt.Sprintf("%q is not valid (valid: %s)", v, strings.Join(valid, ", "))
+	if s := closest(v, valid); s != "" {
+		msg = fmt.Sprintf("%q is not valid; did you mean %q? (valid: %s)", v, s, strings.Join(valid, ", "))
+	}
+	c.add(field, "%s", msg)
+}
+
+func (e *Experiment) validate() []Problem {
+	c := &checker{e: e}
+	if e.APIVersion != APIVersion {
+		c.add("apiVersion", "%q is not supported (valid: %s)", e.APIVersion, APIVersion)
+	}
+	if e.Kind != "Experiment" {
+		c.add("kind", "%q is not supported (valid: Experiment)", e.Kind)
+	}
+	if !nameRe.MatchString(e.Name) {
+		c.add("name", "%q is not a valid name: use 1-63 lower-case letters, digits, '.', '_' or '-', starting with a letter or digit", e.Name)
+	}
+	if e.DBMS == "" && !e.varies("dbms") {
+		c.add("dbms", "missing (valid: %s)", strings.Join(DBMSs, ", "))
+	} else if e.DBMS != "" {
+		c.oneOf("dbms", e.DBMS, DBMSs)
+	}
+	c.workload()
+	c.dataset()
+	c.limits()
+	c.matrix()
+	c.repetitions()
+	c.oneOf("order", e.Order, Orders)
+	if e.Placement.Client != "" && !cpusetRe.MatchString(e.Placement.Client) {
+		c.add("placement.client", "%q is not a cpu list (write it like 0 or 0-1 or 0,2)", e.Placement.Client)
+	}
+	if fs := e.StorageOptions.Blockdev.FS; fs != "" {
+		c.oneOf("storageOptions.blockdev.fs", fs, []string{"ext4", "xfs"})
+	}
+	return c.problems
+}
+
+func (c *checker) workload() {
+	w := &c.e.Workload
+	if !contains(WorkloadTypes, w.Type) {
+		c.oneOf("workload.type", w.Type, WorkloadTypes)
+		return
+	}
+	for field, typ := range workloadFields {
+		if _, set := c.e.lines["workload."+field]; set && typ != w.Type {
+			c.add("workload."+field, "applies to workload type %s only, but this workload is %s", typ, w.Type)
+		}
+	}
+	if w.Threads < 1 || w.Threads > 4096 {
+		c.add("workload.threads", "%d is out of range (valid: 1 to 4096)", w.Threads)
+	}
+	if w.Duration == 0 && !(w.Type == "ycsb" && w.OperationCount > 0) {
+		c.add("workload.duration", "missing or zero: say how long to measure, e.g. duration: 30s")
+	}
+	if w.Interval.D() < 100*time.Millisecond {
+		c.add("workload.interval", "%s is too short (valid: 100ms or more)", w.Interval.D())
+	}
+	switch w.Type {
+	case "ycsb":
+		c.oneOf("workload.mix", w.Mix, Mixes)
+		if w.Mix == "custom" && len(w.Proportions) == 0 {
+			c.add("workload.proportions", "mix custom needs proportions, e.g. {read: 0.9, update: 0.1}")
+		}
+		if w.TargetRate < 0 {
+			c.add("workload.targetRate", "%g is negative (0 = closed loop; >0 = ops/s)", w.TargetRate)
+		}
+	case "sysbench":
+		c.oneOf("workload.test", w.Test, []string{"oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select", "oltp_insert"})
+		if w.Rate < 0 {
+			c.add("workload.rate", "%g is negative (0 = closed loop; >0 = transactions/s)", w.Rate)
+		}
+	case "fio":
+		if w.Job == nil {
+			c.add("workload.job", "missing: name a preset (randread-4k, randwrite-4k, seqwrite-64k, wal, fsync-none, fsync-low, fsync-high) or give a map of fio options")
+		}
+	}
+}
+
+func (c *checker) dataset() {
+	d := c.e.Dataset
+	switch {
+	case d.Bound != "" && d.Records != 0:
+		c.add("dataset.records", "give records or bound, not both")
+	case d.Bound != "":
+		c.oneOf("dataset.bound", d.Bound, Bounds)
+		if c.e.Limits.Memory == 0 {
+			c.add("dataset.bound", "bound %s is sized from limits.memory, which is not set", d.Bound)
+		}
+	case d.Records < 0:
+		c.add("dataset.records", "%d is negative", d.Records)
+	case d.Records == 0 && !c.e.varies("bound") && c.e.Workload.Type == "ycsb":
+		c.add("dataset", "give records (e.g. records: 100000) or bound (memory or disk)")
+	}
+	if d.FieldCount < 1 || d.FieldCount > 1000 {
+		c.add("dataset.fieldCount", "%d is out of range (valid: 1 to 1000)", d.FieldCount)
+	}
+	if d.FieldLength < 1 || d.FieldLength > 1<<20 {
+		c.add("dataset.fieldLength", "%d is out of range (valid: 1 to 1048576 bytes)", d.FieldLength)
+	}
+}
+
+func (c *checker) limits() {
+	l := c.e.Limits
+	if l.CPUs < 0 {
+		c.add("limits.cpus", "%g is negative (0 or absent = no limit)", l.CPUs)
+	}
+	if l.Cpuset != "" && !cpusetRe.MatchString(l.Cpuset) {
+		c.add("limits.cpuset", "%q is not a cpu list (write it like 1 or 0-1 or 0,2)", l.Cpuset)
+	}
+	if l.Memory != 0 && l.Memory < 64<<20 {
+		c.add("limits.memory", "%s is too small for a database (valid: 64MiB or more)", FormatBytes(int64(l.Memory)))
+	}
+}
+
+func (c *checker) matrix() {
+	m := c.e.Matrix
+	if len(m.Dims) == 0 && len(m.Zip) == 0 {
+		c.add("matrix", "empty: give at least one key to vary, e.g. platform: [native, docker] (keys: %s)", strings.Join(MatrixKeys, ", "))
+		return
+	}
+	seen := map[string]bool{}
+	checkDim := func(d Dim, where string) {
+		line := d.Line
+		switch {
+		case !contains(MatrixKeys, d.Key):
+			msg := fmt.Sprintf("unknown matrix key %q (valid: %s)", d.Key, strings.Join(MatrixKeys, ", "))
+			if s := closest(d.Key, MatrixKeys); s != "" {
+				msg = fmt.Sprintf("unknown matrix key %q; did you mean %q? (valid: %s)", d.Key, s, strings.Join(MatrixKeys, ", "))
+			}
+			c.problems = append(c.problems, Problem{Line: line, Field: where + d.Key, Message: msg})
+			return
+		case seen[d.Key]:
+			c.problems = append(c.problems, Problem{Line: line, Field: where + d.Key, Message: "appears twice in the matrix"})
+		case len(d.Values) == 0:
+			c.problems = append(c.problems, Problem{Line: line, Field: where + d.Key, Message: "has no values"})
+		}
+		seen[d.Key] = true
+		valid := Values(d.Key)
+		dup := map[string]bool{}
+		for _, v := range d.Values {
+			if dup[v] {
+				c.problems = append(c.problems, Problem{Line: line, Field: where + d.Key, Message: fmt.Sprintf("value %q is listed twice", v)})
+			}
+			dup[v] = true
+			if valid != nil && !contains(valid, v) {
+				msg := fmt.Sprintf("%q is not valid (valid: %s)", v, strings.Join(valid, ", "))
+				if s := closest(v, valid); s != "" {
+					msg = fmt.Sprintf("%q is not valid; did you mean %q? (valid: %s)", v, s, strings.Join(valid, ", "))
+				}
+				c.problems = append(c.problems, Problem{Line: line, Field: where + d.Key, Message: msg})
+			}
+		}
+	}
+	for _, d := range m.Dims {
+		checkDim(d, "matrix.")
+	}
+	for _, d := range m.Zip {
+		checkDim(d, "matrix.zip.")
+		if len(d.Values) != len(m.Zip[0].Values) {
+			c.problems = append(c.problems, Problem{Line: d.Line, Field: "matrix.zip." + d.Key,
+				Message: fmt.Sprintf("has %d values but %s has %d; zipped keys need lists of equal length", len(d.Values), m.Zip[0].Key, len(m.Zip[0].Values))})
+		}
+	}
+	for i, ex := range m.Exclude {
+		for k, v := range ex {
+			if !c.e.varies(k) {
+				c.add("matrix.exclude", "entry %d: %q is not a key of this matrix (keys: %s)", i+1, k, strings.Join(c.e.Keys(), ", "))
+			} else if !contains(c.e.ValuesOf(k), v) {
+				c.add("matrix.exclude", "entry %d: %s=%s matches nothing (values of %s: %s)", i+1, k, v, k, strings.Join(c.e.ValuesOf(k), ", "))
+			}
+		}
+	}
+	for k, v := range c.e.Baseline {
+		if !c.e.varies(k) {
+			c.add("baseline", "%q is not a key of this matrix (keys: %s)", k, strings.Join(c.e.Keys(), ", "))
+		} else if !contains(c.e.ValuesOf(k), v) {
+			c.add("baseline", "%s=%s is not in the matrix (values of %s: %s)", k, v, k, strings.Join(c.e.ValuesOf(k), ", "))
+		}
+	}
+}
+
+func (c *checker) repetitions() {
+	r := c.e.Repetitions
+	if r.Min < 1 || r.Max > 1000 {
+		c.add("repetitions", "%d is out of range (valid: 1 to 1000 runs per cell)", r.Min)
+		return
+	}
+	if r.Adaptive() {
+		if r.Min < 2 {
+			c.add("repetitions.min", "%d: adaptive repetitions need min 2 or more to estimate an interval", r.Min)
+		}
+		if r.TargetCIHalfWidth == 0 {
+			c.add("repetitions.targetCIHalfWidth", "missing: adaptive repetitions need a target, e.g. 2%%")
+		}
+	} else if r.Max < r.Min {
+		c.add("repetitions.max", "%d is below min %d", r.Max, r.Min)
+	}
+}
+
+// Keys returns the matrix keys in file order (dims, then zipped keys).
+func (e *Experiment) Keys() []string {
+	var k []string
+	for _, d := range e.Matrix.Dims {
+		k = append(k, d.Key)
+	}
+	for _, d := range e.Matrix.Zip {
+		k = append(k, d.Key)
+	}
+	return k
+}
+
+func (e *Experiment) varies(key string) bool { return contains(e.Keys(), key) }
+
+// ValuesOf returns the values the matrix gives key.
+func (e *Experiment) ValuesOf(key string) []string {
+	for _, d := range append(append([]Dim{}, e.Matrix.Dims...), e.Matrix.Zip...) {
+		if d.Key == key {
+			return d.Values
+		}
+	}
+	return nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// SortedKeys returns a map's keys sorted, for stable messages.
+func SortedKeys(m map[string]string) []string {
+	k := make([]string, 0, len(m))
+	for x := range m {
+		k = append(k, x)
+	}
+	sort.Strings(k)
+	return k
+}
