@@ -118,3 +118,17 @@ type Prober interface {
 	// Probe tries runtime for real, bounded in time, and returns the engine's own error.
 	Probe(ctx context.Context, c Choice) error
 }
+
+// Finding is one line of `boxbench doctor`.
+type Finding struct {
+	Area   string // "host", "tools", "dbms", or a platform name
+	Name   string
+	OK     bool
+	Detail string // what was found (a version, the engine's own error)
+	Fix    string // the command that fixes it, when there is one
+}
+
+// Diagnoser is implemented by platforms that can say what they can do on this host.
+type Diagnoser interface {
+	Diagnose(ctx context.Context) []Finding
+}

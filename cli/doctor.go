@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/boxbench/boxbench/builtin"
+	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/hostenv"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/runner"
+)
+
+// tools boxbench runs, and the Debian package that provides each.
+var tools = []struct{ bin, pkg, why string }{
+	{"setpriv", "util-linux", "run native servers as their system user"},
+	{"losetup", "mount", "blockdev storage (loop devices)"},
+	{"mkfs.ext4", "e2fsprogs", "blockdev storage (ext4)"},
+	{"mkfs.xfs", "xfsprogs", "blockdev storage (xfs)"},
+	{"debootstrap", "debootstrap", "build database images offline"},
+	{"sysbench", "sysbench", "sysbench workloads"},
+	{"fio", "fio", "fio workloads and neighbours"},
+	{"stress-ng", "stress-ng", "CPU and memory neighbours"},
+	{"chromium", "chromium", "the HTML report's rendering test"},
+}
+
+func (a *app) doctorCmd() *cobra.Command {
+	var cleanup bool
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Say what this host can do: engines, runtimes, cgroups, databases, missing tools",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ps := builtin.Platforms(a.log)
+			if cleanup {
+				return a.cleanup(cmd.Context(), ps)
+			}
+			fs := diagnose(cmd.Context(), ps)
+			printFindings(a.stdout, fs)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&cleanup, "cleanup", false, "remove leftovers of crashed experiments (and only those)")
+	return cmd
+}
+
+func (a *app) cleanup(ctx context.Context, ps map[string]platform.Platform) error {
+	crashed := runner.Crashed(a.workRoot)
+	var failed []string
+	n := 0
+	names := make([]string, 0, len(ps))
+	for name := range ps {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		gone, err := ps[name].Cleanup(ctx, a.workRoot, crashed)
+		for _, g := range gone {
+			fmt.Fprintf(a.stdout, "removed (%s): %s\n", name, g)
+			n++
+		}
+		if err != nil {
+			failed = append(failed, fmt.Sprintf("%s: %v", name, err))
+		}
+	}
+	fmt.Fprintf(a.stdout, "%d leftover(s) removed\n", n)
+	if len(failed) > 0 {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("cleanup incomplete:\n  %s", strings.Join(failed, "\n  "))}
+	}
+	return nil
+}
+
+func diagnose(ctx context.Context, ps map[string]platform.Platform) []platform.Finding {
+	env := hostenv.Capture()
+	fs := []platform.Finding{
+		{Area: "host", Name: "kernel", OK: true, Detail: env["kernel"]},
+		{Area: "host", Name: "cgroups", OK: cgroup.HostMode() != "unavailable", Detail: cgroup.HostMode() + " (controllers on " + fmt.Sprint("v", int(cgroup.HostVersion())) + ")"},
+		{Area: "host", Name: "cpus", OK: true, Detail: env["num_cpu"] + " online (" + env["cpus_online"] + "), " + env["cpu_model"]},
+		{Area: "host", Name: "root", OK: os.Geteuid() == 0, Detail: "cgroups, mounts and loop devices need root", Fix: "run boxbench as root"},
+	}
+	fs = append(fs, ioWeightFinding())
+	if _, err := os.Stat("/dev/kvm"); err == nil {
+		fs = append(fs, platform.Finding{Area: "host", Name: "kvm", OK: true, Detail: "/dev/kvm present (whether a guest boots under it needs a trial)"})
+	} else {
+		fs = append(fs, platform.Finding{Area: "host", Name: "kvm", OK: false, Detail: "no /dev/kvm: a VM platform would run emulated (TCG)"})
+	}
+	for _, t := range tools {
+		_, err := exec.LookPath(t.bin)
+		f := platform.Finding{Area: "tools", Name: t.bin, OK: err == nil, Detail: t.why}
+		if err != nil {
+			f.Fix = "apt-get install -y " + t.pkg
+		}
+		fs = append(fs, f)
+	}
+	for _, name := range dbms.Names() {
+		d, _ := dbms.Get(name)
+		bin := d.StartCommand(dbms.Layout{})[0]
+		f := platform.Finding{Area: "dbms", Name: name}
+		if _, err := os.Stat(bin); err != nil {
+			f.Detail, f.Fix = bin+" missing", "apt-get install -y "+strings.Join(d.Packages(), " ")
+		} else {
+			f.OK = true
+			f.Detail = hostenv.DBMS(ctx, d)["dbms_package"]
+		}
+		fs = append(fs, f)
+	}
+	names := make([]string, 0, len(ps))
+	for n := range ps {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if d, ok := ps[n].(platform.Diagnoser); ok {
+			fs = append(fs, d.Diagnose(ctx)...)
+		} else {
+			fs = append(fs, platform.Finding{Area: n, Name: "platform", OK: true, Detail: "available"})
+		}
+	}
+	return fs
+}
+
+// ioWeightFinding: proportional io shares need the BFQ scheduler (blkio.bfq.weight on v1,
+// io.weight on v2); without it a configured share is not enforced.
+func ioWeightFinding() platform.Finding {
+	f := platform.Finding{Area: "host", Name: "io weights"}
+	for _, p := range []string{cgroup.Root + "/blkio/blkio.bfq.weight", cgroup.Root + "/blkio/blkio.weight", cgroup.Root + "/io.weight"} {
+		if _, err := os.Stat(p); err == nil {
+			f.OK, f.Detail = true, p+" present"
+			return f
+		}
+	}
+	f.Detail = "no blkio.weight / blkio.bfq.weight / io.weight: io shares cannot be enforced on this host (the block device's scheduler is not BFQ)"
+	return f
+}
+
+func printFindings(w interface{ Write([]byte) (int, error) }, fs []platform.Finding) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	area := ""
+	for _, f := range fs {
+		if f.Area != area {
+			area = f.Area
+			fmt.Fprintf(tw, "%s\t\t\n", strings.ToUpper(area))
+		}
+		mark := "ok  "
+		if !f.OK {
+			mark = "NO  "
+		}
+		line := fmt.Sprintf("  %s%s\t%s", mark, f.Name, strings.ReplaceAll(f.Detail, "\n", " "))
+		if !f.OK && f.Fix != "" {
+			line += "\t→ " + f.Fix
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,146 @@
+// Package cli is boxbench's command line. Main runs it with the process's streams passed in,
+// so tests can run the real commands in-process.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/boxbench/boxbench/runner"
+	"github.com/boxbench/boxbench/spec"
+)
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1 // the command ran but something failed (a run, a gate, a check)
+	ExitUsage       = 2 // bad flags or a bad spec
+	ExitInterrupted = 130
+)
+
+// ExitError carries an exit code and a hint for the user.
+type ExitError struct {
+	Code int
+	Err  error
+	Hint string
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+type app struct {
+	stdout, stderr io.Writer
+	quiet          bool
+	logFormat      string
+	workRoot       string
+	log            *slog.Logger
+}
+
+// Main runs boxbench with args and returns the exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	a := &app{stdout: stdout, stderr: stderr}
+	root := a.root()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	var se *spec.Error
+	switch {
+	case errors.As(err, &se):
+		fmt.Fprintln(stderr, "error:", se.Error())
+		return ExitUsage
+	case errors.Is(err, runner.ErrInterrupted):
+		fmt.Fprintln(stderr, "interrupted: the current run was torn down and not stored; continue with --resume")
+		return ExitInterrupted
+	case errors.As(err, &ee):
+		fmt.Fprintln(stderr, "error:", ee.Err)
+		if ee.Hint != "" {
+			fmt.Fprintln(stderr, "hint:", ee.Hint)
+		}
+		return ee.Code
+	}
+	fmt.Fprintln(stderr, "error:", err)
+	if strings.Contains(err.Error(), "unknown flag") || strings.Contains(err.Error(), "unknown command") ||
+		strings.Contains(err.Error(), "accepts") || strings.Contains(err.Error(), "requires") {
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+func (a *app) root() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "boxbench",
+		Short: "Measure what running a database in a box costs, compared with a plain process",
+		Long: "boxbench deploys the same database build with the same configuration, data and limits\n" +
+			"under every configuration of an experiment's matrix (native, docker, storage and network\n" +
+			"paths, runtimes), drives the same workload, repeats, and reports each configuration's\n" +
+			"overhead relative to a baseline with confidence intervals.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return a.setupLog()
+		},
+	}
+	f := root.PersistentFlags()
+	f.BoolVarP(&a.quiet, "quiet", "q", false, "print only errors and the final result")
+	f.StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&a.workRoot, "work-root", "/var/tmp/boxbench", "where boxes keep their data directories, seeds and locks")
+	root.AddCommand(a.planCmd(), a.runCmd(), a.resultsCmd(), a.doctorCmd(), a.versionCmd(),
+		a.imagesCmd(), a.reportCmd(), a.compareCmd())
+	return root
+}
+
+func (a *app) setupLog() error {
+	level := slog.LevelInfo
+	if a.quiet {
+		level = slog.LevelError
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch a.logFormat {
+	case "text":
+		a.log = slog.New(slog.NewTextHandler(a.stderr, opts))
+	case "json":
+		a.log = slog.New(slog.NewJSONHandler(a.stderr, opts))
+	default:
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--log-format %q is not valid (valid: text, json)", a.logFormat)}
+	}
+	return nil
+}
+
+// isTerminal reports whether w is a terminal (progress bars only there).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// loadSpec reads and validates a spec file.
+func loadSpec(path string) (*spec.Experiment, []byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, &ExitError{Code: ExitUsage, Err: err}
+	}
+	e, err := spec.Parse(data, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, data, nil
+}

@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/boxbench/boxbench/builtin"
+	"github.com/boxbench/boxbench/plan"
+	"github.com/boxbench/boxbench/runner"
+	"github.com/boxbench/boxbench/spec"
+)
+
+func (a *app) planCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "plan FILE",
+		Short: "Validate a spec and print its cells and runs in run order, with skipped cells and why",
+		Long: "plan validates the spec, expands the matrix, filters what this host cannot run (with the\n" +
+			"reason) and prints the runs in the order run would execute them. Nothing is started.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			e, _, err := loadSpec(args[0])
+			if err != nil {
+				return err
+			}
+			ps := builtin.Platforms(a.log)
+			seed := uint64(0)
+			if e.Seed != nil {
+				seed = uint64(*e.Seed)
+			}
+			p, problems := plan.Expand(cmd.Context(), e, seed, builtin.Checker(ps, false))
+			if len(problems) > 0 {
+				return &spec.Error{File: args[0], Problems: problems}
+			}
+			if err := a.buildWorkloads(e, p); err != nil {
+				return err
+			}
+			printPlan(a.stdout, e, p)
+			return nil
+		},
+	}
+}
+
+func (a *app) buildWorkloads(e *spec.Experiment, p *plan.Plan) error {
+	var problems []string
+	for _, c := range p.Cells {
+		if _, err := builtin.Workload(e, c); err != nil {
+			problems = append(problems, fmt.Sprintf("cell %s: %v", c.ID, err))
+		}
+	}
+	if len(problems) > 0 {
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("workload configuration:\n  %s", strings.Join(problems, "\n  "))}
+	}
+	return nil
+}
+
+func printPlan(w io.Writer, e *spec.Experiment, p *plan.Plan) {
+	fmt.Fprintf(w, "experiment %s: %d cells, %d skipped, %d runs (%s", e.Name, len(p.Cells), len(p.Skipped), len(p.Runs), e.Order)
+	if e.Seed == nil && e.Order == "randomized" {
+		fmt.Fprint(w, "; run draws a new seed and records it, set seed: in the spec to fix the order")
+	}
+	fmt.Fprintln(w, ")")
+	if e.Repetitions.Adaptive() {
+		fmt.Fprintf(w, "repetitions: %d per cell, up to %d while the 95%% CI half-width exceeds %g%% of the mean\n",
+			e.Repetitions.Min, e.Repetitions.Max, float64(e.Repetitions.TargetCIHalfWidth)*100)
+	}
+	fmt.Fprintln(w, "\ncells:")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	for _, c := range p.Cells {
+		base := "(no baseline: it was skipped)"
+		if b := p.Baseline[c]; b == c {
+			base = "baseline"
+		} else if b != nil {
+			base = "vs " + b.ID
+		}
+		fmt.Fprintf(tw, "  %s\t%d records\t%s\n", c.ID, c.Records, base)
+	}
+	tw.Flush()
+	if len(p.Skipped) > 0 {
+		fmt.Fprintln(w, "\nskipped:")
+		for _, s := range p.Skipped {
+			fmt.Fprintf(w, "  %s: %s\n", s.Cell.ID, strings.ReplaceAll(s.Reason, "\n", "; "))
+		}
+	}
+	fmt.Fprintln(w, "\nruns, in order:")
+	for i, r := range p.Runs {
+		fmt.Fprintf(w, "  %3d  %s\n", i+1, r.ID())
+	}
+}
+
+func (a *app) runCmd() *cobra.Command {
+	var out string
+	var resume bool
+	cmd := &cobra.Command{
+		Use:   "run FILE",
+		Short: "Run an experiment and store every run in DIR/results.db",
+		Long: "run executes the experiment: for each run, in order, it provisions the box, restores the\n" +
+			"loaded data, warms up, measures with telemetry, tears the box down and stores the run.\n" +
+			"Ctrl-C tears the current run down and exits non-zero; --resume continues later.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			e, text, err := loadSpec(args[0])
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = filepath.Join("out", e.Name)
+			}
+			ps := builtin.Platforms(a.log)
+			var progress runner.Progress = &logProgress{log: a.log}
+			if isTerminal(a.stderr) && !a.quiet {
+				progress = newBarProgress(a.stderr)
+			}
+			if a.quiet {
+				progress = nil
+			}
+			sum, err := runner.Run(cmd.Context(), runner.Config{Spec: e, SpecText: text, OutDir: out,
+				WorkRoot: a.workRoot, Resume: resume, Platforms: ps, Workloads: builtin.Workload,
+				Check: builtin.Checker(ps, true), Log: a.log, Progress: progress})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "experiment %s: %d ok, %d failed, %d cells skipped\nresults: %s\n",
+				sum.ExperimentID, sum.OK, sum.Failed, sum.Skipped, sum.ResultsFile)
+			if err := a.finalReport(out); err != nil {
+				return err
+			}
+			if sum.Failed > 0 {
+				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d run(s) failed; their reasons are stored", sum.Failed),
+					Hint: "boxbench results " + out + " shows each failure with the database's log tail"}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "experiment directory (default out/<name>)")
+	cmd.Flags().BoolVar(&resume, "resume", false, "continue an interrupted experiment in --out")
+	return cmd
+}

@@ -1,0 +1,305 @@
+// Package runner executes a plan: for each run, in order, provision the box, restore the
+// loaded data, warm up, measure with telemetry on the same clock, tear down on every exit path,
+// and store the run atomically. It resumes an interrupted experiment and adds adaptive
+// repetitions where a cell's interval is still too wide.
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/boxbench/boxbench/hostenv"
+	"github.com/boxbench/boxbench/plan"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/results"
+	"github.com/boxbench/boxbench/spec"
+	"github.com/boxbench/boxbench/stats"
+	"github.com/boxbench/boxbench/version"
+	"github.com/boxbench/boxbench/workload"
+)
+
+// ErrInterrupted is returned when the context was cancelled (Ctrl-C, SIGTERM). The run in
+// progress was torn down and not stored; --resume redoes it.
+var ErrInterrupted = errors.New("interrupted")
+
+// WorkloadFactory builds the workload of one cell; it validates the configuration so that bad
+// input is reported for every cell before anything starts.
+type WorkloadFactory func(e *spec.Experiment, c *plan.Cell) (workload.Workload, error)
+
+// Config is everything a Runner needs.
+type Config struct {
+	Spec      *spec.Experiment
+	SpecText  []byte
+	OutDir    string
+	WorkRoot  string
+	Resume    bool
+	Platforms map[string]platform.Platform
+	Workloads WorkloadFactory
+	Check     plan.Checker
+	Log       *slog.Logger
+	Progress  Progress
+}
+
+// Summary is what an experiment did.
+type Summary struct {
+	ExperimentID string
+	OK, Failed   int
+	Skipped      int // cells
+	ResultsFile  string
+}
+
+// Runner runs one experiment.
+type Runner struct {
+	cfg       Config
+	id        string
+	store     *results.Store
+	plan      *plan.Plan
+	workloads map[string]workload.Workload
+	env       map[string]string
+	seeds     *seedCache
+	seq       int
+}
+
+// Run executes (or resumes) the experiment.
+func Run(ctx context.Context, cfg Config) (Summary, error) {
+	r := &Runner{cfg: cfg, workloads: map[string]workload.Workload{}}
+	if r.cfg.Progress == nil {
+		r.cfg.Progress = nopProgress{}
+	}
+	store, err := results.Open(cfg.OutDir)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer store.Close()
+	r.store = store
+	seed, err := r.identify()
+	if err != nil {
+		return Summary{}, err
+	}
+	unlock, err := lockExperiment(cfg.WorkRoot, r.id)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer unlock()
+	r.cleanupLeftovers(ctx)
+
+	p, problems := plan.Expand(ctx, cfg.Spec, seed, cfg.Check)
+	if len(problems) > 0 {
+		return Summary{}, &spec.Error{File: cfg.Spec.Name, Problems: problems}
+	}
+	r.plan = p
+	if err := r.buildWorkloads(); err != nil {
+		return Summary{}, err
+	}
+	if err := r.storePlan(); err != nil {
+		return Summary{}, err
+	}
+	r.seeds = newSeedCache(filepath.Join(cfg.WorkRoot, "seeds"), r.id, cfg.Platforms["native"], cfg.Log)
+
+	done, err := store.Done()
+	if err != nil {
+		return Summary{}, err
+	}
+	r.seq = len(done)
+	var todo []plan.Run
+	for _, run := range p.Runs {
+		if !done[run.ID()] {
+			todo = append(todo, run)
+		}
+	}
+	if cfg.Resume {
+		_ = store.Event("resume", fmt.Sprintf("%d of %d planned runs already stored; %d to go", len(p.Runs)-len(todo), len(p.Runs), len(todo)))
+	}
+	cfg.Progress.Begin(len(p.Runs), len(p.Runs)-len(todo))
+	err = r.runAll(ctx, todo, done)
+	if err == nil {
+		err = r.adaptive(ctx, done)
+	}
+	cfg.Progress.Finish()
+	sum := Summary{ExperimentID: r.id, Skipped: len(p.Skipped), ResultsFile: store.Path()}
+	rows, qerr := store.Runs()
+	for _, row := range rows {
+		if row.Status == "ok" {
+			sum.OK++
+		} else {
+			sum.Failed++
+		}
+	}
+	return sum, errors.Join(err, qerr)
+}
+
+func (r *Runner) runAll(ctx context.Context, runs []plan.Run, done map[string]bool) error {
+	for _, run := range runs {
+		if ctx.Err() != nil {
+			return ErrInterrupted
+		}
+		wl := r.workloads[run.Cell.ID]
+		rec := r.execute(ctx, run, wl)
+		if ctx.Err() != nil {
+			// The run was cut short: not a result. Resume redoes it.
+			r.cfg.Log.Warn("run interrupted; not stored", "run", run.ID())
+			return ErrInterrupted
+		}
+		r.seq++
+		rec.Seq = r.seq
+		if err := r.store.PutRun(context.WithoutCancel(ctx), rec); err != nil {
+			return fmt.Errorf("store run %s: %w", rec.ID, err)
+		}
+		done[run.ID()] = true
+		r.cfg.Progress.End(run, rec.Status, rec.Reason)
+	}
+	return nil
+}
+
+// adaptive adds rounds of runs for the cells whose throughput interval is still wider than
+// the target, up to the maximum, recording each decision.
+func (r *Runner) adaptive(ctx context.Context, done map[string]bool) error {
+	reps := r.cfg.Spec.Repetitions
+	if !reps.Adaptive() {
+		return nil
+	}
+	rule := stats.AdaptiveRule{Min: reps.Min, Max: reps.Max, TargetCIHalfWidth: float64(reps.TargetCIHalfWidth)}
+	for rep := reps.Min + 1; rep <= reps.Max; rep++ {
+		samples, err := r.throughputs()
+		if err != nil {
+			return err
+		}
+		var need []*plan.Cell
+		for _, c := range r.plan.Cells {
+			more, why := stats.NeedMore(samples[c.ID], rule)
+			if more {
+				need = append(need, c)
+				_ = r.store.Event("adaptive", fmt.Sprintf("%s: run %d added: %s", c.ID, rep, why))
+			}
+		}
+		if len(need) == 0 {
+			_ = r.store.Event("adaptive", fmt.Sprintf("every cell reached its target after %d runs", rep-1))
+			return nil
+		}
+		var todo []plan.Run
+		for _, run := range plan.Order(need, rep, rep, r.cfg.Spec.Order, r.plan.Seed) {
+			if !done[run.ID()] {
+				todo = append(todo, run)
+			}
+		}
+		r.cfg.Progress.Add(len(todo))
+		if err := r.runAll(ctx, todo, done); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Runner) throughputs() (map[string][]float64, error) {
+	rows, err := r.store.Runs()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]float64{}
+	for _, row := range rows {
+		if row.Status == "ok" && row.Throughput != nil {
+			out[row.CellID] = append(out[row.CellID], *row.Throughput)
+		}
+	}
+	return out, nil
+}
+
+// identify creates the experiment's identity in a new results file, or checks that a resumed
+// one holds the same spec. It returns the order seed.
+func (r *Runner) identify() (uint64, error) {
+	s := r.store
+	id, err := s.Meta("experiment_id")
+	if err != nil {
+		return 0, err
+	}
+	specHash := hash(r.cfg.SpecText)
+	if id != "" {
+		if !r.cfg.Resume {
+			return 0, fmt.Errorf("%s already holds experiment %s; continue it with --resume, or choose another --out", r.cfg.OutDir, id)
+		}
+		if old, _ := s.Meta("spec_hash"); old != specHash {
+			return 0, fmt.Errorf("the spec changed since experiment %s started in %s (spec hash %s, now %s); resume needs the same spec — use another --out for the new one", id, r.cfg.OutDir, old, specHash)
+		}
+		r.id = id
+		seedText, _ := s.Meta("seed")
+		r.env = map[string]string{}
+		envText, _ := s.Meta("env")
+		_ = json.Unmarshal([]byte(envText), &r.env)
+		return strconv.ParseUint(seedText, 10, 64)
+	}
+	if r.cfg.Resume {
+		r.cfg.Log.Info("nothing to resume: starting a new experiment", "out", r.cfg.OutDir)
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	r.id = r.cfg.Spec.Name + "-" + hex.EncodeToString(b[:])
+	seed := uint64(time.Now().UnixNano())
+	if r.cfg.Spec.Seed != nil {
+		seed = uint64(*r.cfg.Spec.Seed)
+	}
+	r.env = hostenv.Capture()
+	envJSON, _ := json.Marshal(r.env)
+	return seed, s.SetMeta(map[string]string{
+		"experiment_id": r.id, "name": r.cfg.Spec.Name, "spec": string(r.cfg.SpecText), "spec_hash": specHash,
+		"seed": strconv.FormatUint(seed, 10), "created_at": time.Now().UTC().Format(time.RFC3339),
+		"boxbench_version": version.Version + " " + version.CommitOrVCS(), "env": string(envJSON),
+		"schema_version": results.SchemaVersion, "order": r.cfg.Spec.Order,
+	})
+}
+
+func (r *Runner) buildWorkloads() error {
+	var errs []error
+	for _, c := range r.plan.Cells {
+		wl, err := r.cfg.Workloads(r.cfg.Spec, c)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cell %s: %w", c.ID, err))
+			continue
+		}
+		r.workloads[c.ID] = wl
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Runner) storePlan() error {
+	var recs []results.CellRecord
+	for _, c := range r.plan.Cells {
+		rec := results.CellRecord{ID: c.ID, Params: c.Params}
+		if b := r.plan.Baseline[c]; b != nil {
+			rec.BaselineID = b.ID
+		}
+		recs = append(recs, rec)
+	}
+	for _, s := range r.plan.Skipped {
+		recs = append(recs, results.CellRecord{ID: s.Cell.ID, Params: s.Cell.Params, SkippedReason: s.Reason})
+	}
+	return r.store.PutCells(recs)
+}
+
+// cleanupLeftovers removes what a crashed earlier attempt of this experiment left behind.
+func (r *Runner) cleanupLeftovers(ctx context.Context) {
+	for name, p := range r.cfg.Platforms {
+		gone, err := p.Cleanup(ctx, r.cfg.WorkRoot, func(exp string) bool { return exp == r.id })
+		for _, g := range gone {
+			r.cfg.Log.Info("removed leftover of an earlier attempt", "platform", name, "what", g)
+		}
+		if err != nil {
+			r.cfg.Log.Warn("cleanup of leftovers incomplete", "platform", name, "err", err)
+		}
+	}
+	_ = os.RemoveAll(filepath.Join(r.cfg.WorkRoot, r.id))
+}
+
+func hash(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])[:16]
+}

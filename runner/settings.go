@@ -1,0 +1,39 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/hostenv"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/spec"
+)
+
+// limitsOf: every platform gets the spec's limits, native included.
+func limitsOf(e *spec.Experiment) platform.Limits {
+	return platform.Limits{CPUs: e.Limits.CPUs, Cpuset: e.Limits.Cpuset, MemoryBytes: int64(e.Limits.Memory)}
+}
+
+func storageOpts(e *spec.Experiment) platform.StorageOptions {
+	s := e.StorageOptions
+	return platform.StorageOptions{BlockdevFS: s.Blockdev.FS, BlockdevSize: int64(s.Blockdev.Size),
+		BlockdevDevice: s.Blockdev.Device, TmpfsSize: int64(s.Tmpfs.Size)}
+}
+
+// runDirName names a run's work directory and cgroup by its sequence number: short, unique
+// within the experiment, and free of the characters cell ids contain.
+func runDirName(seq int) string { return fmt.Sprintf("r%04d", seq) }
+
+var dbmsEnv sync.Map // dbms name → map[string]string
+
+// envOfDBMS records the native database build once per process.
+func envOfDBMS(ctx context.Context, d dbms.DBMS) map[string]string {
+	if v, ok := dbmsEnv.Load(d.Name()); ok {
+		return v.(map[string]string)
+	}
+	env := hostenv.DBMS(ctx, d)
+	dbmsEnv.Store(d.Name(), env)
+	return env
+}
