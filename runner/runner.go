@@ -91,7 +91,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return Summary{}, err
 	}
 	defer unlock()
-	r.cleanupLeftovers(ctx)
+	r.cleanupLeftovers(ctx, slog.LevelInfo)
+	// At the end too: the experiment's own cgroup parent and work directory.
+	defer r.cleanupLeftovers(context.WithoutCancel(ctx), slog.LevelDebug)
 
 	p, problems := plan.Expand(ctx, cfg.Spec, seed, cfg.Check)
 	if len(problems) > 0 {
@@ -286,11 +288,11 @@ func (r *Runner) storePlan() error {
 }
 
 // cleanupLeftovers removes what a crashed earlier attempt of this experiment left behind.
-func (r *Runner) cleanupLeftovers(ctx context.Context) {
+func (r *Runner) cleanupLeftovers(ctx context.Context, level slog.Level) {
 	for name, p := range r.cfg.Platforms {
 		gone, err := p.Cleanup(ctx, r.cfg.WorkRoot, func(exp string) bool { return exp == r.id })
 		for _, g := range gone {
-			r.cfg.Log.Info("removed leftover of an earlier attempt", "platform", name, "what", g)
+			r.cfg.Log.Log(ctx, level, "removed leftover", "platform", name, "what", g)
 		}
 		if err != nil {
 			r.cfg.Log.Warn("cleanup of leftovers incomplete", "platform", name, "err", err)

@@ -59,8 +59,8 @@ func (e *Experiment) applyDefaults() {
 	if w.Type == "" {
 		w.Type = "ycsb"
 	}
-	if w.Threads == 0 {
-		w.Threads = 8
+	if _, set := e.lines["workload.threads"]; !set {
+		w.Threads = 8 // an explicit 0 stays, and is reported
 	}
 	if w.Interval == 0 {
 		w.Interval = Duration(time.Second)

@@ -1,0 +1,39 @@
+# boxbench — see README.md. Every target works from a clean checkout.
+GO        ?= go
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS   := -X github.com/boxbench/boxbench/version.Version=$(VERSION) -X github.com/boxbench/boxbench/version.Commit=$(COMMIT)
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@2025.1.1
+
+.PHONY: build setup images test test-short lint bench quickstart clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/boxbench ./cmd/boxbench
+
+# Installs the Debian packages, starts dockerd when it is not running, fetches Go modules.
+setup:
+	bash scripts/setup.sh
+
+images: build
+	./bin/boxbench images build
+
+# The whole suite: unit, fixture, golden, integration (real databases, real dockerd) and end to
+# end. BOXBENCH_CI=1 turns every "host lacks X" skip into a failure.
+test: build
+	BOXBENCH_CI=1 BOXBENCH_BIN=$(CURDIR)/bin/boxbench $(GO) test -count=1 -timeout 40m ./...
+
+test-short:
+	$(GO) test -short ./...
+
+lint:
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+bench:
+	bash bench/loadgen/run.sh
+
+quickstart: build images
+	./bin/boxbench run examples/quickstart.yaml --out out/quickstart
+
+clean:
+	rm -rf bin out

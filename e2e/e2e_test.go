@@ -1,0 +1,263 @@
+// Package e2e runs the real boxbench binary against real databases: the end-to-end tier.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/storage"
+)
+
+var bin string
+
+func TestMain(m *testing.M) {
+	bin = os.Getenv("BOXBENCH_BIN")
+	if bin == "" && !testing.Short() {
+		dir, err := os.MkdirTemp("", "boxbench-e2e-bin-")
+		if err != nil {
+			panic(err)
+		}
+		bin = filepath.Join(dir, "boxbench")
+		out, err := exec.Command("go", "build", "-o", bin, "../cmd/boxbench").CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "build boxbench: %v\n%s", err, out)
+			os.Exit(1)
+		}
+		defer os.RemoveAll(dir)
+	}
+	os.Exit(m.Run())
+}
+
+const nativeSpec = `apiVersion: boxbench/v1alpha1
+kind: Experiment
+name: e2e-%s
+dbms: redis
+workload: {type: ycsb, mix: read-heavy, threads: 2, duration: %s, warmup: 1s}
+dataset: {records: 2000, fieldCount: 4, fieldLength: 50}
+limits: {cpus: 1, memory: 512MiB}
+matrix:
+  platform: [native]
+  storage: [bind, tmpfs, overlay]
+repetitions: %d
+baseline: {platform: native, storage: bind}
+storageOptions: {tmpfs: {size: 256MiB}}
+`
+
+type env struct {
+	dir, work, specFile string
+}
+
+func setup(t *testing.T, name, duration string, reps int) env {
+	t.Helper()
+	testenv.NeedRoot(t)
+	testenv.NeedCommands(t, "redis-server")
+	e := env{dir: t.TempDir(), work: testenv.WorkRoot(t)}
+	e.specFile = filepath.Join(e.dir, "spec.yaml")
+	if err := os.WriteFile(e.specFile, []byte(fmt.Sprintf(nativeSpec, name, duration, reps)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { assertNoLeftovers(t, e.work) })
+	return e
+}
+
+func (e env) boxbench(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--work-root", e.work}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+// TestRunAndResults: a fresh experiment stores ok runs for the supported cells and lists the
+// unsupported one as skipped with its reason.
+func TestRunAndResults(t *testing.T) {
+	e := setup(t, "basic", "1s", 2)
+	out := filepath.Join(e.dir, "out")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if b, err := e.boxbench(ctx, "run", e.specFile, "--out", out).CombinedOutput(); err != nil {
+		t.Fatalf("run: %v\n%s", err, b)
+	}
+	b, err := e.boxbench(ctx, "results", out, "--format", "json").Output()
+	if err != nil {
+		t.Fatalf("results: %v", err)
+	}
+	var got struct {
+		Runs []struct {
+			ID, Status string
+			Throughput *float64 `json:"throughput_ops_per_second"`
+		} `json:"runs"`
+		Skipped []struct {
+			ID     string `json:"id"`
+			Reason string `json:"skipped_reason"`
+		} `json:"skipped_cells"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Runs) != 4 {
+		t.Fatalf("%d runs stored, want 4 (2 cells × 2): %s", len(got.Runs), b)
+	}
+	for _, r := range got.Runs {
+		if r.Status != "ok" || r.Throughput == nil || *r.Throughput <= 0 {
+			t.Errorf("run %s: status %s throughput %v", r.ID, r.Status, r.Throughput)
+		}
+	}
+	if len(got.Skipped) != 1 || !strings.Contains(got.Skipped[0].Reason, "no container layer") {
+		t.Errorf("skipped cells: %+v", got.Skipped)
+	}
+	table, err := e.boxbench(ctx, "results", out).Output()
+	if err != nil || !bytes.Contains(table, []byte("skipped")) || !bytes.Contains(table, []byte("ops/s")) {
+		t.Errorf("results table: %v\n%s", err, table)
+	}
+	series, err := e.boxbench(ctx, "results", out, "--run", got.Runs[0].ID, "--series").Output()
+	if err != nil || !bytes.Contains(series, []byte("db.cpu_usage_seconds_per_second")) {
+		t.Errorf("series: %v\n%s", err, series)
+	}
+	if err := e.boxbench(ctx, "run", e.specFile, "--out", out).Run(); err == nil {
+		t.Error("a second run into the same --out must refuse without --resume")
+	}
+}
+
+// TestResumeAfterKill kills boxbench with SIGKILL in the middle of an experiment, then resumes:
+// every planned run is stored exactly once, and nothing is left behind.
+func TestResumeAfterKill(t *testing.T) {
+	e := setup(t, "resume", "2s", 3)
+	out := filepath.Join(e.dir, "out")
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cmd := e.boxbench(ctx, "run", e.specFile, "--out", out)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until two runs are stored and a third is under way, then kill -9.
+	deadline := time.Now().Add(4 * time.Minute)
+	for storedRuns(t, out) < 2 {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("no runs stored in time:\n%s", log.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(1500 * time.Millisecond) // mid-run: the box is up and measuring
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = cmd.Wait()
+	before := storedRuns(t, out)
+
+	b, err := e.boxbench(ctx, "run", e.specFile, "--out", out, "--resume").CombinedOutput()
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, b)
+	}
+	rows := runIDs(t, out)
+	if len(rows) != 6 {
+		t.Fatalf("after resume %d runs stored (before: %d), want 6: %v", len(rows), before, rows)
+	}
+	seen := map[string]bool{}
+	for _, id := range rows {
+		if seen[id] {
+			t.Errorf("run %s stored twice", id)
+		}
+		seen[id] = true
+	}
+	if !strings.Contains(string(b), "removed leftover") && before < 6 {
+		t.Logf("resume output (no leftovers reported):\n%s", b)
+	}
+}
+
+// TestInterrupt: SIGINT stops the current run cleanly, stores nothing partial, exits non-zero.
+func TestInterrupt(t *testing.T) {
+	e := setup(t, "sigint", "20s", 1)
+	out := filepath.Join(e.dir, "out")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := e.boxbench(ctx, "run", e.specFile, "--out", out)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for !strings.Contains(log.String(), "warmup+measure") {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("never reached measurement:\n%s", log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second)
+	_ = cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130:\n%s", err, log.String())
+	}
+	if n := storedRuns(t, out); n != 0 {
+		t.Errorf("%d runs stored after an interrupt during the first run", n)
+	}
+}
+
+func storedRuns(t *testing.T, out string) int { return len(runIDs(t, out)) }
+
+func runIDs(t *testing.T, out string) []string {
+	t.Helper()
+	path := filepath.Join(out, "results.db")
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT id FROM runs`)
+	if err != nil {
+		return nil // schema not created yet
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		_ = rows.Scan(&id)
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// assertNoLeftovers: no boxbench cgroup with processes, no mount or loop device under the work
+// root, no labelled container.
+func assertNoLeftovers(t *testing.T, work string) {
+	t.Helper()
+	mounts, _ := os.ReadFile("/proc/self/mounts")
+	for _, m := range storage.ParseMounts(bytes.NewReader(mounts)) {
+		if strings.HasPrefix(m.Target, work) {
+			t.Errorf("left mounted: %s", m.Target)
+		}
+	}
+	if out, err := exec.Command("losetup", "--list", "--noheadings", "--output", "BACK-FILE").Output(); err == nil && strings.Contains(string(out), work) {
+		t.Errorf("loop device left: %s", out)
+	}
+	_ = filepath.Walk("/sys/fs/cgroup/memory/boxbench", func(p string, info os.FileInfo, err error) error {
+		if err == nil && info.Name() == "cgroup.procs" {
+			if b, _ := os.ReadFile(p); len(bytes.TrimSpace(b)) > 0 && strings.Contains(p, "e2e-") {
+				t.Errorf("processes left in %s: %s", filepath.Dir(p), b)
+			}
+		}
+		return nil
+	})
+	if out, err := exec.Command("docker", "ps", "-aq", "--filter", "label=boxbench").Output(); err == nil && len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("labelled containers left: %s", out)
+	}
+}

@@ -1,0 +1,142 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/boxbench/boxbench/spec"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const src = `apiVersion: boxbench/v1alpha1
+kind: Experiment
+name: p
+dbms: postgresql
+workload: {type: ycsb, duration: 10s}
+dataset: {bound: memory}
+limits: {memory: 1GiB}
+matrix:
+  platform: [native, docker]
+  storage: [bind, overlay, blockdev]
+  zip: {network: [host, bridge-direct], mix: [a, c]}
+  exclude: [{platform: docker, storage: blockdev}]
+repetitions: 2
+seed: 7
+`
+
+// noContainerLayer mimics the native platform's static check.
+func noContainerLayer(_ context.Context, c *Cell) error {
+	if c.Platform == "native" && c.Storage == "overlay" {
+		return errors.New("native has no container layer")
+	}
+	if c.Platform == "native" && c.Network == "bridge-direct" {
+		return errors.New("native has no network bridge-direct")
+	}
+	return nil
+}
+
+func render(p *Plan) string {
+	var b strings.Builder
+	for _, c := range p.Cells {
+		base := "-"
+		if p.Baseline[c] != nil {
+			base = p.Baseline[c].ID
+		}
+		fmt.Fprintf(&b, "cell %s records=%d baseline=%s\n", c.ID, c.Records, base)
+	}
+	for _, s := range p.Skipped {
+		fmt.Fprintf(&b, "skip %s: %s\n", s.Cell.ID, s.Reason)
+	}
+	for i, r := range p.Runs {
+		fmt.Fprintf(&b, "run %d %s\n", i+1, r.ID())
+	}
+	return b.String()
+}
+
+func TestExpandGolden(t *testing.T) {
+	e, err := spec.Parse([]byte(src), "p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, problems := Expand(context.Background(), e, uint64(*e.Seed), noContainerLayer)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	got := render(p)
+	golden := "testdata/expand.golden"
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("plan differs from %s (run with -update to accept):\n%s", golden, got)
+	}
+}
+
+// TestOrderIsBlocked: each round of a randomized order holds every cell exactly once, and
+// the same seed gives the same order.
+func TestOrderIsBlocked(t *testing.T) {
+	cells := []*Cell{{ID: "a"}, {ID: "b"}, {ID: "c"}, {ID: "d"}}
+	runs := Order(cells, 1, 5, "randomized", 42)
+	if len(runs) != 20 {
+		t.Fatalf("%d runs", len(runs))
+	}
+	for round := 0; round < 5; round++ {
+		seen := map[string]bool{}
+		for _, r := range runs[round*4 : round*4+4] {
+			if r.Rep != round+1 || seen[r.Cell.ID] {
+				t.Fatalf("round %d broken: %v", round+1, runs[round*4:round*4+4])
+			}
+			seen[r.Cell.ID] = true
+		}
+	}
+	again := Order(cells, 1, 5, "randomized", 42)
+	other := Order(cells, 1, 5, "randomized", 43)
+	same, differ := true, false
+	for i := range runs {
+		same = same && runs[i].ID() == again[i].ID()
+		differ = differ || runs[i].ID() != other[i].ID()
+	}
+	if !same || !differ {
+		t.Errorf("seeded order: same seed equal=%v, other seed differs=%v", same, differ)
+	}
+	// Adding a round later does not change the earlier ones.
+	first := Order(cells, 1, 3, "randomized", 42)
+	for i := range first {
+		if first[i].ID() != runs[i].ID() {
+			t.Fatal("extending the rounds changed earlier runs")
+		}
+	}
+}
+
+func TestBaselineMatchesNothing(t *testing.T) {
+	s := strings.Replace(src, "seed: 7\n", "seed: 7\nbaseline: {storage: blockdev, platform: docker}\n", 1)
+	e, err := spec.Parse([]byte(s), "p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, problems := Expand(context.Background(), e, 1, noContainerLayer)
+	if len(problems) != 1 || !strings.Contains(problems[0].String(), "matches no cell") || problems[0].Line == 0 {
+		t.Errorf("problems: %v", problems)
+	}
+}
+
+func TestRecordsFromBound(t *testing.T) {
+	e, _ := spec.Parse([]byte(src), "p.yaml")
+	mem, disk := Records(e, "memory"), Records(e, "disk")
+	per := int64(10*100 + 24)
+	if mem != (1<<30)/4/per || disk != (1<<30)*4/per || disk <= mem*8 {
+		t.Errorf("memory-bound %d, disk-bound %d records", mem, disk)
+	}
+}
