@@ -257,7 +257,13 @@ func assertNoLeftovers(t *testing.T, work string) {
 		}
 		return nil
 	})
-	if out, err := exec.Command("docker", "ps", "-aq", "--filter", "label=boxbench").Output(); err == nil && len(bytes.TrimSpace(out)) > 0 {
-		t.Errorf("labelled containers left: %s", out)
+	// Only this package's experiments (other packages' tests may run at the same time).
+	out, err := exec.Command("docker", "ps", "-a", "--filter", "label=boxbench", "--format", `{{.ID}} {{.Label "boxbench.experiment"}}`).Output()
+	if err == nil {
+		for _, line := range strings.Split(string(out), "\n") {
+			if f := strings.Fields(line); len(f) == 2 && strings.HasPrefix(f[1], "e2e-") {
+				t.Errorf("labelled container left: %s", line)
+			}
+		}
 	}
 }
