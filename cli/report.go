@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/boxbench/boxbench/report"
+	"github.com/boxbench/boxbench/results"
+)
+
+func (a *app) reportCmd() *cobra.Command {
+	var format, html string
+	cmd := &cobra.Command{
+		Use:   "report DIR",
+		Short: "Report an experiment: overhead vs the baseline with CIs, latency, warnings",
+		Long: "report prints a table per cell: throughput with its 95% CI, the overhead versus the\n" +
+			"baseline with a Fieller CI, Mann-Whitney p and a verdict, p99 per operation type from\n" +
+			"merged histograms, and warnings. --html writes one self-contained HTML page.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" && format != "csv" {
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--format %q is not valid (valid: text, json, csv)", format)}
+			}
+			st, err := results.OpenExisting(args[0])
+			if err != nil {
+				return &ExitError{Code: ExitUsage, Err: err}
+			}
+			defer st.Close()
+			if format == "csv" {
+				return report.WriteCSV(a.stdout, st)
+			}
+			r, err := report.Build(st)
+			if err != nil {
+				return err
+			}
+			if html != "" {
+				if err := writeHTML(html, r, st); err != nil {
+					return err
+				}
+			}
+			if format == "json" {
+				return report.WriteJSON(a.stdout, r)
+			}
+			if html != "" {
+				fmt.Fprintf(a.stderr, "HTML report: %s\n", html)
+			}
+			return report.WriteText(a.stdout, r)
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json or csv (one row per run)")
+	cmd.Flags().StringVar(&html, "html", "", "also write a self-contained HTML report to FILE")
+	return cmd
+}
+
+func writeHTML(path string, r *report.Report, st *results.Store) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if err := report.WriteHTML(f, r, st); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// finalReport ends `run`: the HTML report beside the results, and the table on stdout.
+func (a *app) finalReport(dir string) error {
+	st, err := results.OpenExisting(dir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	r, err := report.Build(st)
+	if err != nil {
+		return err
+	}
+	html := filepath.Join(dir, "report.html")
+	if err := writeHTML(html, r, st); err != nil {
+		return err
+	}
+	if !a.quiet {
+		if err := report.WriteText(a.stdout, r); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(a.stdout, "HTML report: %s\n", html)
+	return nil
+}
+
+func (a *app) compareCmd() *cobra.Command {
+	var maxReg, format string
+	cmd := &cobra.Command{
+		Use:   "compare BASE_DIR NEW_DIR",
+		Short: "Compare matching cells of two experiments; exit 1 on a significant regression",
+		Long: "compare matches the cells of two experiments (e.g. before and after a kernel or runtime\n" +
+			"upgrade) and tests each cell's throughput. A cell regresses when NEW is significantly\n" +
+			"slower (Mann-Whitney p < 0.05 and a CI that excludes no change) by more than\n" +
+			"--max-regression. Usable as a CI gate: exit 1 on a regression.",
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tol, err := parsePercent(maxReg)
+			if err != nil {
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--max-regression %q: %v (write it like 5%%)", maxReg, err)}
+			}
+			if format != "text" && format != "json" {
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--format %q is not valid (valid: text, json)", format)}
+			}
+			var reps [2]*report.Report
+			for i, dir := range args {
+				st, err := results.OpenExisting(dir)
+				if err != nil {
+					return &ExitError{Code: ExitUsage, Err: err}
+				}
+				reps[i], err = report.Build(st)
+				st.Close()
+				if err != nil {
+					return err
+				}
+			}
+			c, err := report.Compare(reps[0], reps[1], tol)
+			if err != nil {
+				return &ExitError{Code: ExitUsage, Err: err}
+			}
+			if format == "json" {
+				err = report.WriteComparisonJSON(a.stdout, c)
+			} else {
+				err = report.WriteComparison(a.stdout, c)
+			}
+			if err != nil {
+				return err
+			}
+			if c.Regressed() {
+				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("significant regression beyond %s", maxReg)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&maxReg, "max-regression", "5%", "tolerated throughput loss before a significant slowdown fails")
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	return cmd
+}
+
+func parsePercent(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	div := 1.0
+	if strings.HasSuffix(s, "%") {
+		s, div = strings.TrimSuffix(s, "%"), 100
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 || v/div >= 1 {
+		return 0, fmt.Errorf("not a percentage between 0 and 100")
+	}
+	return v / div, nil
+}

@@ -1,0 +1,157 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/boxbench/boxbench/results"
+	"github.com/boxbench/boxbench/workload"
+)
+
+// csvOpFields are the per-op columns, suffixed to "<op>_" (latency series) or
+// "<op>_<series>_" (other series); latencies in µs.
+var csvOpFields = []string{"count", "errors", "ops_per_second", "p50_us", "p90_us", "p95_us", "p99_us",
+	"p999_us", "max_us", "mean_us"}
+
+// WriteCSV writes one row per stored run (tidy: one variable per column): identity, status,
+// every matrix param, throughput (ops/s), per op type and series the count, errors, rate and
+// latency percentiles (µs), the client's CPU, and the warnings. Missing values are empty.
+func WriteCSV(w io.Writer, store *results.Store) error {
+	cells, err := store.Cells()
+	if err != nil {
+		return fmt.Errorf("csv: cells: %w", err)
+	}
+	runs, err := store.Runs()
+	if err != nil {
+		return fmt.Errorf("csv: runs: %w", err)
+	}
+	params := map[string]map[string]string{}
+	keySet := map[string]bool{}
+	for _, c := range cells {
+		params[c.ID] = c.Params
+		for k := range c.Params {
+			keySet[k] = true
+		}
+	}
+	for _, run := range runs {
+		if _, ok := params[run.CellID]; !ok {
+			params[run.CellID] = paramsOfID(run.CellID)
+			for k := range params[run.CellID] {
+				keySet[k] = true
+			}
+		}
+	}
+	keys := orderKeys(slices.Collect(maps.Keys(keySet)))
+	type opKey struct{ op, series string }
+	opSet := map[opKey]bool{}
+	for _, run := range runs {
+		for _, o := range run.Ops {
+			opSet[opKey{o.Op, o.Series}] = true
+		}
+	}
+	ops := slices.Collect(maps.Keys(opSet))
+	slices.SortFunc(ops, func(a, b opKey) int {
+		if (a.series == LatencySeries) != (b.series == LatencySeries) {
+			if a.series == LatencySeries {
+				return -1
+			}
+			return 1
+		}
+		if c := strings.Compare(a.series, b.series); c != 0 {
+			return c
+		}
+		return strings.Compare(a.op, b.op)
+	})
+	prefix := func(k opKey) string {
+		if k.series == LatencySeries {
+			return k.op + "_"
+		}
+		return k.op + "_" + k.series + "_"
+	}
+
+	head := []string{"run", "cell", "rep", "seq", "status", "reason", "started_at", "ended_at"}
+	head = append(head, keys...)
+	head = append(head, "mode", "threads", "measured_seconds", "throughput_ops_per_second")
+	for _, k := range ops {
+		for _, f := range csvOpFields {
+			head = append(head, prefix(k)+f)
+		}
+	}
+	head = append(head, "client_cpu_seconds", "client_cpu_cores", "warnings", "warning_codes")
+
+	cw := csv.NewWriter(w)
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	for _, run := range runs {
+		row := []string{run.ID, run.CellID, strconv.Itoa(run.Rep), strconv.Itoa(run.Seq), run.Status,
+			oneLine(run.Reason), stamp(run.Started), stamp(run.Ended)}
+		for _, k := range keys {
+			row = append(row, params[run.CellID][k])
+		}
+		var res workload.Result
+		hasRes := len(run.Result) > 0 && json.Unmarshal(run.Result, &res) == nil
+		if hasRes {
+			row = append(row, string(res.Mode), strconv.Itoa(res.Threads), num(res.Measured.Seconds()))
+		} else {
+			row = append(row, "", "", "")
+		}
+		if run.Throughput != nil {
+			row = append(row, num(*run.Throughput))
+		} else {
+			row = append(row, "")
+		}
+		byKey := map[opKey]results.OpRow{}
+		for _, o := range run.Ops {
+			byKey[opKey{o.Op, o.Series}] = o
+		}
+		for _, k := range ops {
+			o, ok := byKey[k]
+			if !ok {
+				row = append(row, make([]string, len(csvOpFields))...)
+				continue
+			}
+			row = append(row, strconv.FormatInt(o.Count, 10), strconv.FormatInt(o.Errors, 10), num(o.Throughput),
+				num(micros(o.P50)), num(micros(o.P90)), num(micros(o.P95)), num(micros(o.P99)),
+				num(micros(o.P999)), num(micros(o.Max)), num(o.Mean/1e3))
+		}
+		if hasRes && res.ClientCPU > 0 {
+			row = append(row, num(res.ClientCPU.Seconds()))
+			if res.Measured > 0 {
+				row = append(row, num(res.ClientCPU.Seconds()/res.Measured.Seconds()))
+			} else {
+				row = append(row, "")
+			}
+		} else {
+			row = append(row, "", "")
+		}
+		var codes []string
+		for _, w := range run.Warnings {
+			if !slices.Contains(codes, w.Code) {
+				codes = append(codes, w.Code)
+			}
+		}
+		row = append(row, strconv.Itoa(len(run.Warnings)), strings.Join(codes, ";"))
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}

@@ -1,0 +1,113 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/boxbench/boxbench/stats"
+)
+
+// The JSON shape (`boxbench report --format json`). Field names and units are part of the CLI's
+// contract; docs/results.md describes them.
+type jsonReport struct {
+	Experiment  Experiment        `json:"experiment"`
+	Environment map[string]string `json:"environment"`
+	Keys        []string          `json:"keys"`
+	Cells       []jsonCell        `json:"cells"`
+	Skipped     []jsonSkipped     `json:"skipped"`
+	Warnings    []Warning         `json:"warnings"`
+}
+
+type jsonCell struct {
+	ID         string                 `json:"id"`
+	Params     map[string]string      `json:"params"`
+	Runs       int                    `json:"runs"`
+	Throughput *jsonThroughput        `json:"throughput"`
+	Overhead   *jsonOverhead          `json:"overhead,omitempty"`
+	Latency    map[string]jsonLatency `json:"latency"`
+	Warnings   []Warning              `json:"warnings"`
+}
+
+type jsonThroughput struct {
+	Mean   float64     `json:"mean"`
+	Median float64     `json:"median"`
+	SD     float64     `json:"sd"`
+	CoV    float64     `json:"cov"`
+	CI95   *[2]float64 `json:"ci95"`
+	Unit   string      `json:"unit"`
+}
+
+type jsonOverhead struct {
+	Baseline string      `json:"baseline"`
+	Ratio    float64     `json:"ratio"`
+	CI95     *[2]float64 `json:"ci95"`
+	PValue   float64     `json:"p_value"`
+	Verdict  string      `json:"verdict"`
+}
+
+type jsonLatency struct {
+	P50  float64 `json:"p50"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Unit string  `json:"unit"`
+}
+
+type jsonSkipped struct {
+	ID     string            `json:"id"`
+	Params map[string]string `json:"params"`
+	Reason string            `json:"reason"`
+}
+
+// WriteJSON writes the report as one indented JSON document. Per runnable cell: id, params,
+// runs (ok runs), throughput (ops/s; null without ok runs), overhead versus the baseline
+// (absent for a baseline and when there is no comparison: the warnings say why), latency per
+// op type (µs, merged histograms) and warnings; ci95 is null where no interval exists.
+func WriteJSON(w io.Writer, r *Report) error {
+	out := jsonReport{Experiment: r.Experiment, Environment: r.Env, Keys: nonNil(r.Keys),
+		Cells: []jsonCell{}, Skipped: []jsonSkipped{}, Warnings: nonNil(r.Warnings)}
+	for _, c := range r.Cells {
+		if c.Skipped() {
+			out.Skipped = append(out.Skipped, jsonSkipped{ID: c.ID, Params: c.Params, Reason: c.SkippedReason})
+			continue
+		}
+		jc := jsonCell{ID: c.ID, Params: c.Params, Runs: c.Runs, Latency: map[string]jsonLatency{},
+			Warnings: nonNil(c.Warnings)}
+		if c.Runs > 0 {
+			t := c.Throughput
+			jc.Throughput = &jsonThroughput{Mean: t.Mean, Median: t.Median, SD: t.SD, CoV: t.CoV,
+				CI95: pair(t.CI95), Unit: "ops/s"}
+		}
+		if o := c.Overhead; o != nil {
+			jc.Overhead = &jsonOverhead{Baseline: c.BaselineID, Ratio: o.Ratio, CI95: pair(o.RatioCI),
+				PValue: o.UTest.P, Verdict: string(o.Verdict)}
+		}
+		for _, l := range c.Latency {
+			if l.Count > 0 {
+				jc.Latency[l.Op] = jsonLatency{P50: l.P50, P95: l.P95, P99: l.P99, P999: l.P999, Unit: "us"}
+			}
+		}
+		out.Cells = append(out.Cells, jc)
+	}
+	if out.Environment == nil {
+		out.Environment = map[string]string{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
+
+func pair(iv stats.Interval) *[2]float64 {
+	if !iv.Valid {
+		return nil
+	}
+	return &[2]float64{iv.Lo, iv.Hi}
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
