@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,6 +25,7 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
 	bin = os.Getenv("BOXBENCH_BIN")
 	if bin == "" && !testing.Short() {
 		dir, err := os.MkdirTemp("", "boxbench-e2e-bin-")
@@ -36,7 +38,9 @@ func TestMain(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "build boxbench: %v\n%s", err, out)
 			os.Exit(1)
 		}
-		defer os.RemoveAll(dir)
+		code := m.Run()
+		os.RemoveAll(dir)
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }

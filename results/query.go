@@ -153,7 +153,7 @@ func (s *Store) Cells() ([]CellRecord, error) {
 
 // Series returns a run's telemetry points ordered by source, metric and time.
 func (s *Store) Series(runID string) ([]Point, error) {
-	rows, err := s.db.Query(`SELECT source, metric, t_ns, value FROM series WHERE run_id = ? ORDER BY source, metric, t_ns`, runID)
+	rows, err := s.db.Query(`SELECT source, metric, label, t_ns, value FROM series WHERE run_id = ? ORDER BY source, metric, label, t_ns`, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +162,7 @@ func (s *Store) Series(runID string) ([]Point, error) {
 	for rows.Next() {
 		var p Point
 		var t int64
-		if err := rows.Scan(&p.Source, &p.Metric, &t, &p.Value); err != nil {
+		if err := rows.Scan(&p.Source, &p.Metric, &p.Label, &t, &p.Value); err != nil {
 			return nil, err
 		}
 		p.T = time.Duration(t)

@@ -45,7 +45,8 @@ CREATE TABLE IF NOT EXISTS intervals (
   op TEXT NOT NULL, series TEXT NOT NULL, count INTEGER NOT NULL, errors INTEGER NOT NULL, hist BLOB);
 CREATE INDEX IF NOT EXISTS intervals_run ON intervals (run_id);
 CREATE TABLE IF NOT EXISTS series (
-  run_id TEXT NOT NULL, source TEXT NOT NULL, metric TEXT NOT NULL, t_ns INTEGER NOT NULL, value REAL NOT NULL);
+  run_id TEXT NOT NULL, source TEXT NOT NULL, metric TEXT NOT NULL, label TEXT NOT NULL DEFAULT '',
+  t_ns INTEGER NOT NULL, value REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS series_run ON series (run_id);
 CREATE TABLE IF NOT EXISTS warnings (
   run_id TEXT NOT NULL, code TEXT NOT NULL, severity TEXT NOT NULL, message TEXT NOT NULL);
@@ -159,8 +160,9 @@ func nullIfEmpty(s string) any {
 // Point is one telemetry sample.
 type Point struct {
 	T      time.Duration // offset from the run's clock origin (end of the sampled interval)
-	Source string
-	Metric string
+	Source string // "db", "client", "host", or a neighbour's name
+	Metric string // name with unit (see docs/results.md)
+	Label  string // device or interface the metric is about, or ""
 	Value  float64
 }
 
@@ -227,7 +229,7 @@ func (s *Store) PutRun(ctx context.Context, r *RunRecord) error {
 		}
 	}
 	for _, p := range r.Series {
-		if _, err := tx.Exec(`INSERT INTO series VALUES (?, ?, ?, ?, ?)`, r.ID, p.Source, p.Metric, int64(p.T), p.Value); err != nil {
+		if _, err := tx.Exec(`INSERT INTO series VALUES (?, ?, ?, ?, ?, ?)`, r.ID, p.Source, p.Metric, p.Label, int64(p.T), p.Value); err != nil {
 			return err
 		}
 	}
