@@ -1,0 +1,295 @@
+package loadgen
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/boxbench/boxbench/internal/testdb"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/workload"
+)
+
+// TestSideBySide runs boxbench's generator (the ycsbrun binary) and go-ycsb v1.0.1 against the
+// same native Redis and PostgreSQL, started through the product's native platform, for YCSB
+// workloads A and C with the same threads, record count and request distribution (scrambled
+// zipfian), closed loop, repeated and interleaved. Each client runs as its own process and its
+// CPU is the rusage (user+system) the kernel reports for it at exit. Opt-in: run.sh sets
+// LOADGEN_SIDEBYSIDE=1 and the binaries' paths.
+func TestSideBySide(t *testing.T) {
+	if os.Getenv("LOADGEN_SIDEBYSIDE") == "" {
+		t.Skip("benchmark; run bench/loadgen/run.sh")
+	}
+	p := params{goycsb: os.Getenv("GOYCSB"), ours: os.Getenv("YCSBRUN"), workloads: os.Getenv("GOYCSB_WORKLOADS"),
+		reps: envInt("LOADGEN_REPS", 3), threads: envInt("LOADGEN_THREADS", 8),
+		records: envInt("LOADGEN_RECORDS", 50000), dur: time.Duration(envInt("LOADGEN_SECONDS", 10)) * time.Second}
+	var rows []row
+	for _, db := range strings.Fields(envStr("LOADGEN_DBMS", "redis postgresql")) {
+		box, d := testdb.Start(t, db)
+		ep := box.Endpoint()
+		t.Logf("%s at %s (%s)", db, ep, d.Name())
+		p.load(t, db, box)
+		for rep := 0; rep < p.reps; rep++ {
+			for _, wl := range []string{"a", "c"} {
+				clients := []string{"boxbench", "go-ycsb"}
+				if rep%2 == 1 {
+					clients[0], clients[1] = clients[1], clients[0]
+				}
+				for _, c := range clients {
+					m := p.run(t, c, db, wl, box)
+					t.Logf("%s %s %s rep %d: %.0f ops/s, read p50 %.0f µs p99 %.0f µs, %.2f µs CPU/op",
+						db, wl, c, rep+1, m.tput, m.p50, m.p99, m.cpuPerOp)
+					rows = append(rows, row{db, wl, c, m})
+				}
+			}
+		}
+	}
+	report := summarize(rows, p)
+	fmt.Print(report)
+	if out := os.Getenv("LOADGEN_OUT"); out != "" {
+		if err := os.WriteFile(out, []byte(report), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+type params struct {
+	goycsb, ours, workloads string
+	reps, threads, records  int
+	dur                     time.Duration
+}
+
+type measure struct {
+	tput, p50, p99, cpuPerOp float64 // ops/s, µs (reads), µs CPU per operation
+	ops                      int64
+}
+
+type row struct {
+	db, wl, client string
+	m              measure
+}
+
+// The two clients use separate data (different tables or key names), both loaded once.
+const ourTable = "bbtable"
+
+func (p params) ourArgs(db string, box platform.Box) []string {
+	ep := box.Endpoint()
+	a := []string{"-dbms", db, "-host", ep.Host, "-port", strconv.Itoa(ep.Port), "-table", ourTable,
+		"-records", strconv.Itoa(p.records), "-threads", strconv.Itoa(p.threads)}
+	if db == "postgresql" {
+		a = append(a, "-user", "boxbench", "-database", "postgres")
+	}
+	return a
+}
+
+func (p params) ycsbArgs(db, wl string, box platform.Box) []string {
+	ep := box.Endpoint()
+	a := []string{db, "-P", p.workloads + "/workloada",
+		"-p", "recordcount=" + strconv.Itoa(p.records), "-p", "threadcount=" + strconv.Itoa(p.threads),
+		"-p", "operationcount=1000000000", "-p", "requestdistribution=zipfian", "-p", "readallfields=true"}
+	if wl == "c" {
+		a = append(a, "-p", "readproportion=1", "-p", "updateproportion=0")
+	}
+	switch db {
+	case "redis":
+		a = append(a, "-p", fmt.Sprintf("redis.addr=%s:%d", ep.Host, ep.Port))
+	case "postgresql":
+		a = append(a, "-p", "pg.host="+ep.Host, "-p", "pg.port="+strconv.Itoa(ep.Port),
+			"-p", "pg.user=boxbench", "-p", "pg.db=postgres", "-p", "pg.sslmode=disable")
+	}
+	return a
+}
+
+func (p params) load(t *testing.T, db string, box platform.Box) {
+	t.Helper()
+	start := time.Now()
+	if out, err := exec.Command(p.ours, append([]string{"-phase", "load"}, p.ourArgs(db, box)...)...).CombinedOutput(); err != nil {
+		t.Fatalf("boxbench load: %v\n%s", err, out)
+	}
+	args := append([]string{"load"}, p.ycsbArgs(db, "a", box)...)
+	args = append(args, "-p", "dropdata=true", "-p", "batch.size=100")
+	if out, err := exec.Command(p.goycsb, args...).CombinedOutput(); err != nil {
+		t.Fatalf("go-ycsb load: %v\n%s", err, out)
+	}
+	t.Logf("%s: both loads took %v", db, time.Since(start).Round(time.Second))
+}
+
+func (p params) run(t *testing.T, client, db, wl string, box platform.Box) measure {
+	t.Helper()
+	var cmd *exec.Cmd
+	if client == "boxbench" {
+		cmd = exec.Command(p.ours, append([]string{"-phase", "run", "-mix", wl, "-duration", p.dur.String()},
+			p.ourArgs(db, box)...)...)
+	} else {
+		cmd = exec.Command(p.goycsb, append([]string{"run"}, p.ycsbArgs(db, wl, box)...)...)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if client == "go-ycsb" {
+		// v1.0.1 ignores maxexecutiontime: stop it with SIGINT, as timeout --foreground -s INT
+		// would; it prints its summary on the way out.
+		time.AfterFunc(p.dur, func() { _ = cmd.Process.Signal(syscall.SIGINT) })
+	}
+	err := cmd.Wait()
+	if err != nil && client == "boxbench" {
+		t.Fatalf("%s %v: %v\n%s", client, cmd.Args, err, stderr.String())
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	var m measure
+	if client == "boxbench" {
+		m = parseOurs(t, stdout.Bytes())
+	} else {
+		m = parseGoYCSB(t, stdout.String())
+	}
+	if m.ops == 0 {
+		t.Fatalf("%s %s %s: no operations\n%s\n%s", client, db, wl, stdout.String(), stderr.String())
+	}
+	m.cpuPerOp = float64(cpu.Microseconds()) / float64(m.ops)
+	return m
+}
+
+func parseOurs(t *testing.T, out []byte) measure {
+	var res workload.Result
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("parse boxbench result: %v\n%s", err, out)
+	}
+	m := measure{tput: res.Metrics["throughput_ops_per_second"], ops: int64(res.Metrics["operations_total"])}
+	for _, s := range res.Ops {
+		if s.Op == "read" && s.Series == "latency" {
+			m.p50, m.p99 = float64(s.P50)/1e3, float64(s.P99)/1e3
+		}
+	}
+	return m
+}
+
+// go-ycsb's plain summary line, e.g.
+// READ   - Takes(s): 10.0, Count: 123, OPS: 12.3, Avg(us): 80, Min(us): 20, Max(us): 900,
+// 50th(us): 70, 90th(us): 100, 95th(us): 120, 99th(us): 200, 99.9th(us): 400, 99.99th(us): 800
+var ycsbLine = regexp.MustCompile(`(?m)^(\w+)\s+- Takes\(s\): ([\d.]+), Count: (\d+), OPS: ([\d.]+), .*50th\(us\): (\d+), 90th\(us\): \d+, 95th\(us\): \d+, 99th\(us\): (\d+)`)
+
+func parseGoYCSB(t *testing.T, out string) measure {
+	// The last summary is the final one (go-ycsb also prints one every 10 s).
+	idx := strings.LastIndex(out, "Run finished")
+	if idx < 0 {
+		idx = strings.LastIndex(out, "Got signal")
+	}
+	if idx < 0 {
+		t.Fatalf("go-ycsb printed no final summary:\n%s", out)
+	}
+	var m measure
+	var takes float64
+	for _, g := range ycsbLine.FindAllStringSubmatch(out[idx:], -1) {
+		if g[1] == "TOTAL" {
+			continue
+		}
+		n, _ := strconv.ParseInt(g[3], 10, 64)
+		m.ops += n // errors too (READ_ERROR…): operations the client issued
+		tk, _ := strconv.ParseFloat(g[2], 64)
+		takes = max(takes, tk)
+		if g[1] == "READ" {
+			m.p50, _ = strconv.ParseFloat(g[5], 64)
+			m.p99, _ = strconv.ParseFloat(g[6], 64)
+		}
+	}
+	if takes > 0 {
+		m.tput = float64(m.ops) / takes
+	}
+	return m
+}
+
+// summarize renders the median and range of every measure per (dbms, workload, client), and
+// boxbench's CPU per operation relative to go-ycsb's.
+func summarize(rows []row, p params) string {
+	type key struct{ db, wl, client string }
+	g := map[key][]measure{}
+	var keys []key
+	for _, r := range rows {
+		k := key{r.db, r.wl, r.client}
+		if _, ok := g[k]; !ok {
+			keys = append(keys, k)
+		}
+		g[k] = append(g[k], r.m)
+	}
+	sort.SliceStable(keys, func(i, j int) bool {
+		if keys[i].db != keys[j].db {
+			return keys[i].db > keys[j].db
+		}
+		if keys[i].wl != keys[j].wl {
+			return keys[i].wl < keys[j].wl
+		}
+		return keys[i].client < keys[j].client
+	})
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d threads, %d records, %v per run, %d runs per cell, interleaved; median [min–max]\n\n",
+		p.threads, p.records, p.dur, p.reps)
+	b.WriteString("| dbms | workload | client | throughput (ops/s) | read p50 (µs) | read p99 (µs) | client CPU (µs/op) |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	med := map[key]float64{}
+	for _, k := range keys {
+		ms := g[k]
+		col := func(f func(measure) float64, prec int) string {
+			v := make([]float64, len(ms))
+			for i, m := range ms {
+				v[i] = f(m)
+			}
+			sort.Float64s(v)
+			return fmt.Sprintf("%.*f [%.*f–%.*f]", prec, median(v), prec, v[0], prec, v[len(v)-1])
+		}
+		cpu := make([]float64, len(ms))
+		for i, m := range ms {
+			cpu[i] = m.cpuPerOp
+		}
+		sort.Float64s(cpu)
+		med[k] = median(cpu)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", k.db, strings.ToUpper(k.wl), k.client,
+			col(func(m measure) float64 { return m.tput }, 0), col(func(m measure) float64 { return m.p50 }, 0),
+			col(func(m measure) float64 { return m.p99 }, 0), col(func(m measure) float64 { return m.cpuPerOp }, 2))
+	}
+	b.WriteString("\nboxbench CPU/op ÷ go-ycsb CPU/op (medians): ")
+	var parts []string
+	for _, k := range keys {
+		if k.client == "boxbench" {
+			o := key{k.db, k.wl, "go-ycsb"}
+			if med[o] > 0 {
+				parts = append(parts, fmt.Sprintf("%s %s %.2f", k.db, strings.ToUpper(k.wl), med[k]/med[o]))
+			}
+		}
+	}
+	b.WriteString(strings.Join(parts, "; ") + "\n")
+	return b.String()
+}
+
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func envStr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}

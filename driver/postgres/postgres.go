@@ -1,0 +1,267 @@
+// Package postgres drives PostgreSQL in YCSB's JDBC data model (a usertable with YCSB_KEY and
+// FIELD0..n) through pgx v5's connection layer (pgconn): every statement is prepared once per
+// connection and executed with text parameters, and rows are counted, not decoded, so the
+// client spends its CPU on the protocol and nothing else.
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/driver"
+)
+
+// DefaultTable is the table used until Setup or UseTable names another (YCSB's name).
+const DefaultTable = "usertable"
+
+// maxParams is PostgreSQL's limit of bind parameters per statement.
+const maxParams = 65535
+
+// DB is a pool of PostgreSQL connections. Safe for concurrent use.
+type DB struct {
+	cfg   *pgconn.Config
+	conns *conns
+	idle  chan *pconn // capacity poolSize; nil entries are connections not yet dialled
+	st    atomic.Pointer[stmts]
+	seq   atomic.Int64
+	once  sync.Once
+}
+
+// pconn is one connection and what was prepared on it. Owned by one operation at a time.
+type pconn struct {
+	pg       *pgconn.PgConn
+	prepared map[*stmt]*pgconn.StatementDescription
+	params   [][]byte
+	num      []byte
+}
+
+var _ driver.DB = (*DB)(nil)
+
+// New dials one connection to ep to check it and keeps up to poolSize (at least one) open.
+func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int) (driver.DB, error) {
+	if poolSize < 1 {
+		poolSize = 1
+	}
+	cfg, err := pgconn.ParseConfig("sslmode=disable") // benchmark servers on loopback or a box network
+	if err != nil {
+		return nil, fmt.Errorf("postgres config: %w", err)
+	}
+	cfg.Host, cfg.Port = ep.Host, uint16(ep.Port)
+	if ep.Unix != "" {
+		cfg.Host = ep.Unix // a socket directory, as libpq takes it
+	}
+	cfg.User, cfg.Password, cfg.Database = cred.User, cred.Password, cred.Database
+	cs := &conns{}
+	cfg.DialFunc = cs.dial
+	db := &DB{cfg: cfg, conns: cs, idle: make(chan *pconn, poolSize)}
+	db.st.Store(newStmts(DefaultTable, &db.seq))
+	c, err := db.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	db.idle <- c
+	for i := 1; i < poolSize; i++ {
+		db.idle <- nil
+	}
+	return db, nil
+}
+
+func (db *DB) dial(ctx context.Context) (*pconn, error) {
+	pg, err := pgconn.ConnectConfig(ctx, db.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres connect %s:%d: %w", db.cfg.Host, db.cfg.Port, err)
+	}
+	return &pconn{pg: pg, prepared: map[*stmt]*pgconn.StatementDescription{}}, nil
+}
+
+// get takes a connection, dialling it if its slot is empty. It blocks while all are in use.
+func (db *DB) get(ctx context.Context) (*pconn, error) {
+	c, ok := <-db.idle
+	if !ok {
+		return nil, errPoolClosed
+	}
+	if c != nil {
+		return c, nil
+	}
+	c, err := db.dial(ctx)
+	if err != nil {
+		db.idle <- nil
+		return nil, err
+	}
+	return c, nil
+}
+
+// put returns a connection; a broken one leaves its slot empty for a new dial.
+func (db *DB) put(c *pconn) {
+	if c.pg.IsClosed() {
+		c = nil
+	}
+	defer func() { _ = recover() }() // the pool was closed while c was out: drop it
+	db.idle <- c
+}
+
+// UseTable names the table the following operations use (Setup does it too). Call it before
+// any operation, not concurrently with them.
+func (db *DB) UseTable(t driver.Table) {
+	if db.st.Load().table != t.Name {
+		db.st.Store(newStmts(t.Name, &db.seq))
+	}
+}
+
+// Setup drops and creates the table, as YCSB's JDBC binding documents it.
+func (db *DB) Setup(ctx context.Context, t driver.Table) error {
+	db.UseTable(t)
+	cols := make([]string, 0, t.FieldCount)
+	for _, f := range t.Fields() {
+		cols = append(cols, f+" TEXT")
+	}
+	q := fmt.Sprintf("DROP TABLE IF EXISTS %s; CREATE TABLE %s (YCSB_KEY VARCHAR(255) PRIMARY KEY, %s)",
+		t.Name, t.Name, strings.Join(cols, ", "))
+	c, err := db.get(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.put(c)
+	if _, err := c.pg.Exec(ctx, q).ReadAll(); err != nil {
+		return fmt.Errorf("postgres setup %s: %w", t.Name, err)
+	}
+	return nil
+}
+
+// exec runs st with the parameters in c.params and returns the rows it returned or affected.
+func (db *DB) exec(ctx context.Context, c *pconn, st *stmt, rowsReturned bool) (int64, error) {
+	sd, ok := c.prepared[st]
+	if !ok {
+		var err error
+		sd, err = c.pg.Prepare(ctx, st.name, st.sql, nil)
+		if err != nil {
+			return 0, fmt.Errorf("prepare %q: %w", st.sql, err)
+		}
+		c.prepared[st] = sd
+	}
+	rr := c.pg.ExecStatement(ctx, sd, c.params, nil, nil)
+	var n int64
+	for rr.NextRow() {
+		n++
+	}
+	tag, err := rr.Close()
+	if err != nil {
+		return 0, err
+	}
+	if !rowsReturned {
+		n = tag.RowsAffected()
+	}
+	return n, nil
+}
+
+// bytesOf views s as bytes without copying; pgconn only copies parameters into its buffer.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+func (db *DB) run(ctx context.Context, kind opKind, key string, fields []string, values [][]byte, count int) (int64, error) {
+	st := db.st.Load().get(kind, fields, 1)
+	c, err := db.get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	c.params = append(c.params[:0], bytesOf(key))
+	switch kind {
+	case opScan:
+		c.num = strconv.AppendInt(c.num[:0], int64(count), 10)
+		c.params = append(c.params, c.num)
+	case opUpdate, opInsert:
+		c.params = append(c.params, values...)
+	}
+	n, err := db.exec(ctx, c, st, kind == opRead || kind == opScan)
+	clear(c.params) // do not keep the caller's values
+	db.put(c)
+	return n, err
+}
+
+// Read selects the record's fields (all columns when fields is nil).
+func (db *DB) Read(ctx context.Context, key string, fields []string) error {
+	return notFoundIfNone(db.run(ctx, opRead, key, fields, nil, 0))
+}
+
+// Scan selects count records from key on, in key order.
+func (db *DB) Scan(ctx context.Context, key string, count int, fields []string) error {
+	return notFoundIfNone(db.run(ctx, opScan, key, fields, nil, count))
+}
+
+// Update sets fields of the record.
+func (db *DB) Update(ctx context.Context, key string, fields []string, values [][]byte) error {
+	return notFoundIfNone(db.run(ctx, opUpdate, key, fields, values, 0))
+}
+
+// Insert adds one record.
+func (db *DB) Insert(ctx context.Context, key string, fields []string, values [][]byte) error {
+	_, err := db.run(ctx, opInsert, key, fields, values, 0)
+	return err
+}
+
+// BatchInsert adds the records with multi-row INSERTs, as many rows per statement as the
+// parameter limit allows.
+func (db *DB) BatchInsert(ctx context.Context, keys []string, fields []string, values [][][]byte) error {
+	if len(keys) != len(values) {
+		return fmt.Errorf("postgres batch insert: %d keys, %d value rows", len(keys), len(values))
+	}
+	per := maxParams / (len(fields) + 1)
+	for len(keys) > 0 {
+		n := min(per, len(keys))
+		if err := db.batch(ctx, keys[:n], fields, values[:n]); err != nil {
+			return err
+		}
+		keys, values = keys[n:], values[n:]
+	}
+	return nil
+}
+
+func (db *DB) batch(ctx context.Context, keys []string, fields []string, values [][][]byte) error {
+	st := db.st.Load().get(opBatch, fields, len(keys))
+	c, err := db.get(ctx)
+	if err != nil {
+		return err
+	}
+	c.params = c.params[:0]
+	for i, k := range keys {
+		c.params = append(c.params, bytesOf(k))
+		c.params = append(c.params, values[i]...)
+	}
+	_, err = db.exec(ctx, c, st, false)
+	clear(c.params)
+	db.put(c)
+	return err
+}
+
+// Close closes idle connections, breaks the ones operations still hold (an operation blocked on
+// one returns an error) and refuses new operations. Idempotent.
+func (db *DB) Close() error {
+	db.once.Do(func() {
+		close(db.idle)
+		for c := range db.idle { // idle connections first, politely (Terminate)
+			if c != nil {
+				_ = c.pg.Close(context.Background())
+			}
+		}
+		db.conns.closeAll() // then the ones operations still hold
+	})
+	return nil
+}
+
+func notFoundIfNone(n int64, err error) error {
+	if err == nil && n == 0 {
+		return driver.ErrNotFound
+	}
+	return err
+}
+
+// errPoolClosed wraps net.ErrClosed so that the generator counts it as a connection error.
+var errPoolClosed = fmt.Errorf("postgres: pool closed: %w", net.ErrClosed)
