@@ -19,7 +19,7 @@ images: build
 
 # The whole suite: unit, fixture, golden, integration (real databases, real dockerd) and end to
 # end. BOXBENCH_CI=1 turns every "host lacks X" skip into a failure.
-test: build
+test: build images
 	BOXBENCH_CI=1 BOXBENCH_BIN=$(CURDIR)/bin/boxbench $(GO) test -count=1 -timeout 40m ./...
 
 test-short:

@@ -9,6 +9,8 @@ import (
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/spec"
 	"github.com/boxbench/boxbench/workload"
+	"github.com/boxbench/boxbench/workload/fio"
+	"github.com/boxbench/boxbench/workload/sysbench"
 	"github.com/boxbench/boxbench/workload/ycsb"
 )
 
@@ -21,17 +23,42 @@ var drivers = map[string]ycsb.Opener{
 
 // Workload builds (and validates) the workload of one cell.
 func Workload(e *spec.Experiment, c *plan.Cell) (workload.Workload, error) {
-	switch e.Workload.Type {
+	w := e.WorkloadOf(c.Workload)
+	switch w.Type {
 	case "ycsb":
-		return ycsb.New(ycsbConfig(e, c), drivers)
+		return ycsb.New(ycsbConfig(e, w, c), drivers)
+	case "sysbench":
+		cfg := sysbench.DefaultConfig()
+		cfg.DBMS, cfg.Test, cfg.Threads, cfg.Rate = c.DBMS, w.Test, w.Threads, w.Rate
+		cfg.Duration, cfg.Warmup, cfg.Interval = w.Duration.D(), w.Warmup.D(), w.Interval.D()
+		if w.Tables > 0 {
+			cfg.Tables = w.Tables
+		}
+		switch {
+		case w.TableSize > 0:
+			cfg.TableSize = w.TableSize
+		case c.Records > 0:
+			cfg.TableSize = max(1, c.Records/int64(cfg.Tables))
+		}
+		return sysbench.New(cfg)
+	case "fio":
+		cfg := fio.DefaultConfig()
+		cfg.Job, cfg.Threads = w.Job, w.Threads
+		cfg.Duration, cfg.Warmup = w.Duration.D(), w.Warmup.D()
+		if w.Direct != nil {
+			cfg.Direct = *w.Direct
+		}
+		if w.Size > 0 {
+			cfg.Size = int64(w.Size)
+		}
+		return fio.New(cfg)
 	}
-	return nil, fmt.Errorf("workload type %q is not built in (valid: ycsb)", e.Workload.Type)
+	return nil, fmt.Errorf("workload type %q is not built in (valid: ycsb, sysbench, fio)", w.Type)
 }
 
 // ycsbConfig maps the spec onto the generator's configuration; unset fields keep YCSB's
 // defaults.
-func ycsbConfig(e *spec.Experiment, c *plan.Cell) ycsb.Config {
-	w := e.Workload
+func ycsbConfig(e *spec.Experiment, w *spec.Workload, c *plan.Cell) ycsb.Config {
 	cfg := ycsb.DefaultConfig()
 	cfg.Mix, cfg.Proportions = c.Mix, nil
 	if c.Mix == "custom" {

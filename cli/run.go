@@ -77,7 +77,11 @@ func printPlan(w io.Writer, e *spec.Experiment, p *plan.Plan) {
 		} else if b != nil {
 			base = "vs " + b.ID
 		}
-		fmt.Fprintf(tw, "  %s\t%d records\t%s\n", c.ID, c.Records, base)
+		recs := ""
+		if c.Records > 0 {
+			recs = fmt.Sprintf("%d records", c.Records)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.ID, recs, base)
 	}
 	tw.Flush()
 	if len(p.Skipped) > 0 {

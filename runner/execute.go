@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/boxbench/boxbench/check"
@@ -13,6 +14,7 @@ import (
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/results"
+	"github.com/boxbench/boxbench/spec"
 	"github.com/boxbench/boxbench/telemetry"
 	"github.com/boxbench/boxbench/workload"
 )
@@ -80,10 +82,17 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 	}()
 	rec.Facts = box.Facts()
 	rec.Facts["seed"] = seed.Key
+	// Platforms record doubts about the box itself (e.g. an image whose database version
+	// differs from native) as warning_* facts; they belong with the run's warnings.
+	for k, v := range rec.Facts {
+		if strings.HasPrefix(k, "warning_") {
+			rec.Warnings = append(rec.Warnings, results.Warning{Code: strings.TrimPrefix(k, "warning_"), Severity: "warning", Message: v})
+		}
+	}
 	rec.LimitsApplied = box.Applied()
 
 	r.cfg.Progress.Phase(run, "warmup+measure")
-	res, samples, err := r.measure(ctx, box, d, wl)
+	res, samples, err := r.measure(ctx, box, d, wl, e.WorkloadOf(c.Workload))
 	rec.Result = res
 	for _, s := range samples {
 		rec.Series = append(rec.Series, results.Point{T: s.T, Source: s.Source, Metric: s.Metric, Label: s.Label, Value: s.Value})
@@ -99,7 +108,7 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 
 // measure samples telemetry for one interval before the workload starts (the pre-run host
 // state) and through the whole workload, on one clock.
-func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl workload.Workload) (*workload.Result, []telemetry.Sample, error) {
+func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl workload.Workload, ws *spec.Workload) (*workload.Result, []telemetry.Sample, error) {
 	e := r.cfg.Spec
 	clk := workload.Clock{Start: time.Now()}
 	ref := box.Cgroup()
@@ -123,7 +132,7 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	cred := d.Client()
 	t := workload.Target{DBMS: d.Name(), Endpoint: box.Endpoint(), User: cred.User, Database: cred.Database,
 		Box: box, DataDir: box.DataDir(), Log: r.cfg.Log}
-	wctx, cancel := context.WithTimeout(ctx, e.Workload.Warmup.D()+e.Workload.Duration.D()+measureGrace)
+	wctx, cancel := context.WithTimeout(ctx, ws.Warmup.D()+ws.Duration.D()+measureGrace)
 	res, werr := wl.Run(wctx, t, clk)
 	cancel()
 	samples, serr := sampler.Stop()

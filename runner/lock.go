@@ -31,8 +31,8 @@ func lockExperiment(workRoot, id string) (func(), error) {
 // Crashed reports whether experiment id has no live boxbench process holding its lock.
 func Crashed(workRoot string) func(id string) bool {
 	return func(id string) bool {
-		if strings.ContainsAny(id, "/\x00") {
-			return false
+		if strings.ContainsAny(id, "/\x00") || id == "seeds" || id == "locks" {
+			return false // the work root's own directories, not experiments
 		}
 		f, err := os.OpenFile(filepath.Join(workRoot, "locks", id+".lock"), os.O_RDWR, 0)
 		if err != nil {

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 PKGS=(docker.io runc postgresql-15 postgresql-client-15 mariadb-server mariadb-client
       redis-server redis-tools debootstrap sysbench fio stress-ng sysstat xfsprogs e2fsprogs
-      util-linux mount iproute2 chromium)
+      util-linux mount iproute2 chromium crun runsc)
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -22,6 +22,20 @@ fi
 # Debian's packages try to start their services; boxbench runs its own servers, so the
 # packaged ones (if anything started them) are not needed. Nothing here stops them: we only
 # end processes we started.
+
+# Register the other OCI runtimes with the engine, so that boxbench can probe them and report
+# what they do on this kernel. An existing daemon.json is left alone.
+if [ ! -e /etc/docker/daemon.json ]; then
+  mkdir -p /etc/docker
+  cat >/etc/docker/daemon.json <<'JSON'
+{
+  "runtimes": {
+    "crun": {"path": "/usr/bin/crun"},
+    "runsc": {"path": "/usr/bin/runsc"}
+  }
+}
+JSON
+fi
 
 if ! timeout 10 docker info >/dev/null 2>&1; then
   echo "setup: starting dockerd"

@@ -10,23 +10,24 @@ const APIVersion = "boxbench/v1alpha1"
 
 // Experiment is one spec file.
 type Experiment struct {
-	APIVersion     string          `yaml:"apiVersion"`
-	Kind           string          `yaml:"kind"`
-	Name           string          `yaml:"name"`
-	Description    string          `yaml:"description"`
-	DBMS           string          `yaml:"dbms"`
-	Workload       Workload        `yaml:"workload"`
-	Dataset        Dataset         `yaml:"dataset"`
-	Limits         Limits          `yaml:"limits"`
-	Placement      Placement       `yaml:"placement"`
-	StorageOptions StorageOptions  `yaml:"storageOptions"`
-	Matrix         Matrix          `yaml:"matrix"`
-	Repetitions    Repetitions     `yaml:"repetitions"`
-	Order          string          `yaml:"order"`
-	Seed           *int64          `yaml:"seed"`
-	Baseline       map[string]string `yaml:"baseline"`
-	Telemetry      Telemetry       `yaml:"telemetry"`
-	Timeouts       Timeouts        `yaml:"timeouts"`
+	APIVersion     string               `yaml:"apiVersion"`
+	Kind           string               `yaml:"kind"`
+	Name           string               `yaml:"name"`
+	Description    string               `yaml:"description"`
+	DBMS           string               `yaml:"dbms"`
+	Workload       Workload             `yaml:"workload"`
+	Workloads      map[string]*Workload `yaml:"workloads"`
+	Dataset        Dataset              `yaml:"dataset"`
+	Limits         Limits               `yaml:"limits"`
+	Placement      Placement            `yaml:"placement"`
+	StorageOptions StorageOptions       `yaml:"storageOptions"`
+	Matrix         Matrix               `yaml:"matrix"`
+	Repetitions    Repetitions          `yaml:"repetitions"`
+	Order          string               `yaml:"order"`
+	Seed           *int64               `yaml:"seed"`
+	Baseline       map[string]string    `yaml:"baseline"`
+	Telemetry      Telemetry            `yaml:"telemetry"`
+	Timeouts       Timeouts             `yaml:"timeouts"`
 
 	lines map[string]int // field path → line, for semantic errors
 }
@@ -62,6 +63,16 @@ type Workload struct {
 	// fio
 	Job    any   `yaml:"job"` // a preset name or a map of fio job options
 	Direct *bool `yaml:"direct"`
+	Size   Bytes `yaml:"size"` // file size per fio job
+}
+
+// WorkloadOf returns the workload a cell runs: the named one of Workloads when the matrix
+// varies "workload", else the top-level one.
+func (e *Experiment) WorkloadOf(name string) *Workload {
+	if w, ok := e.Workloads[name]; ok {
+		return w
+	}
+	return &e.Workload
 }
 
 // Dataset sizes the data. Either Records, or Bound relative to limits.memory.

@@ -20,7 +20,7 @@ var (
 	Bounds        = []string{"memory", "disk"}
 	Orders        = []string{"randomized", "sequential"}
 	// MatrixKeys are the keys a matrix (and a baseline, zip or exclude) may vary.
-	MatrixKeys = []string{"dbms", "platform", "runtime", "storage", "network", "mix", "bound"}
+	MatrixKeys = []string{"dbms", "workload", "platform", "runtime", "storage", "network", "mix", "bound"}
 )
 
 // Values lists the valid values of a matrix key (nil for open vocabularies).
@@ -48,28 +48,20 @@ var workloadFields = map[string]string{
 	"operationCount": "ycsb", "readAllFields": "ycsb", "writeAllFields": "ycsb", "scanLengthMax": "ycsb",
 	"keyOrder": "ycsb", "loadThreads": "ycsb", "loadBatch": "ycsb",
 	"test": "sysbench", "tables": "sysbench", "tableSize": "sysbench", "rate": "sysbench",
-	"job": "fio", "direct": "fio",
+	"job": "fio", "direct": "fio", "size": "fio",
 }
 
 var nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 var cpusetRe = regexp.MustCompile(`^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$`)
 
 func (e *Experiment) applyDefaults() {
-	w := &e.Workload
-	if w.Type == "" {
-		w.Type = "ycsb"
-	}
-	if _, set := e.lines["workload.threads"]; !set {
-		w.Threads = 8 // an explicit 0 stays, and is reported
-	}
-	if w.Interval == 0 {
-		w.Interval = Duration(time.Second)
-	}
-	if w.Type == "ycsb" && w.Mix == "" {
-		w.Mix = "a"
-		if len(w.Proportions) > 0 {
-			w.Mix = "custom"
+	e.workloadDefaults(&e.Workload, "workload")
+	for name, w := range e.Workloads {
+		if w == nil {
+			w = &Workload{}
+			e.Workloads[name] = w
 		}
+		e.workloadDefaults(w, "workloads."+name)
 	}
 	if e.Dataset.FieldCount == 0 {
 		e.Dataset.FieldCount = 10
@@ -94,6 +86,27 @@ func (e *Experiment) applyDefaults() {
 	}
 	if len(e.Baseline) == 0 {
 		e.Baseline = e.defaultBaseline()
+	}
+}
+
+func (e *Experiment) workloadDefaults(w *Workload, path string) {
+	if w.Type == "" {
+		w.Type = "ycsb"
+	}
+	if _, set := e.lines[path+".threads"]; !set {
+		w.Threads = 8 // an explicit 0 stays, and is reported
+		if w.Type == "fio" {
+			w.Threads = 1 // fio jobs each write their own file
+		}
+	}
+	if w.Interval == 0 {
+		w.Interval = Duration(time.Second)
+	}
+	if w.Type == "ycsb" && w.Mix == "" {
+		w.Mix = "a"
+		if len(w.Proportions) > 0 {
+			w.Mix = "custom"
+		}
 	}
 }
 
@@ -147,7 +160,25 @@ func (e *Experiment) validate() []Problem {
 	} else if e.DBMS != "" {
 		c.oneOf("dbms", e.DBMS, DBMSs)
 	}
-	c.workload()
+	if e.varies("workload") {
+		if _, set := e.lines["workload"]; set {
+			c.add("workload", "the matrix varies workload: define each under workloads: and leave workload: out")
+		}
+		for _, name := range e.ValuesOf("workload") {
+			if _, ok := e.Workloads[name]; !ok {
+				c.add("matrix.workload", "%q is not defined under workloads: (defined: %s)", name, strings.Join(sortedNames(e.Workloads), ", "))
+			}
+		}
+	} else if len(e.Workloads) > 0 {
+		c.add("workloads", "named workloads are only used when the matrix varies workload, e.g. workload: [%s]", strings.Join(sortedNames(e.Workloads), ", "))
+	}
+	if e.varies("workload") {
+		for _, name := range sortedNames(e.Workloads) {
+			c.workload("workloads."+name, e.Workloads[name])
+		}
+	} else {
+		c.workload("workload", &e.Workload)
+	}
 	c.dataset()
 	c.limits()
 	c.matrix()
@@ -162,43 +193,51 @@ func (e *Experiment) validate() []Problem {
 	return c.problems
 }
 
-func (c *checker) workload() {
-	w := &c.e.Workload
+func (c *checker) workload(p string, w *Workload) {
 	if !contains(WorkloadTypes, w.Type) {
-		c.oneOf("workload.type", w.Type, WorkloadTypes)
+		c.oneOf(p+".type", w.Type, WorkloadTypes)
 		return
 	}
 	for field, typ := range workloadFields {
-		if _, set := c.e.lines["workload."+field]; set && typ != w.Type {
-			c.add("workload."+field, "applies to workload type %s only, but this workload is %s", typ, w.Type)
+		if _, set := c.e.lines[p+"."+field]; set && typ != w.Type {
+			c.add(p+"."+field, "applies to workload type %s only, but this workload is %s", typ, w.Type)
 		}
 	}
 	if w.Threads < 1 || w.Threads > 4096 {
-		c.add("workload.threads", "%d is out of range (valid: 1 to 4096)", w.Threads)
+		c.add(p+".threads", "%d is out of range (valid: 1 to 4096)", w.Threads)
 	}
 	if w.Duration == 0 && !(w.Type == "ycsb" && w.OperationCount > 0) {
-		c.add("workload.duration", "missing or zero: say how long to measure, e.g. duration: 30s")
+		c.add(p+".duration", "missing or zero: say how long to measure, e.g. duration: 30s")
 	}
 	if w.Interval.D() < 100*time.Millisecond {
-		c.add("workload.interval", "%s is too short (valid: 100ms or more)", w.Interval.D())
+		c.add(p+".interval", "%s is too short (valid: 100ms or more)", w.Interval.D())
 	}
 	switch w.Type {
 	case "ycsb":
-		c.oneOf("workload.mix", w.Mix, Mixes)
+		c.oneOf(p+".mix", w.Mix, Mixes)
 		if w.Mix == "custom" && len(w.Proportions) == 0 {
-			c.add("workload.proportions", "mix custom needs proportions, e.g. {read: 0.9, update: 0.1}")
+			c.add(p+".proportions", "mix custom needs proportions, e.g. {read: 0.9, update: 0.1}")
 		}
 		if w.TargetRate < 0 {
-			c.add("workload.targetRate", "%g is negative (0 = closed loop; >0 = ops/s)", w.TargetRate)
+			c.add(p+".targetRate", "%g is negative (0 = closed loop; >0 = ops/s)", w.TargetRate)
 		}
 	case "sysbench":
-		c.oneOf("workload.test", w.Test, []string{"oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select", "oltp_insert"})
-		if w.Rate < 0 {
-			c.add("workload.rate", "%g is negative (0 = closed loop; >0 = transactions/s)", w.Rate)
+		c.oneOf(p+".test", w.Test, []string{"oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select", "oltp_insert"})
+		if w.Rate < 0 || w.Rate != float64(int64(w.Rate)) {
+			c.add(p+".rate", "%g is not valid (0 = closed loop; a whole number of transactions/s)", w.Rate)
+		}
+		// sysbench counts in whole seconds.
+		for field, d := range map[string]Duration{"duration": w.Duration, "warmup": w.Warmup, "interval": w.Interval} {
+			if d.D()%time.Second != 0 {
+				c.add(p+"."+field, "%s is not a whole number of seconds (sysbench counts in seconds)", d.D())
+			}
+		}
+		if w.Interval.D() >= time.Second && w.Warmup.D()%w.Interval.D() != 0 {
+			c.add(p+".warmup", "%s is not a multiple of the interval %s", w.Warmup.D(), w.Interval.D())
 		}
 	case "fio":
 		if w.Job == nil {
-			c.add("workload.job", "missing: name a preset (randread-4k, randwrite-4k, seqwrite-64k, wal, fsync-none, fsync-low, fsync-high) or give a map of fio options")
+			c.add(p+".job", "missing: name a preset (randread-4k, randwrite-4k, seqwrite-64k, wal, fsync-none, fsync-low, fsync-high) or give a map of fio options")
 		}
 	}
 }
@@ -215,7 +254,7 @@ func (c *checker) dataset() {
 		}
 	case d.Records < 0:
 		c.add("dataset.records", "%d is negative", d.Records)
-	case d.Records == 0 && !c.e.varies("bound") && c.e.Workload.Type == "ycsb":
+	case d.Records == 0 && !c.e.varies("bound") && c.e.needsRecords():
 		c.add("dataset", "give records (e.g. records: 100000) or bound (memory or disk)")
 	}
 	if d.FieldCount < 1 || d.FieldCount > 1000 {
@@ -346,6 +385,28 @@ func (e *Experiment) ValuesOf(key string) []string {
 		}
 	}
 	return nil
+}
+
+// needsRecords: a YCSB workload needs a record count (sysbench has tableSize, fio none).
+func (e *Experiment) needsRecords() bool {
+	if e.varies("workload") {
+		for _, w := range e.Workloads {
+			if w.Type == "ycsb" {
+				return true
+			}
+		}
+		return false
+	}
+	return e.Workload.Type == "ycsb"
+}
+
+func sortedNames(m map[string]*Workload) []string {
+	n := make([]string, 0, len(m))
+	for k := range m {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
 }
 
 func contains(xs []string, x string) bool {

@@ -67,7 +67,8 @@ func Prepare(ctx context.Context, kind, dir string, o Options) (*Dir, error) {
 		err = fmt.Errorf("storage %q is not a host-side storage (valid: bind, tmpfs, blockdev)", kind)
 	}
 	if err != nil {
-		return nil, errors.Join(err, d.Release(ctx))
+		// Undo even when ctx was cancelled (Ctrl-C): a loop device must never leak.
+		return nil, errors.Join(err, d.Release(context.WithoutCancel(ctx)))
 	}
 	d.Facts["mount"] = describeMount(d.Path)
 	return d, nil
