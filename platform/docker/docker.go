@@ -1,0 +1,286 @@
+// Package docker runs a database in a container through the Docker Engine API (the official Go
+// SDK; podman's Docker-compatible socket is the same code: DOCKER_HOST names either).
+//
+// The container runs the image boxbench built from the same Debian packages as the native host
+// (package image), the same start command and the same configuration files, written into the
+// data directory exactly as natively, under the same limits. What varies is what a cell asks
+// for:
+//
+//   - storage: overlay (the container's writable layer), bind (a host directory made like the
+//     native one), volume (an engine-managed named volume), tmpfs (a host tmpfs bind-mounted; see
+//     tmpfsChoice), blockdev (a dedicated filesystem on a loop device or a named device,
+//     bind-mounted);
+//   - network: host, bridge-published (a published port on 127.0.0.1, through the engine's
+//     userland proxy or NAT), bridge-direct (the container's own bridge address);
+//   - runtime: any OCI runtime the engine has registered (HostConfig.Runtime).
+//
+// Every container and volume carries the labels boxbench=1, boxbench.experiment and
+// boxbench.run, so Cleanup can find what a crashed experiment left. Spec values reach the engine
+// as API fields, never through a shell.
+package docker
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
+
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/image"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/storage"
+)
+
+// Storage and network choices this platform knows.
+const (
+	StorageOverlay = "overlay"
+	StorageBind    = storage.Bind
+	StorageVolume  = "volume"
+	StorageTmpfs   = storage.Tmpfs
+	StorageBlock   = storage.Blockdev
+
+	NetworkHost      = "host"
+	NetworkPublished = "bridge-published"
+	NetworkDirect    = "bridge-direct"
+)
+
+// Labels on every container and volume boxbench creates.
+const (
+	LabelBoxbench   = image.LabelBoxbench // "1"
+	LabelExperiment = "boxbench.experiment"
+	LabelRun        = "boxbench.run"
+	LabelRole       = "boxbench.role" // "server", "init" (initialises a data directory), "probe"
+)
+
+// ProbeExperiment is the experiment label of runtime probe containers, for Cleanup.
+const ProbeExperiment = "probe"
+
+// tmpfsChoice documents how storage=tmpfs is made. A host tmpfs (storage.Prepare) bind-mounted
+// into the container, not an engine tmpfs mount, because:
+//   - parity: the native baseline uses the very same kind of mount with the same size option;
+//   - an engine tmpfs exists only while the container runs, so a seed cannot be restored into it
+//     before the server starts, and Capture after Stop would find it gone;
+//   - memory accounting stays the same as natively: the restored seed's pages are charged where
+//     the copy ran (outside the box), the server's own writes to the box's cgroup.
+const tmpfsChoice = "host tmpfs bind-mounted (same mount as native; restorable before start, capturable after stop)"
+
+// Paths inside the container. The storage is mounted at dataMount, the server's data directory
+// is a sub-directory of it (as natively: <storage>/db).
+const (
+	ctrRoot   = "/boxbench"
+	dataMount = ctrRoot + "/data"
+	dataDir   = dataMount + "/db"
+	runDir    = ctrRoot + "/run"
+)
+
+// Platform is the Docker platform.
+type Platform struct {
+	engine client.APIClient
+	images *image.Store
+	log    *slog.Logger
+
+	// forceVolumeCopy fills volumes through the API even when their mountpoint is visible (tests
+	// use it to cover the path a remote or non-local engine takes).
+	forceVolumeCopy bool
+
+	mu    sync.Mutex
+	named map[string]string // dbms → user-named image reference
+	cache map[string]image.Image
+}
+
+// New returns the platform over engine (see image.Connect).
+func New(engine client.APIClient, log *slog.Logger) *Platform {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Platform{engine: engine, images: image.NewStore(engine, log), log: log,
+		named: map[string]string{}, cache: map[string]image.Image{}}
+}
+
+// UseImage makes boxes of the named dbms run ref (a user-named image such as "postgres:16")
+// instead of the image boxbench builds. Its digest is recorded and a warning says that native
+// and container versions differ.
+func (p *Platform) UseImage(dbmsName, ref string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.named[dbmsName] = ref
+	delete(p.cache, dbmsName)
+}
+
+// Image returns the image boxes of d run: the user-named one, or the built one for the current
+// inputs (an error wrapping image.ErrNotBuilt says how to build it).
+func (p *Platform) Image(ctx context.Context, d dbms.DBMS) (image.Image, error) {
+	p.mu.Lock()
+	im, ok := p.cache[d.Name()]
+	ref := p.named[d.Name()]
+	p.mu.Unlock()
+	if ok {
+		return im, nil
+	}
+	var err error
+	if ref != "" {
+		im, err = p.images.Named(ctx, ref, d)
+	} else {
+		im, err = p.images.Resolve(ctx, d)
+	}
+	if err != nil {
+		return im, err
+	}
+	p.mu.Lock()
+	p.cache[d.Name()] = im
+	p.mu.Unlock()
+	return im, nil
+}
+
+func (*Platform) Name() string { return "docker" }
+
+// Check says why c cannot run here, asking the engine (info only: nothing is started).
+func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
+	var errs []error
+	switch c.Storage {
+	case StorageOverlay, StorageVolume:
+	case StorageBind, StorageTmpfs, StorageBlock:
+		if !p.engineIsLocal() {
+			errs = append(errs, fmt.Errorf("storage %s needs the engine on this host (DOCKER_HOST is %s)", c.Storage, p.engine.DaemonHost()))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("docker does not support storage %q (valid: overlay, bind, volume, tmpfs, blockdev)", c.Storage))
+	}
+	switch c.Network {
+	case NetworkHost, NetworkPublished, NetworkDirect:
+	default:
+		errs = append(errs, fmt.Errorf("docker does not support network %q (valid: host, bridge-published, bridge-direct)", c.Network))
+	}
+	info, err := p.engine.Info(ctx)
+	if err != nil {
+		return errors.Join(append(errs, fmt.Errorf("container engine at %s: %w", p.engine.DaemonHost(), err))...)
+	}
+	if c.Runtime != "" {
+		if _, ok := info.Runtimes[c.Runtime]; !ok {
+			names := make([]string, 0, len(info.Runtimes))
+			for n := range info.Runtimes {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			errs = append(errs, fmt.Errorf("runtime %q is not registered with the engine (registered: %s)", c.Runtime, strings.Join(names, ", ")))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// engineIsLocal: host directories can only be bind-mounted by an engine on this host.
+func (p *Platform) engineIsLocal() bool {
+	h := p.engine.DaemonHost()
+	return strings.HasPrefix(h, "unix://") || strings.HasPrefix(h, "npipe://")
+}
+
+// Provision creates, fills, starts and waits for a container. On error everything it created is
+// removed, and the error carries the container's log tail when the server started.
+func (p *Platform) Provision(ctx context.Context, r platform.Request) (platform.Box, error) {
+	if r.Log == nil {
+		r.Log = p.log
+	}
+	b := &box{p: p, req: r, facts: map[string]string{"platform": "docker"}}
+	b.ctx, b.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if err := b.provision(ctx); err != nil {
+		tail := b.LogTail(4096)
+		err = errors.Join(err, b.Teardown(context.WithoutCancel(ctx)))
+		if tail != "" {
+			err = fmt.Errorf("%w\ncontainer log (tail):\n%s", err, tail)
+		}
+		return nil, fmt.Errorf("docker %s/%s: %w", r.Storage, r.Network, err)
+	}
+	return b, nil
+}
+
+// Cleanup removes the containers, volumes and networks labelled with a crashed experiment, then
+// the mounts and loop devices under workRoot that belong to one (the work root's first path
+// component is the experiment id, as natively). Directories are left alone: the work root's
+// layout (seeds, locks, run directories) belongs to the runner.
+func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
+	var done []string
+	var errs []error
+	f := filters.NewArgs(filters.Arg("label", LabelBoxbench+"=1"))
+	cs, err := p.engine.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	errs = append(errs, err)
+	for _, c := range cs {
+		exp, ok := c.Labels[LabelExperiment]
+		if !ok || !crashed(exp) {
+			continue
+		}
+		if err := p.engine.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
+			errs = append(errs, err)
+			continue
+		}
+		done = append(done, fmt.Sprintf("container %s (%s, experiment %s)", strings.Join(c.Names, ","), c.ID[:12], exp))
+	}
+	vs, err := p.engine.VolumeList(ctx, volume.ListOptions{Filters: f})
+	errs = append(errs, err)
+	for _, v := range vs.Volumes {
+		exp, ok := v.Labels[LabelExperiment]
+		if !ok || !crashed(exp) {
+			continue
+		}
+		if err := p.engine.VolumeRemove(ctx, v.Name, true); err != nil && !cerrdefs.IsNotFound(err) {
+			errs = append(errs, err)
+			continue
+		}
+		done = append(done, fmt.Sprintf("volume %s (experiment %s)", v.Name, exp))
+	}
+	ns, err := p.engine.NetworkList(ctx, network.ListOptions{Filters: f})
+	errs = append(errs, err)
+	for _, n := range ns {
+		exp, ok := n.Labels[LabelExperiment]
+		if !ok || !crashed(exp) {
+			continue
+		}
+		if err := p.engine.NetworkRemove(ctx, n.ID); err != nil && !cerrdefs.IsNotFound(err) {
+			errs = append(errs, err)
+			continue
+		}
+		done = append(done, fmt.Sprintf("network %s (experiment %s)", n.Name, exp))
+	}
+	if workRoot != "" {
+		gone, err := storage.Leftovers(ctx, workRoot, func(path string) bool {
+			rel, _ := filepath.Rel(workRoot, path)
+			return !crashed(strings.SplitN(rel, string(filepath.Separator), 2)[0])
+		})
+		done = append(done, gone...)
+		errs = append(errs, err)
+	}
+	return done, errors.Join(errs...)
+}
+
+// labels are the labels of everything one box creates.
+func labels(r platform.Request, role string) map[string]string {
+	return map[string]string{LabelBoxbench: "1", LabelExperiment: r.Experiment, LabelRun: r.Run,
+		LabelRole: role, image.LabelDBMS: r.DBMS.Name()}
+}
+
+var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
+
+// objectName is a recognisable engine object name: boxbench-<experiment>-<run>-<role>-<random>.
+// The random suffix keeps a leftover of a crashed run from blocking a new one.
+func objectName(r platform.Request, role string) string {
+	n := unsafeName.ReplaceAllString("boxbench-"+r.Experiment+"-"+r.Run+"-"+role, "-")
+	if len(n) > 100 {
+		n = n[:100]
+	}
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	return fmt.Sprintf("%s-%x", n, rnd)
+}

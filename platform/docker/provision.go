@@ -1,0 +1,395 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/go-connections/nat"
+
+	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/image"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/storage"
+)
+
+const (
+	readyTimeout = 180 * time.Second
+	stopTimeout  = 60 * time.Second
+	// defaultShm is /dev/shm's size when there is no memory limit. The engine's default (64 MiB)
+	// is smaller than the host's and PostgreSQL's parallel queries use it; with a memory limit
+	// /dev/shm is as large as the limit (tmpfs pages are charged to the box either way).
+	defaultShm int64 = 1 << 30
+)
+
+func (b *box) provision(ctx context.Context) error {
+	r := b.req
+	if err := os.MkdirAll(r.WorkDir, 0o755); err != nil {
+		return err
+	}
+	im, err := b.p.Image(ctx, r.DBMS)
+	if err != nil {
+		return err
+	}
+	b.img = im
+	for k, v := range im.Facts() {
+		b.facts[k] = v
+	}
+	b.versionCheck(ctx)
+	if err := b.engineFacts(ctx); err != nil {
+		return err
+	}
+	b.layout = dbms.Layout{DataDir: dataDir, RunDir: runDir, Listen: "0.0.0.0", Port: r.DBMS.DefaultPort()}
+	if r.Network == NetworkHost {
+		b.layout.Listen = "127.0.0.1"
+		if b.layout.Port, err = freePort(); err != nil {
+			return err
+		}
+	}
+	mounts, err := b.prepareStorage(ctx)
+	if err != nil {
+		return err
+	}
+	seed := r.Seed
+	if seed == "" {
+		if seed, err = b.initialise(ctx); err != nil {
+			return err
+		}
+	}
+	files := r.DBMS.ConfigFiles(dbms.Settings{MemoryBytes: r.Limits.MemoryBytes})
+	b.facts["config_hash"] = dbms.ConfigHash(files)
+	if b.hostDir != "" {
+		if err := b.restoreHost(ctx, seed, files); err != nil {
+			return err
+		}
+	}
+	if err := b.create(ctx, mounts); err != nil {
+		return err
+	}
+	if err := b.copyIn(ctx, seed, files); err != nil {
+		return err
+	}
+	if err := b.start(ctx); err != nil {
+		return err
+	}
+	return b.waitReady(ctx)
+}
+
+// versionCheck records whether native and container run the same server version. A difference
+// is a warning on the run, not a failure: a user-named image differs by design.
+func (b *box) versionCheck(ctx context.Context) {
+	for i, w := range b.img.Warnings {
+		b.facts["warning_image_"+strconv.Itoa(i)] = w
+	}
+	err := image.CheckNative(ctx, b.img)
+	if ctx.Err() != nil {
+		return // the provision is being cancelled
+	}
+	if err != nil {
+		b.facts["warning_version"] = err.Error()
+		b.req.Log.Warn("server versions differ", "err", err)
+		return
+	}
+	b.facts["version_check"] = "native and image both run " + b.img.ServerPackage + " " + b.img.ServerVersion
+}
+
+func (b *box) engineFacts(ctx context.Context) error {
+	info, err := b.p.engine.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("container engine: %w", err)
+	}
+	b.facts["engine"] = info.ServerVersion
+	b.facts["engine_api"] = b.p.engine.ClientVersion()
+	b.facts["engine_host"] = b.p.engine.DaemonHost()
+	b.facts["engine_cgroup"] = info.CgroupDriver + " v" + info.CgroupVersion
+	b.facts["storage_driver"] = info.Driver
+	for _, kv := range info.DriverStatus {
+		if kv[0] == "Backing Filesystem" {
+			b.facts["storage_driver_backing"] = kv[1]
+		}
+	}
+	b.defaultRuntime = info.DefaultRuntime
+	return nil
+}
+
+// prepareStorage makes the storage and returns the container's mounts.
+func (b *box) prepareStorage(ctx context.Context) ([]mount.Mount, error) {
+	r := b.req
+	switch r.Storage {
+	case StorageOverlay:
+		b.facts["storage"] = StorageOverlay
+		b.facts["storage_backing"] = "container writable layer (" + b.facts["storage_driver"] + " on " + b.facts["storage_driver_backing"] + ")"
+		return nil, nil
+	case StorageVolume:
+		cctx, cancel := settled(ctx)
+		defer cancel()
+		v, err := b.p.engine.VolumeCreate(cctx, volume.CreateOptions{Name: objectName(r, "data"),
+			Driver: "local", Labels: labels(r, "data")})
+		if err != nil {
+			return nil, fmt.Errorf("create volume: %w", err)
+		}
+		b.volume = v.Name
+		b.facts["storage"] = StorageVolume
+		b.facts["storage_volume"] = v.Name
+		b.facts["storage_volume_driver"] = v.Driver
+		b.facts["storage_volume_mountpoint"] = v.Mountpoint
+		b.facts["storage_mount"] = "volume " + v.Name + " on " + dataMount
+		// The local driver keeps the volume in a host directory: restore there with the same cp
+		// as every host-side storage when this process can see it. Otherwise copy through the API.
+		if fi, err := os.Stat(v.Mountpoint); err == nil && fi.IsDir() && v.Driver == "local" && !b.p.forceVolumeCopy {
+			b.hostDir = v.Mountpoint
+		}
+		return []mount.Mount{{Type: mount.TypeVolume, Source: v.Name, Target: dataMount}}, nil
+	case StorageBind, StorageTmpfs, StorageBlock:
+		size := r.StorageOpts.BlockdevSize
+		if r.Storage == StorageTmpfs {
+			size = r.StorageOpts.TmpfsSize
+			b.facts["storage_tmpfs"] = tmpfsChoice
+		}
+		// Not cancellable: storage.Prepare undoes a failed step with the context it was given, so a
+		// cancelled one would leave its loop device attached. Its steps are short.
+		st, err := storage.Prepare(context.WithoutCancel(ctx), r.Storage, r.WorkDir, storage.Options{
+			FS: r.StorageOpts.BlockdevFS, Size: size, Device: r.StorageOpts.BlockdevDevice})
+		if err != nil {
+			return nil, err
+		}
+		b.store = st
+		for k, v := range st.Facts {
+			b.facts["storage_"+k] = v
+		}
+		b.facts["storage"] = r.Storage
+		b.hostDir = st.Path
+		b.facts["storage_mount"] = "bind " + st.Path + " on " + dataMount
+		return []mount.Mount{{Type: mount.TypeBind, Source: st.Path, Target: dataMount,
+			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}}}, nil
+	}
+	return nil, fmt.Errorf("docker does not support storage %q", r.Storage)
+}
+
+// create makes the server container (not started).
+func (b *box) create(ctx context.Context, mounts []mount.Mount) error {
+	r := b.req
+	argv := r.DBMS.StartCommand(b.layout)
+	b.facts["command"] = strings.Join(argv, " ")
+	b.facts["user"] = fmt.Sprintf("%s (uid %d, gid %d in the image)", b.img.User, b.img.UID, b.img.GID)
+	port := nat.Port(strconv.Itoa(b.layout.Port) + "/tcp")
+	cfg := &container.Config{Image: b.img.ID, Cmd: argv, User: r.DBMS.User(), WorkingDir: "/",
+		Labels: labels(r, "server"), StopSignal: signalName(r.DBMS.StopSignal())}
+	shm := defaultShm
+	if r.Limits.MemoryBytes > 0 {
+		shm = r.Limits.MemoryBytes
+	}
+	hc := &container.HostConfig{Mounts: mounts, Runtime: r.Runtime, ShmSize: shm,
+		Resources: container.Resources{NanoCPUs: int64(r.Limits.CPUs * 1e9),
+			CpusetCpus: r.Limits.Cpuset, Memory: r.Limits.MemoryBytes}}
+	b.facts["shm_bytes"] = strconv.FormatInt(shm, 10)
+	switch r.Network {
+	case NetworkHost:
+		hc.NetworkMode = "host"
+	case NetworkPublished:
+		hc.NetworkMode = "bridge"
+		cfg.ExposedPorts = nat.PortSet{port: {}}
+		// HostPort "" lets the engine pick a free port atomically; it is read back after start.
+		hc.PortBindings = nat.PortMap{port: {{HostIP: "127.0.0.1", HostPort: ""}}}
+	case NetworkDirect:
+		hc.NetworkMode = "bridge"
+		cfg.ExposedPorts = nat.PortSet{port: {}}
+	default:
+		return fmt.Errorf("docker does not support network %q", r.Network)
+	}
+	b.facts["network"] = r.Network
+	name := objectName(r, "server")
+	cctx, cancel := settled(ctx)
+	defer cancel()
+	c, err := b.p.engine.ContainerCreate(cctx, cfg, hc, nil, nil, name)
+	if err != nil {
+		return fmt.Errorf("create container %s: %w", name, err)
+	}
+	b.setContainer(c.ID)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.facts["container"] = name
+	b.facts["container_id"] = c.ID
+	return nil
+}
+
+// start starts the container and reads back what the kernel and the engine hold: the cgroup
+// and its limits, the runtime, the endpoint.
+func (b *box) start(ctx context.Context) error {
+	// Waiting for the next exit is registered before the start, so no exit can be missed.
+	waitC, errC := b.p.engine.ContainerWait(b.ctx, b.id, container.WaitConditionNextExit)
+	b.exited = make(chan struct{})
+	go func() {
+		select {
+		case w := <-waitC:
+			b.exitCode = w.StatusCode
+		case <-errC:
+			b.exitCode = -1
+		}
+		close(b.exited)
+	}()
+	if err := b.p.engine.ContainerStart(ctx, b.id, container.StartOptions{}); err != nil {
+		return fmt.Errorf("start container %s: %w", b.facts["container"], err)
+	}
+	ins, err := b.p.engine.ContainerInspect(ctx, b.id)
+	if err != nil {
+		return fmt.Errorf("inspect container: %w", err)
+	}
+	b.facts["data_dir"] = b.layout.DataDir
+	b.facts["host_data_dir"] = b.hostDataDir(ins)
+	b.facts["runtime"] = ins.HostConfig.Runtime
+	if b.facts["runtime"] == "" {
+		b.facts["runtime"] = b.defaultRuntime
+	}
+	if ins.State == nil || ins.State.Pid == 0 {
+		return fmt.Errorf("container %s is not running after start (%+v)", b.facts["container"], ins.State)
+	}
+	b.facts["server_pid"] = strconv.Itoa(ins.State.Pid)
+	if b.group, err = cgroupOf(ins.State.Pid); err != nil {
+		return err
+	}
+	b.facts["cgroup"] = b.group.Path
+	applied, err := cgroup.ReadLimits(b.group)
+	if err != nil {
+		return err
+	}
+	b.limits = platform.Limits(applied)
+	return b.endpoint(ins)
+}
+
+// hostDataDir is where the data directory is on the host, for disk telemetry: the storage's
+// host directory, or inside the container's writable layer (overlay2's upper directory).
+func (b *box) hostDataDir(ins container.InspectResponse) string {
+	if b.hostDir != "" {
+		return filepath.Join(b.hostDir, "db")
+	}
+	if mp := b.facts["storage_volume_mountpoint"]; mp != "" {
+		if _, err := os.Stat(mp); err == nil {
+			return filepath.Join(mp, "db")
+		}
+	}
+	if b.req.Storage == StorageOverlay && ins.GraphDriver.Data["UpperDir"] != "" {
+		return filepath.Join(ins.GraphDriver.Data["UpperDir"], b.layout.DataDir)
+	}
+	return ""
+}
+
+func (b *box) endpoint(ins container.InspectResponse) error {
+	switch b.req.Network {
+	case NetworkHost:
+		b.ep = driver.Endpoint{Host: "127.0.0.1", Port: b.layout.Port}
+		b.facts["network_path"] = "host network namespace, loopback"
+	case NetworkPublished:
+		port := nat.Port(strconv.Itoa(b.layout.Port) + "/tcp")
+		binds := ins.NetworkSettings.Ports[port]
+		if len(binds) == 0 {
+			return fmt.Errorf("published port %s has no host binding", port)
+		}
+		hp, err := strconv.Atoi(binds[0].HostPort)
+		if err != nil {
+			return fmt.Errorf("published port %s: host port %q: %w", port, binds[0].HostPort, err)
+		}
+		b.ep = driver.Endpoint{Host: "127.0.0.1", Port: hp}
+		b.facts["network_path"] = publishedPath(hp, ctrIP(ins), b.layout.Port)
+	case NetworkDirect:
+		ip := ctrIP(ins)
+		if ip == "" {
+			return fmt.Errorf("container %s has no bridge address", b.facts["container"])
+		}
+		b.ep = driver.Endpoint{Host: ip, Port: b.layout.Port}
+		b.facts["network_path"] = "bridge address " + ip + " (no proxy, no NAT)"
+	}
+	b.facts["endpoint"] = b.ep.String()
+	return nil
+}
+
+// ctrIP is the container's address on its (first) bridge network.
+func ctrIP(ins container.InspectResponse) string {
+	if ins.NetworkSettings == nil {
+		return ""
+	}
+	for _, n := range ins.NetworkSettings.Networks {
+		if n != nil && n.IPAddress != "" {
+			return n.IPAddress
+		}
+	}
+	return ""
+}
+
+// publishedPath says how a client on 127.0.0.1 reaches a published port: through the engine's
+// userland proxy when one listens on it, otherwise through NAT rules.
+func publishedPath(hostPort int, ip string, port int) string {
+	to := fmt.Sprintf("127.0.0.1:%d -> %s:%d", hostPort, ip, port)
+	if pid := proxyPID(hostPort); pid > 0 {
+		return fmt.Sprintf("published port %s through docker-proxy (userland proxy, pid %d)", to, pid)
+	}
+	return "published port " + to + " through NAT (no userland proxy process found)"
+}
+
+// proxyPID finds a docker-proxy process serving hostPort.
+func proxyPID(hostPort int) int {
+	ents, _ := os.ReadDir("/proc")
+	want := strconv.Itoa(hostPort)
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(raw), "\x00")
+		if len(args) == 0 || filepath.Base(args[0]) != "docker-proxy" {
+			continue
+		}
+		for i := 0; i+1 < len(args); i++ {
+			if args[i] == "-host-port" && args[i+1] == want {
+				return pid
+			}
+		}
+	}
+	return 0
+}
+
+func (b *box) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(readyTimeout)
+	var last error
+	for time.Now().Before(deadline) {
+		select {
+		case <-b.exited:
+			return fmt.Errorf("%s exited before it was ready (exit code %d)", b.req.DBMS.Name(), b.exitCode)
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		last = b.req.DBMS.Ready(pctx, b.ep)
+		cancel()
+		if last == nil {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("%s not ready at %s after %s: %v", b.req.DBMS.Name(), b.ep, readyTimeout, last)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

@@ -1,0 +1,2 @@
+fio --name=randread-4k --directory=/var/tmp/fiocap/tmpfs/fio --output-format=json+ --thread=1 --group_reporting=1 --bs=4k --ioengine=psync --rw=randread --direct=1 --size=67108864 --numjobs=1 --time_based=1 --runtime=2000ms --ramp_time=1000ms
+exit 0
