@@ -36,8 +36,9 @@ const RecipeVersion = 2
 const DefaultSuite = "bookworm"
 
 // ExtraPackages go into every image besides the database's own packages: fio measures the
-// storage from inside the box the same way it does natively.
-var ExtraPackages = []string{"fio"}
+// storage from inside the box the same way it does natively; stress-ng is the CPU and memory
+// hog of noisy neighbours.
+var ExtraPackages = []string{"fio", "stress-ng"}
 
 // Repository is the name every built image is tagged under: boxbench/<dbms>:<hash prefix>.
 const Repository = "boxbench"

@@ -17,8 +17,8 @@ type Cell struct {
 	ID     string            // stable path of key=value segments in canonical key order
 	Params map[string]string // the matrix keys and their values for this cell
 	// Resolved settings (matrix value, or the spec's default).
-	DBMS, Workload, Platform, Runtime, Storage, Network, Mix, Bound string
-	Records                                                         int64
+	DBMS, Workload, Platform, Runtime, Storage, Network, Neighbour, Mix, Bound string
+	Records                                                                    int64
 }
 
 // Skip is a cell the host cannot run, and why.
@@ -219,7 +219,7 @@ func resolve(e *spec.Experiment, params map[string]string) *Cell {
 	wl := get("workload", "")
 	c := &Cell{ID: cellID(params), Params: params, DBMS: get("dbms", e.DBMS), Workload: wl,
 		Platform: get("platform", "native"), Runtime: get("runtime", ""),
-		Storage: get("storage", "bind"), Network: get("network", "host"),
+		Storage: get("storage", "bind"), Network: get("network", "host"), Neighbour: get("neighbour", "none"),
 		Mix: get("mix", e.WorkloadOf(wl).Mix), Bound: get("bound", e.Dataset.Bound)}
 	c.Records = Records(e, c.Bound)
 	return c

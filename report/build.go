@@ -163,6 +163,7 @@ func (r *Report) buildCell(rec results.CellRecord, runs []results.RunRow) *Cell 
 			Message: fmt.Sprintf("%d latency histogram(s) could not be read; the cell's percentiles leave those runs out", broken)})
 	}
 	c.Env = cellEnv(ok, r.Env)
+	c.Metrics = cellMetrics(ok)
 	return c
 }
 

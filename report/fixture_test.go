@@ -270,17 +270,24 @@ func fixRun(c fixCell, rep, seq int) *results.RunRecord {
 		return rec
 	}
 	thr := c.thr * (1 + c.cv*rng.NormFloat64())
-	rec.Result = fixResult(c, thr, rng)
+	rec.Result = fixResult(c, thr, rng, rep)
 	rec.Series = fixTelemetry(c, rng, fixWarmup+fixMeasured+1)
 	rec.Warnings = c.warn[rep]
 	return rec
 }
 
 // fixResult draws the run's intervals and summarises the measured ones per op.
-func fixResult(c fixCell, thr float64, rng *rand.Rand) *workload.Result {
+func fixResult(c fixCell, thr float64, rng *rand.Rand, rep int) *workload.Result {
 	res := &workload.Result{Mode: workload.ModeClosed, Threads: fixThreads,
 		Warmup: fixWarmup * time.Second, Measured: fixMeasured * time.Second,
-		ClientCPU: time.Duration((0.55 + 0.05*rng.Float64()) * float64(fixMeasured*time.Second))}
+		ClientCPU: time.Duration((0.55 + 0.05*rng.Float64()) * float64(fixMeasured*time.Second)),
+		// Workload metrics, and shares as a neighbour's cell has them (not drawn from rng, so
+		// the other figures stay as they were).
+		Metrics: map[string]float64{"client_cpu_per_op_ns": 10000 + 100*float64(rep)}}
+	if c.throttle > 0 {
+		res.Metrics["io_share_configured_ratio"] = 0.7
+		res.Metrics["io_share_obtained_ratio"] = 0.3 + 0.02*float64(rep)
+	}
 	ops := sortedOps(c.mix)
 	whole := map[string]*hdrhistogram.Histogram{}
 	for _, op := range ops {

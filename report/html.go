@@ -60,6 +60,7 @@ type page struct {
 	Groups       []groupView
 	Spectra      []spectrumOp
 	Stats        []statRow
+	Metrics      []metricView
 	Runs         []cellRuns
 	Skipped      []skipView
 	Env          []kv
@@ -197,6 +198,7 @@ func newPage(r *Report, store *results.Store) (*page, error) {
 	v.overview(r, cols)
 	v.spectra(r)
 	v.stats(r)
+	v.Metrics = r.metricViews()
 	if err := v.runs(r, store); err != nil {
 		return nil, err
 	}

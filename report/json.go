@@ -26,6 +26,9 @@ type jsonCell struct {
 	Overhead   *jsonOverhead          `json:"overhead,omitempty"`
 	Latency    map[string]jsonLatency `json:"latency"`
 	Warnings   []Warning              `json:"warnings"`
+	// Metrics are workload-specific figures (unit in the name) and, beside a neighbour, the
+	// configured and obtained shares: {name: {mean, ci95, n}}.
+	Metrics map[string]jsonMetric `json:"metrics,omitempty"`
 }
 
 type jsonThroughput struct {
@@ -72,7 +75,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 			continue
 		}
 		jc := jsonCell{ID: c.ID, Params: c.Params, Runs: c.Runs, Latency: map[string]jsonLatency{},
-			Warnings: nonNil(c.Warnings)}
+			Warnings: nonNil(c.Warnings), Metrics: metricsJSON(c.Metrics)}
 		if c.Runs > 0 {
 			t := c.Throughput
 			jc.Throughput = &jsonThroughput{Mean: t.Mean, Median: t.Median, SD: t.SD, CoV: t.CoV,

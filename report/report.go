@@ -74,6 +74,9 @@ type Cell struct {
 	// Warnings: the runs' validity warnings aggregated per code, and the report's findings
 	// about this cell. Ordered by severity (error first), then code.
 	Warnings []Warning
+	// Metrics are the workload-specific figures of the ok runs (fio IOPS, sysbench tps,
+	// configured and obtained shares beside a neighbour), sorted by name.
+	Metrics []Metric
 	// Env holds the run environment values that are the same in every ok run of the cell and
 	// differ from the experiment's host environment (engine versions, storage driver, ...).
 	Env map[string]string

@@ -78,6 +78,7 @@ func WriteText(w io.Writer, r *Report) error {
 	if len(rows) == 0 {
 		fmt.Fprintln(bw, "no runnable cells")
 	}
+	writeTextMetrics(bw, r)
 	writeTextNotes(bw, r, notes)
 	return bw.Flush()
 }

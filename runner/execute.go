@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/check"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/plan"
@@ -32,7 +35,17 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 	for k, v := range r.env {
 		rec.Env[k] = v
 	}
-	defer func() { rec.Ended = time.Now() }()
+	defer func() {
+		rec.Ended = time.Now()
+		// Doubts about the box itself (an image whose database version differs from native, a
+		// share the kernel cannot enforce) are recorded as warning_* facts; they belong with
+		// the run's warnings.
+		for _, k := range slices.Sorted(maps.Keys(rec.Facts)) {
+			if strings.HasPrefix(k, "warning_") {
+				rec.Warnings = append(rec.Warnings, results.Warning{Code: strings.TrimPrefix(k, "warning_"), Severity: "warning", Message: rec.Facts[k]})
+			}
+		}
+	}()
 	fail := func(stage string, err error) *results.RunRecord {
 		rec.Status, rec.Reason = "failed", stage+": "+err.Error()
 		r.cfg.Log.Warn("run failed", "run", rec.ID, "stage", stage, "err", err)
@@ -82,17 +95,31 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 	}()
 	rec.Facts = box.Facts()
 	rec.Facts["seed"] = seed.Key
-	// Platforms record doubts about the box itself (e.g. an image whose database version
-	// differs from native) as warning_* facts; they belong with the run's warnings.
-	for k, v := range rec.Facts {
-		if strings.HasPrefix(k, "warning_") {
-			rec.Warnings = append(rec.Warnings, results.Warning{Code: strings.TrimPrefix(k, "warning_"), Severity: "warning", Message: v})
-		}
-	}
+
 	rec.LimitsApplied = box.Applied()
 
+	r.applyShares(box, e.Limits, rec.Facts, "")
+	ws := e.WorkloadOf(c.Workload)
+	window := e.Telemetry.Interval.D() + ws.Warmup.D() + ws.Duration.D()
+	nbs, err := r.provisionNeighbours(ctx, c, d, fmt.Sprintf("%s/%s", r.cfg.WorkRoot, r.id), r.seq+1, window)
+	defer func() {
+		if err := teardownNeighbours(context.WithoutCancel(ctx), nbs); err != nil {
+			rec.Warnings = append(rec.Warnings, results.Warning{Code: "teardown_failed", Severity: "error",
+				Message: "tearing a neighbour down failed: " + err.Error()})
+		}
+	}()
+	if err != nil {
+		return fail("neighbour", err)
+	}
+	for _, n := range nbs {
+		r.applyShares(n.box, n.spec.Limits, rec.Facts, "neighbour_"+n.name+"_")
+		for k, v := range n.box.Facts() {
+			rec.Facts["neighbour_"+n.name+"_"+k] = v
+		}
+	}
+
 	r.cfg.Progress.Phase(run, "warmup+measure")
-	res, samples, err := r.measure(ctx, box, d, wl, e.WorkloadOf(c.Workload))
+	res, samples, err := r.measure(ctx, box, d, wl, ws, nbs)
 	rec.Result = res
 	for _, s := range samples {
 		rec.Series = append(rec.Series, results.Point{T: s.T, Source: s.Source, Metric: s.Metric, Label: s.Label, Value: s.Value})
@@ -101,6 +128,9 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 		rec.LogTail = box.LogTail(4096)
 		return fail("measure", err)
 	}
+	if err := r.neighbourResults(res, samples, nbs); err != nil {
+		return fail("neighbour", err)
+	}
 	rec.Status = "ok"
 	rec.Warnings = append(rec.Warnings, r.validity(c, res, samples, box, lim)...)
 	return rec
@@ -108,7 +138,7 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 
 // measure samples telemetry for one interval before the workload starts (the pre-run host
 // state) and through the whole workload, on one clock.
-func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl workload.Workload, ws *spec.Workload) (*workload.Result, []telemetry.Sample, error) {
+func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl workload.Workload, ws *spec.Workload, nbs []*neighbour) (*workload.Result, []telemetry.Sample, error) {
 	e := r.cfg.Spec
 	clk := workload.Clock{Start: time.Now()}
 	ref := box.Cgroup()
@@ -116,6 +146,10 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 		{Source: "db", Cgroup: &ref, DataDir: box.Facts()["host_data_dir"]},
 		{Source: "client", PID: os.Getpid()},
 		{Source: "host", Host: true},
+	}
+	for _, n := range nbs {
+		nref := n.box.Cgroup()
+		targets = append(targets, telemetry.Target{Source: n.source(), Cgroup: &nref, DataDir: n.box.Facts()["host_data_dir"]})
 	}
 	sampler, err := telemetry.New(targets, e.Telemetry.Interval.D(), clk, r.cfg.Log)
 	if err != nil {
@@ -133,7 +167,15 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	t := workload.Target{DBMS: d.Name(), Endpoint: box.Endpoint(), User: cred.User, Database: cred.Database,
 		Box: box, DataDir: box.DataDir(), Log: r.cfg.Log}
 	wctx, cancel := context.WithTimeout(ctx, ws.Warmup.D()+ws.Duration.D()+measureGrace)
+	// Neighbours start with the measured workload (after the pre-run interval, so that it
+	// still shows the quiet host) and run to the end of the measured window.
+	for _, n := range nbs {
+		n.start(wctx, clk, r.cfg.Log)
+	}
 	res, werr := wl.Run(wctx, t, clk)
+	for _, n := range nbs {
+		n.wait()
+	}
 	cancel()
 	samples, serr := sampler.Stop()
 	if serr != nil {
@@ -143,6 +185,61 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 		werr = errors.New("workload returned no result")
 	}
 	return res, samples, werr
+}
+
+// applyShares writes a box's weights and I/O limits (and, on cgroup v1, the rule that makes its
+// block I/O counted) into its cgroup, and records what took effect under prefix.
+func (r *Runner) applyShares(box platform.Box, l spec.Limits, facts map[string]string, prefix string) {
+	sh := cgroup.Shares{CPUWeight: l.CPUWeight, IOWeight: l.IOWeight, ReadBps: int64(l.ReadBps),
+		WriteBps: int64(l.WriteBps), ReadIOPS: l.ReadIOPS, WriteIOPS: l.WriteIOPS}
+	if dev, err := telemetry.ResolveDevice(box.Facts()["host_data_dir"]); err == nil {
+		sh.Device = cgroup.DeviceOf(dev.Major, dev.Minor)
+	}
+	done, err := cgroup.ApplyShares(box.Cgroup(), sh)
+	for k, v := range done {
+		facts[prefix+k] = v
+		if strings.HasPrefix(v, "not ") {
+			facts["warning_"+prefix+k+"_not_enforced"] = k + " " + v
+		}
+	}
+	if err != nil {
+		facts["warning_"+prefix+"shares_failed"] = "applying weights or I/O limits failed: " + err.Error()
+	}
+}
+
+// neighbourResults adds the neighbours' own throughput and the configured-versus-obtained
+// shares to the run's metrics. A neighbour that failed fails the run: without it the cell
+// measured something else.
+func (r *Runner) neighbourResults(res *workload.Result, samples []telemetry.Sample, nbs []*neighbour) error {
+	if len(nbs) == 0 {
+		return nil
+	}
+	if res.Metrics == nil {
+		res.Metrics = map[string]float64{}
+	}
+	after := r.cfg.Spec.Telemetry.Interval.D() + res.Warmup
+	for k, v := range shareMetrics(samples, after, r.cfg.Spec.Limits, nbs) {
+		res.Metrics[k] = v
+	}
+	for _, n := range nbs {
+		if n.err != nil {
+			return fmt.Errorf("neighbour %s: %w", n.name, n.err)
+		}
+		if n.res == nil {
+			continue
+		}
+		for k, v := range n.res.Metrics {
+			res.Metrics["neighbour_"+n.name+"_"+k] = v
+		}
+		var ops float64
+		for _, o := range n.res.Ops {
+			if o.Series == "latency" {
+				ops += o.Throughput
+			}
+		}
+		res.Metrics["neighbour_"+n.name+"_ops_per_second"] = ops
+	}
+	return nil
 }
 
 // validity turns the run's facts into warnings.

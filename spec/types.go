@@ -10,24 +10,25 @@ const APIVersion = "boxbench/v1alpha1"
 
 // Experiment is one spec file.
 type Experiment struct {
-	APIVersion     string               `yaml:"apiVersion"`
-	Kind           string               `yaml:"kind"`
-	Name           string               `yaml:"name"`
-	Description    string               `yaml:"description"`
-	DBMS           string               `yaml:"dbms"`
-	Workload       Workload             `yaml:"workload"`
-	Workloads      map[string]*Workload `yaml:"workloads"`
-	Dataset        Dataset              `yaml:"dataset"`
-	Limits         Limits               `yaml:"limits"`
-	Placement      Placement            `yaml:"placement"`
-	StorageOptions StorageOptions       `yaml:"storageOptions"`
-	Matrix         Matrix               `yaml:"matrix"`
-	Repetitions    Repetitions          `yaml:"repetitions"`
-	Order          string               `yaml:"order"`
-	Seed           *int64               `yaml:"seed"`
-	Baseline       map[string]string    `yaml:"baseline"`
-	Telemetry      Telemetry            `yaml:"telemetry"`
-	Timeouts       Timeouts             `yaml:"timeouts"`
+	APIVersion     string                `yaml:"apiVersion"`
+	Kind           string                `yaml:"kind"`
+	Name           string                `yaml:"name"`
+	Description    string                `yaml:"description"`
+	DBMS           string                `yaml:"dbms"`
+	Workload       Workload              `yaml:"workload"`
+	Workloads      map[string]*Workload  `yaml:"workloads"`
+	Neighbours     map[string]*Neighbour `yaml:"neighbours"`
+	Dataset        Dataset               `yaml:"dataset"`
+	Limits         Limits                `yaml:"limits"`
+	Placement      Placement             `yaml:"placement"`
+	StorageOptions StorageOptions        `yaml:"storageOptions"`
+	Matrix         Matrix                `yaml:"matrix"`
+	Repetitions    Repetitions           `yaml:"repetitions"`
+	Order          string                `yaml:"order"`
+	Seed           *int64                `yaml:"seed"`
+	Baseline       map[string]string     `yaml:"baseline"`
+	Telemetry      Telemetry             `yaml:"telemetry"`
+	Timeouts       Timeouts              `yaml:"timeouts"`
 
 	lines map[string]int // field path → line, for semantic errors
 }
@@ -60,6 +61,11 @@ type Workload struct {
 	TableSize int64   `yaml:"tableSize"`
 	Rate      float64 `yaml:"rate"`
 
+	// stress (neighbours): stress-ng hogs
+	CPU     int   `yaml:"cpu"`     // CPU hog workers
+	VM      int   `yaml:"vm"`      // memory-bandwidth hog workers
+	VMBytes Bytes `yaml:"vmBytes"` // memory each vm worker touches
+
 	// fio
 	Job    any   `yaml:"job"` // a preset name or a map of fio job options
 	Direct *bool `yaml:"direct"`
@@ -83,11 +89,31 @@ type Dataset struct {
 	Bound       string `yaml:"bound"`
 }
 
-// Limits every box gets, native included.
+// Limits every box gets, native included. Weights use cgroup v2's scale (1–10000, default
+// 100) on every host; on cgroup v1 they are converted (cpu.shares = w×1024/100,
+// blkio weight = w×5 clamped to 10–1000).
 type Limits struct {
-	CPUs   float64 `yaml:"cpus"`
-	Cpuset string  `yaml:"cpuset"`
-	Memory Bytes   `yaml:"memory"`
+	CPUs      float64 `yaml:"cpus"`
+	Cpuset    string  `yaml:"cpuset"`
+	Memory    Bytes   `yaml:"memory"`
+	CPUWeight int     `yaml:"cpuWeight"`
+	IOWeight  int     `yaml:"ioWeight"`
+	ReadBps   Bytes   `yaml:"readBps"`
+	WriteBps  Bytes   `yaml:"writeBps"`
+	ReadIOPS  int64   `yaml:"readIops"`
+	WriteIOPS int64   `yaml:"writeIops"`
+}
+
+// Neighbour is a co-located box that runs its own workload while the measured database runs:
+// started after the database is ready, stopped at the end of the measured window.
+type Neighbour struct {
+	Workload Workload `yaml:"workload"` // type fio (a preset or job map) or stress (cpu / memory hog)
+	Platform string   `yaml:"platform"` // default: the cell's platform
+	// Storage: "same" (default) gives the neighbour storage of the victim's kind — for bind its
+	// own directory on the same host filesystem (a shared journal), for blockdev its own
+	// filesystem — or name any storage kind.
+	Storage string `yaml:"storage"`
+	Limits  Limits `yaml:"limits"`
 }
 
 // Placement pins the client (boxbench's load generator) to cores, the same for every cell.

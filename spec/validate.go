@@ -16,11 +16,13 @@ var (
 	Storages      = []string{"bind", "overlay", "volume", "tmpfs", "blockdev"}
 	Networks      = []string{"host", "bridge-published", "bridge-direct", "unix"}
 	WorkloadTypes = []string{"ycsb", "sysbench", "fio"}
-	Mixes         = []string{"a", "b", "c", "d", "e", "f", "write-heavy", "read-heavy", "custom"}
-	Bounds        = []string{"memory", "disk"}
-	Orders        = []string{"randomized", "sequential"}
+	// NeighbourTypes are the workloads a neighbour can run inside its box.
+	NeighbourTypes = []string{"fio", "stress"}
+	Mixes          = []string{"a", "b", "c", "d", "e", "f", "write-heavy", "read-heavy", "custom"}
+	Bounds         = []string{"memory", "disk"}
+	Orders         = []string{"randomized", "sequential"}
 	// MatrixKeys are the keys a matrix (and a baseline, zip or exclude) may vary.
-	MatrixKeys = []string{"dbms", "workload", "platform", "runtime", "storage", "network", "mix", "bound"}
+	MatrixKeys = []string{"dbms", "workload", "platform", "runtime", "storage", "network", "neighbour", "mix", "bound"}
 )
 
 // Values lists the valid values of a matrix key (nil for open vocabularies).
@@ -30,6 +32,8 @@ func Values(key string) []string {
 		return DBMSs
 	case "platform":
 		return Platforms
+	case "neighbour":
+		return nil // names under neighbours:, checked there
 	case "storage":
 		return Storages
 	case "network":
@@ -49,6 +53,7 @@ var workloadFields = map[string]string{
 	"keyOrder": "ycsb", "loadThreads": "ycsb", "loadBatch": "ycsb",
 	"test": "sysbench", "tables": "sysbench", "tableSize": "sysbench", "rate": "sysbench",
 	"job": "fio", "direct": "fio", "size": "fio",
+	"cpu": "stress", "vm": "stress", "vmBytes": "stress",
 }
 
 var nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
@@ -180,7 +185,8 @@ func (e *Experiment) validate() []Problem {
 		c.workload("workload", &e.Workload)
 	}
 	c.dataset()
-	c.limits()
+	c.limits("limits", e.Limits)
+	c.neighbours()
 	c.matrix()
 	c.repetitions()
 	c.oneOf("order", e.Order, Orders)
@@ -265,16 +271,74 @@ func (c *checker) dataset() {
 	}
 }
 
-func (c *checker) limits() {
-	l := c.e.Limits
+func (c *checker) limits(p string, l Limits) {
 	if l.CPUs < 0 {
-		c.add("limits.cpus", "%g is negative (0 or absent = no limit)", l.CPUs)
+		c.add(p+".cpus", "%g is negative (0 or absent = no limit)", l.CPUs)
 	}
 	if l.Cpuset != "" && !cpusetRe.MatchString(l.Cpuset) {
-		c.add("limits.cpuset", "%q is not a cpu list (write it like 1 or 0-1 or 0,2)", l.Cpuset)
+		c.add(p+".cpuset", "%q is not a cpu list (write it like 1 or 0-1 or 0,2)", l.Cpuset)
 	}
 	if l.Memory != 0 && l.Memory < 64<<20 {
-		c.add("limits.memory", "%s is too small for a database (valid: 64MiB or more)", FormatBytes(int64(l.Memory)))
+		c.add(p+".memory", "%s is too small for a database (valid: 64MiB or more)", FormatBytes(int64(l.Memory)))
+	}
+	for field, w := range map[string]int{"cpuWeight": l.CPUWeight, "ioWeight": l.IOWeight} {
+		if w < 0 || w > 10000 {
+			c.add(p+"."+field, "%d is out of range (valid: 1 to 10000, cgroup v2's scale; 100 is the default)", w)
+		}
+	}
+	for field, v := range map[string]int64{"readBps": int64(l.ReadBps), "writeBps": int64(l.WriteBps), "readIops": l.ReadIOPS, "writeIops": l.WriteIOPS} {
+		if v < 0 {
+			c.add(p+"."+field, "%d is negative (0 or absent = no limit)", v)
+		}
+	}
+}
+
+func (c *checker) neighbours() {
+	e := c.e
+	names := make([]string, 0, len(e.Neighbours))
+	for n := range e.Neighbours {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if e.varies("neighbour") {
+		for _, v := range e.ValuesOf("neighbour") {
+			if _, ok := e.Neighbours[v]; !ok && v != "none" {
+				c.add("matrix.neighbour", "%q is not defined under neighbours: (defined: none, %s)", v, strings.Join(names, ", "))
+			}
+		}
+	} else if len(e.Neighbours) > 0 {
+		c.add("neighbours", "neighbours are placed by the matrix key neighbour, e.g. neighbour: [none, %s]", strings.Join(names, ", "))
+	}
+	for _, n := range names {
+		nb := e.Neighbours[n]
+		p := "neighbours." + n
+		if nb == nil {
+			c.add(p, "empty: give at least workload: {type: fio, job: fsync-high}")
+			continue
+		}
+		if nb.Platform != "" {
+			c.oneOf(p+".platform", nb.Platform, Platforms)
+		}
+		if nb.Storage != "" && nb.Storage != "same" {
+			c.oneOf(p+".storage", nb.Storage, append([]string{"same"}, Storages...))
+		}
+		c.limits(p+".limits", nb.Limits)
+		w := nb.Workload
+		if !contains(NeighbourTypes, w.Type) {
+			c.oneOf(p+".workload.type", w.Type, NeighbourTypes)
+			continue
+		}
+		if w.Type == "fio" && w.Job == nil {
+			c.add(p+".workload.job", "missing: name a preset (fsync-none, fsync-low, fsync-high, seqwrite-64k, randwrite-4k, randread-4k, wal)")
+		}
+		if w.Type == "stress" && w.CPU <= 0 && w.VM <= 0 {
+			c.add(p+".workload", "a stress neighbour needs cpu: N (CPU hog workers) or vm: N (memory-bandwidth hog workers)")
+		}
+		for field, typ := range workloadFields {
+			if _, set := e.lines[p+".workload."+field]; set && typ != w.Type {
+				c.add(p+".workload."+field, "applies to workload type %s only, but this neighbour runs %s", typ, w.Type)
+			}
+		}
 	}
 }
 

@@ -65,6 +65,7 @@ func (b *box) provision(ctx context.Context) error {
 	}
 	runDir := filepath.Join(r.WorkDir, "run")
 	b.layout = dbms.Layout{DataDir: filepath.Join(st.Path, "db"), RunDir: runDir, Listen: "127.0.0.1"}
+	b.facts["host_data_dir"] = b.layout.DataDir
 	if b.layout.Port, err = freePort(); err != nil {
 		return err
 	}

@@ -1,0 +1,29 @@
+package dbms
+
+import (
+	"context"
+	"syscall"
+
+	"github.com/boxbench/boxbench/driver"
+)
+
+// Idle turns d into a box without a database: the same packages (so a container platform uses
+// the same image), the same system user, an empty data directory, and a process that only
+// sleeps. Neighbours that run fio or stress-ng inside their own box use it.
+func Idle(d DBMS) DBMS { return idle{d} }
+
+type idle struct{ DBMS }
+
+func (idle) InitCommands(Layout) []Step             { return nil }
+func (idle) ConfigFiles(Settings) map[string][]byte { return map[string][]byte{} }
+func (idle) StartCommand(Layout) []string           { return []string{"/bin/sleep", "infinity"} }
+func (idle) StopSignal() syscall.Signal             { return syscall.SIGTERM }
+func (idle) Ready(context.Context, driver.Endpoint) error {
+	return nil
+}
+
+// IsIdle reports whether d is an idle box description.
+func IsIdle(d DBMS) bool {
+	_, ok := d.(idle)
+	return ok
+}

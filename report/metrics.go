@@ -1,0 +1,153 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/boxbench/boxbench/results"
+	"github.com/boxbench/boxbench/stats"
+)
+
+// Metric is one workload-specific figure of a cell (fio IOPS, sysbench tps, configured and
+// obtained shares next to a neighbour …) over the cell's ok runs. The unit is in the name.
+type Metric struct {
+	Name    string
+	Summary stats.Summary
+}
+
+// cellMetrics summarises every metric the ok runs' results carry, by name.
+func cellMetrics(ok []results.RunRow) []Metric {
+	byName := map[string][]float64{}
+	for _, run := range ok {
+		var res struct {
+			Metrics map[string]float64 `json:"metrics"`
+		}
+		if len(run.Result) == 0 || json.Unmarshal(run.Result, &res) != nil {
+			continue
+		}
+		for k, v := range res.Metrics {
+			byName[k] = append(byName[k], v)
+		}
+	}
+	var out []Metric
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range byName {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		out = append(out, Metric{Name: k, Summary: stats.Summarize(byName[k])})
+	}
+	return out
+}
+
+// isShare tells the share metrics apart: they get their own section.
+func isShare(name string) bool { return strings.Contains(name, "_share_") }
+
+// shareRow is one cell's configured-versus-obtained share of one resource.
+type shareRow struct {
+	Cell, Resource       string
+	Configured, Obtained stats.Summary
+}
+
+func (r *Report) shareRows() []shareRow {
+	var rows []shareRow
+	for _, c := range r.Cells {
+		get := func(name string) (stats.Summary, bool) {
+			for _, m := range c.Metrics {
+				if m.Name == name {
+					return m.Summary, true
+				}
+			}
+			return stats.Summary{}, false
+		}
+		for _, res := range []string{"io", "cpu"} {
+			conf, ok := get(res + "_share_configured_ratio")
+			if !ok {
+				continue
+			}
+			obt, _ := get(res + "_share_obtained_ratio")
+			rows = append(rows, shareRow{Cell: c.ID, Resource: res, Configured: conf, Obtained: obt})
+		}
+	}
+	return rows
+}
+
+// fmtSummary renders mean ± CI half-width (n), or the lone value, or "absent".
+func fmtSummary(s stats.Summary, scale float64, unit string) string {
+	switch {
+	case s.N == 0:
+		return "absent"
+	case !s.CI95.Valid:
+		return fmt.Sprintf("%.4g%s (n=%d)", s.Mean*scale, unit, s.N)
+	}
+	return fmt.Sprintf("%.4g%s ± %.2g (95%% CI, n=%d)", s.Mean*scale, unit, s.CI95.HalfWidth()*scale, s.N)
+}
+
+// writeTextMetrics prints the shares section and the other workload metrics after the table.
+func writeTextMetrics(w io.Writer, r *Report) {
+	if rows := r.shareRows(); len(rows) > 0 {
+		fmt.Fprintln(w, "\nshares: what the weights configured vs what the database obtained over the measured window")
+		for _, s := range rows {
+			fmt.Fprintf(w, "  %s  %s: configured %s, obtained %s\n", s.Cell, s.Resource,
+				fmtSummary(s.Configured, 100, "%"), fmtSummary(s.Obtained, 100, "%"))
+		}
+	}
+	any := false
+	for _, c := range r.Cells {
+		var parts []string
+		for _, m := range c.Metrics {
+			if !isShare(m.Name) {
+				parts = append(parts, m.Name+" "+fmtSummary(m.Summary, 1, ""))
+			}
+		}
+		if len(parts) == 0 {
+			continue
+		}
+		if !any {
+			fmt.Fprintln(w, "\nworkload metrics (unit in the name; mean ± 95% CI half-width):")
+			any = true
+		}
+		fmt.Fprintf(w, "  %s\n    %s\n", c.ID, strings.Join(parts, "\n    "))
+	}
+}
+
+type jsonMetric struct {
+	Mean float64     `json:"mean"`
+	CI95 *[2]float64 `json:"ci95"`
+	N    int         `json:"n"`
+}
+
+func metricsJSON(ms []Metric) map[string]jsonMetric {
+	if len(ms) == 0 {
+		return nil
+	}
+	out := map[string]jsonMetric{}
+	for _, m := range ms {
+		out[m.Name] = jsonMetric{Mean: m.Summary.Mean, CI95: pair(m.Summary.CI95), N: m.Summary.N}
+	}
+	return out
+}
+
+// metricView is one row of the HTML metrics table.
+type metricView struct{ Cell, Name, Value string }
+
+func (r *Report) metricViews() []metricView {
+	var out []metricView
+	for _, s := range r.shareRows() {
+		out = append(out, metricView{s.Cell, s.Resource + " share: configured → obtained",
+			fmtSummary(s.Configured, 100, " %") + " → " + fmtSummary(s.Obtained, 100, " %")})
+	}
+	for _, c := range r.Cells {
+		for _, m := range c.Metrics {
+			if !isShare(m.Name) {
+				out = append(out, metricView{c.ID, m.Name, fmtSummary(m.Summary, 1, "")})
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,187 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/plan"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/spec"
+	"github.com/boxbench/boxbench/telemetry"
+	"github.com/boxbench/boxbench/workload"
+	"github.com/boxbench/boxbench/workload/fio"
+	"github.com/boxbench/boxbench/workload/stress"
+)
+
+// neighbour is one co-located box running its own workload beside the measured database.
+type neighbour struct {
+	name   string
+	spec   *spec.Neighbour
+	box    platform.Box
+	wl     workload.Workload
+	shares cgroup.Shares
+
+	wg  sync.WaitGroup
+	res *workload.Result
+	err error
+}
+
+// source names a neighbour's telemetry.
+func (n *neighbour) source() string { return "neighbour:" + n.name }
+
+// provisionNeighbours starts the cell's neighbour boxes (idle: no database, only a sleeping
+// process) once the measured database is ready. Their workloads start later, with the
+// measured workload. On error every box made so far has been torn down.
+func (r *Runner) provisionNeighbours(ctx context.Context, c *plan.Cell, d dbms.DBMS, dir string, seq int, window time.Duration) ([]*neighbour, error) {
+	if c.Neighbour == "" || c.Neighbour == "none" {
+		return nil, nil
+	}
+	ns := r.cfg.Spec.Neighbours[c.Neighbour]
+	n := &neighbour{name: c.Neighbour, spec: ns}
+	wl, err := neighbourWorkload(ns, window)
+	if err != nil {
+		return nil, fmt.Errorf("neighbour %s: %w", n.name, err)
+	}
+	n.wl = wl
+	pname := ns.Platform
+	if pname == "" {
+		pname = c.Platform
+	}
+	p := r.cfg.Platforms[pname]
+	if p == nil {
+		return nil, fmt.Errorf("neighbour %s: platform %s is not available", n.name, pname)
+	}
+	st := ns.Storage
+	if st == "" || st == "same" {
+		st = c.Storage // same kind: bind shares the host filesystem, blockdev gets its own
+	}
+	if pname == "native" && (st == "overlay" || st == "volume") {
+		st = "bind" // a host process's closest equivalent: a directory on the host filesystem
+	}
+	run := fmt.Sprintf("%s-nb-%s", runDirName(seq), n.name)
+	box, err := p.Provision(ctx, platform.Request{Experiment: r.id, Run: run, WorkDir: dir + "/" + run,
+		DBMS: dbms.Idle(d), Choice: platform.Choice{Storage: st, Network: "host", Runtime: c.Runtime},
+		Limits:      platform.Limits{CPUs: ns.Limits.CPUs, Cpuset: ns.Limits.Cpuset, MemoryBytes: int64(ns.Limits.Memory)},
+		StorageOpts: storageOpts(r.cfg.Spec), Log: r.cfg.Log})
+	if err != nil {
+		return nil, fmt.Errorf("neighbour %s: %w", n.name, err)
+	}
+	n.box = box
+	return []*neighbour{n}, nil
+}
+
+// neighbourWorkload builds a neighbour's workload to run for the whole window.
+func neighbourWorkload(ns *spec.Neighbour, window time.Duration) (workload.Workload, error) {
+	w := ns.Workload
+	switch w.Type {
+	case "fio":
+		cfg := fio.DefaultConfig()
+		cfg.Job, cfg.Duration, cfg.Warmup = w.Job, window, 0
+		if w.Threads > 0 {
+			cfg.Threads = w.Threads
+		}
+		if w.Direct != nil {
+			cfg.Direct = *w.Direct
+		}
+		if w.Size > 0 {
+			cfg.Size = int64(w.Size)
+		}
+		return fio.New(cfg)
+	case "stress":
+		return stress.New(stress.Config{CPU: w.CPU, VM: w.VM, VMBytes: int64(w.VMBytes), Duration: window})
+	}
+	return nil, fmt.Errorf("workload type %q cannot run as a neighbour (valid: fio, stress)", w.Type)
+}
+
+// start runs the neighbour's workload in the background.
+func (n *neighbour) start(ctx context.Context, clk workload.Clock, log interface{ Warn(string, ...any) }) {
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		t := workload.Target{Box: n.box, DataDir: n.box.DataDir()}
+		n.res, n.err = n.wl.Run(ctx, t, clk)
+		if n.err != nil {
+			log.Warn("neighbour failed", "neighbour", n.name, "err", n.err)
+		}
+	}()
+}
+
+func (n *neighbour) wait() { n.wg.Wait() }
+
+func teardownNeighbours(ctx context.Context, ns []*neighbour) error {
+	var errs []error
+	for _, n := range ns {
+		if n.box != nil {
+			errs = append(errs, n.box.Teardown(ctx))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// shareMetrics compares the share of I/O and CPU the measured database obtained over the
+// measured window with the share its weights configured. Shares are computed from each
+// source's per-interval rates summed over the window (equal intervals), so they are the
+// shares of bytes and CPU-seconds.
+func shareMetrics(samples []telemetry.Sample, after time.Duration, victim spec.Limits, ns []*neighbour) map[string]float64 {
+	if len(ns) == 0 {
+		return nil
+	}
+	sum := func(source string, metrics ...string) (float64, bool) {
+		total, seen := 0.0, false
+		for _, s := range samples {
+			if s.Source != source || s.T <= after {
+				continue
+			}
+			for _, m := range metrics {
+				if s.Metric == m {
+					total += s.Value
+					seen = true
+				}
+			}
+		}
+		return total, seen
+	}
+	weight := func(w int) float64 {
+		if w == 0 {
+			return 100 // the kernel default on cgroup v2's scale
+		}
+		return float64(w)
+	}
+	out := map[string]float64{}
+	for _, k := range []struct {
+		name    string
+		metrics []string
+		wv      int
+		wn      func(*neighbour) int
+	}{
+		{"io", []string{"io_read_bytes_per_second", "io_write_bytes_per_second"}, victim.IOWeight, func(n *neighbour) int { return n.spec.Limits.IOWeight }},
+		{"cpu", []string{"cpu_usage_seconds_per_second"}, victim.CPUWeight, func(n *neighbour) int { return n.spec.Limits.CPUWeight }},
+	} {
+		v, ok := sum("db", k.metrics...)
+		total, wsum := v, weight(k.wv)
+		for _, n := range ns {
+			x, seen := sum(n.source(), k.metrics...)
+			ok = ok && seen
+			total += x
+			wsum += weight(k.wn(n))
+			out["neighbour_"+k.name+"_"+unitOf(k.name)] = x
+		}
+		out[k.name+"_share_configured_ratio"] = weight(k.wv) / wsum
+		if ok && total > 0 {
+			out[k.name+"_share_obtained_ratio"] = v / total
+		}
+	}
+	return out
+}
+
+func unitOf(kind string) string {
+	if kind == "io" {
+		return "bytes_per_second_sum"
+	}
+	return "cpu_seconds_per_second_sum"
+}
