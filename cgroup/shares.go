@@ -54,6 +54,12 @@ func ApplyShares(ref Ref, s Shares) (map[string]string, error) {
 	}
 	if s.IOWeight > 0 {
 		done["io_weight"] = applyIOWeight(ref, s.IOWeight, exists, write)
+		// A weight file can exist (the bfq module is loaded) while the device is scheduled by
+		// something else, and then the weight is written but ignored.
+		if sched := Scheduler(s.Device); !strings.HasPrefix(done["io_weight"], "not ") && sched != "bfq" {
+			done["io_weight"] = fmt.Sprintf("not enforced: %s was written, but the device %s is scheduled by %q, not bfq, which ignores weights (enable with: echo bfq > /sys/dev/block/%s/queue/scheduler)",
+				done["io_weight"], s.Device, sched, s.Device)
+		}
 	}
 	if s.Device == "" {
 		if s.ReadBps+s.WriteBps+s.ReadIOPS+s.WriteIOPS > 0 {
@@ -110,6 +116,27 @@ func applyIOWeight(ref Ref, w int, exists func(string, string) bool, write func(
 		}
 	}
 	return "not enforced: this kernel offers no blkio.weight or blkio.bfq.weight (proportional I/O needs the BFQ scheduler on the device; see boxbench doctor)"
+}
+
+// Scheduler returns the active I/O scheduler of the block device "major:minor" (the bracketed
+// entry of queue/scheduler; a partition's is its disk's), or "unknown".
+func Scheduler(dev string) string {
+	if dev == "" {
+		return "none (no block device)"
+	}
+	for _, p := range []string{"/sys/dev/block/" + dev + "/queue/scheduler", "/sys/dev/block/" + dev + "/../queue/scheduler"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if strings.HasPrefix(f, "[") {
+				return strings.Trim(f, "[]")
+			}
+		}
+		return strings.TrimSpace(string(b))
+	}
+	return "unknown"
 }
 
 // DeviceOf returns "major:minor" of the block device holding dir, or "" when it has none.

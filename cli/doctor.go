@@ -17,6 +17,7 @@ import (
 	"github.com/boxbench/boxbench/hostenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/runner"
+	"github.com/boxbench/boxbench/telemetry"
 )
 
 // tools boxbench runs, and the Debian package that provides each.
@@ -43,7 +44,7 @@ func (a *app) doctorCmd() *cobra.Command {
 			if cleanup {
 				return a.cleanup(cmd.Context(), ps)
 			}
-			fs := diagnose(cmd.Context(), ps)
+			fs := diagnose(cmd.Context(), ps, a.workRoot)
 			printFindings(a.stdout, fs)
 			return nil
 		},
@@ -78,7 +79,7 @@ func (a *app) cleanup(ctx context.Context, ps map[string]platform.Platform) erro
 	return nil
 }
 
-func diagnose(ctx context.Context, ps map[string]platform.Platform) []platform.Finding {
+func diagnose(ctx context.Context, ps map[string]platform.Platform, workRoot string) []platform.Finding {
 	env := hostenv.Capture()
 	fs := []platform.Finding{
 		{Area: "host", Name: "kernel", OK: true, Detail: env["kernel"]},
@@ -86,7 +87,7 @@ func diagnose(ctx context.Context, ps map[string]platform.Platform) []platform.F
 		{Area: "host", Name: "cpus", OK: true, Detail: env["num_cpu"] + " online (" + env["cpus_online"] + "), " + env["cpu_model"]},
 		{Area: "host", Name: "root", OK: os.Geteuid() == 0, Detail: "cgroups, mounts and loop devices need root", Fix: "run boxbench as root"},
 	}
-	fs = append(fs, ioWeightFinding())
+	fs = append(fs, ioWeightFinding(workRoot))
 	if _, err := os.Stat("/dev/kvm"); err == nil {
 		fs = append(fs, platform.Finding{Area: "host", Name: "kvm", OK: true, Detail: "/dev/kvm present (whether a guest boots under it needs a trial)"})
 	} else {
@@ -127,17 +128,27 @@ func diagnose(ctx context.Context, ps map[string]platform.Platform) []platform.F
 	return fs
 }
 
-// ioWeightFinding: proportional io shares need the BFQ scheduler (blkio.bfq.weight on v1,
-// io.weight on v2); without it a configured share is not enforced.
-func ioWeightFinding() platform.Finding {
+// ioWeightFinding: proportional io shares need the BFQ scheduler on the device that holds the
+// data (blkio.bfq.weight on v1, io.weight on v2); with another scheduler a weight is ignored.
+func ioWeightFinding(workRoot string) platform.Finding {
 	f := platform.Finding{Area: "host", Name: "io weights"}
-	for _, p := range []string{cgroup.Root + "/blkio/blkio.bfq.weight", cgroup.Root + "/blkio/blkio.weight", cgroup.Root + "/io.weight"} {
-		if _, err := os.Stat(p); err == nil {
-			f.OK, f.Detail = true, p+" present"
-			return f
-		}
+	dir := workRoot
+	if _, err := os.Stat(dir); err != nil {
+		dir = "/var/tmp"
 	}
-	f.Detail = "no blkio.weight / blkio.bfq.weight / io.weight: io shares cannot be enforced on this host (the block device's scheduler is not BFQ)"
+	dev, err := telemetry.ResolveDevice(dir)
+	if err != nil {
+		f.Detail = "cannot tell which device holds " + dir + ": " + err.Error()
+		return f
+	}
+	mm := cgroup.DeviceOf(dev.Major, dev.Minor)
+	sched := cgroup.Scheduler(mm)
+	if sched == "bfq" {
+		f.OK, f.Detail = true, fmt.Sprintf("%s (%s) holding %s is scheduled by bfq: io weights are enforced", dev.Name, mm, dir)
+		return f
+	}
+	f.Detail = fmt.Sprintf("%s (%s) holding %s is scheduled by %q: io weights are written but not enforced (cpu weights and io max limits still are)", dev.Name, mm, dir, sched)
+	f.Fix = fmt.Sprintf("echo bfq > /sys/block/%s/queue/scheduler (host-wide: affects everything on that disk)", dev.Name)
 	return f
 }
 

@@ -271,3 +271,78 @@ func assertNoLeftovers(t *testing.T, work string) {
 		}
 	}
 }
+
+const neighbourSpec = `apiVersion: boxbench/v1alpha1
+kind: Experiment
+name: e2e-neighbours
+dbms: postgresql
+workload: {type: ycsb, mix: write-heavy, threads: 2, duration: 2s, warmup: 1s}
+dataset: {records: 1000, fieldCount: 4, fieldLength: 50}
+limits: {cpus: 1, memory: 512MiB, ioWeight: 70, cpuWeight: 70}
+neighbours:
+  fsync-high: {workload: {type: fio, job: fsync-high, size: 32MiB}, limits: {ioWeight: 30, cpuWeight: 30}}
+  cpu-hog: {workload: {type: stress, cpu: 1}, limits: {cpus: 0.5}}
+matrix:
+  platform: [native]
+  neighbour: [none, fsync-high, cpu-hog]
+repetitions: 1
+baseline: {neighbour: none}
+`
+
+// TestNeighbours runs a database beside an fio and a stress-ng neighbour: the runs store the
+// neighbours' own throughput and the configured and obtained shares, and the neighbours' boxes
+// are gone afterwards.
+func TestNeighbours(t *testing.T) {
+	testenv.NeedRoot(t)
+	testenv.NeedCommands(t, "postgres", "fio", "stress-ng")
+	e := env{dir: t.TempDir(), work: testenv.WorkRoot(t)}
+	t.Cleanup(func() { assertNoLeftovers(t, e.work) })
+	e.specFile = filepath.Join(e.dir, "spec.yaml")
+	if err := os.WriteFile(e.specFile, []byte(neighbourSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(e.dir, "out")
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	if b, err := e.boxbench(ctx, "run", e.specFile, "--out", out).CombinedOutput(); err != nil {
+		t.Fatalf("run: %v\n%s", err, b)
+	}
+	b, err := e.boxbench(ctx, "report", out, "--format", "json").Output()
+	if err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	var rep struct {
+		Cells []struct {
+			ID      string
+			Metrics map[string]struct{ Mean float64 } `json:"metrics"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, c := range rep.Cells {
+		m := c.Metrics
+		switch {
+		case strings.Contains(c.ID, "neighbour=fsync-high"):
+			found++
+			if m["io_share_configured_ratio"].Mean != 0.7 || m["neighbour_fsync-high_write_iops"].Mean <= 0 {
+				t.Errorf("fsync-high cell metrics: %v", m)
+			}
+			if v, ok := m["io_share_obtained_ratio"]; ok && (v.Mean < 0 || v.Mean > 1) {
+				t.Errorf("obtained io share %v out of [0,1]", v.Mean)
+			}
+		case strings.Contains(c.ID, "neighbour=cpu-hog"):
+			found++
+			if m["neighbour_cpu-hog_cpu_bogo_ops_per_second"].Mean <= 0 || m["cpu_share_configured_ratio"].Mean != 0.7/(0.7+1.0) {
+				t.Errorf("cpu-hog cell metrics: %v", m)
+			}
+			if v := m["cpu_share_obtained_ratio"]; v.Mean <= 0 || v.Mean >= 1 {
+				t.Errorf("obtained cpu share %v, want in (0,1)", v.Mean)
+			}
+		}
+	}
+	if found != 2 {
+		t.Errorf("neighbour cells in the report: %d, want 2:\n%s", found, b)
+	}
+}

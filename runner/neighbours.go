@@ -72,6 +72,14 @@ func (r *Runner) provisionNeighbours(ctx context.Context, c *plan.Cell, d dbms.D
 		return nil, fmt.Errorf("neighbour %s: %w", n.name, err)
 	}
 	n.box = box
+	// Files are laid out now, before the measured window, not during it.
+	if l, ok := wl.(interface {
+		Layout(context.Context, workload.Target) error
+	}); ok {
+		if err := l.Layout(ctx, workload.Target{Box: box, DataDir: box.DataDir(), Log: r.cfg.Log}); err != nil {
+			return []*neighbour{n}, fmt.Errorf("neighbour %s: %w", n.name, err)
+		}
+	}
 	return []*neighbour{n}, nil
 }
 

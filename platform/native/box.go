@@ -3,6 +3,8 @@ package native
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -63,7 +65,9 @@ func (b *box) provision(ctx context.Context) error {
 	for k, v := range st.Facts {
 		b.facts["storage_"+k] = v
 	}
-	runDir := filepath.Join(r.WorkDir, "run")
+	// Sockets go to a short directory of their own: a unix socket path is limited to 107 bytes,
+	// and the work root is the user's choice.
+	runDir := runDirFor(r.WorkDir)
 	b.layout = dbms.Layout{DataDir: filepath.Join(st.Path, "db"), RunDir: runDir, Listen: "127.0.0.1"}
 	b.facts["host_data_dir"] = b.layout.DataDir
 	if b.layout.Port, err = freePort(); err != nil {
@@ -144,6 +148,13 @@ func (b *box) fillData(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// runDirFor names the socket directory of the box with work directory dir: short, under the
+// system's temporary directory, and derived from dir so that it is the same on every call.
+func runDirFor(dir string) string {
+	h := sha256.Sum256([]byte(dir))
+	return filepath.Join(os.TempDir(), "boxbench-"+hex.EncodeToString(h[:6]))
 }
 
 // asUser prefixes a command so that it runs as the named system user.
@@ -308,7 +319,7 @@ func (b *box) Teardown(ctx context.Context) error {
 	if b.store != nil {
 		errs = append(errs, b.store.Release(ctx))
 	}
-	errs = append(errs, os.RemoveAll(b.req.WorkDir))
+	errs = append(errs, os.RemoveAll(b.req.WorkDir), os.RemoveAll(runDirFor(b.req.WorkDir)))
 	return errors.Join(errs...)
 }
 

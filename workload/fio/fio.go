@@ -60,6 +60,8 @@ type Workload struct {
 	cfg  Config
 	name string
 	opts map[string]string
+	// laidOut: Layout has created the files, so Run uses them instead of starting afresh.
+	laidOut bool
 }
 
 var _ workload.Workload = (*Workload)(nil)
@@ -113,6 +115,34 @@ func (w *Workload) Argv(dataDir string) []string {
 
 // Run runs the job in the box's data directory and parses fio's json+ report. On failure it
 // returns the error with whatever could be parsed.
+// Layout creates the job's files ahead of Run (fio --create_only), so that a run that starts
+// later does its own I/O pattern from its first second. A neighbour needs this: otherwise it
+// spends the measured database's first seconds writing its files sequentially.
+func (w *Workload) Layout(ctx context.Context, t workload.Target) error {
+	if t.Box == nil {
+		return errors.New("fio: the target has no box to run in")
+	}
+	dir := path.Join(t.DataDir, Subdir)
+	if err := w.freshDir(ctx, t.Box, dir); err != nil {
+		return err
+	}
+	if out, err := t.Box.Exec(ctx, append(w.Argv(t.DataDir), "--create_only=1")); err != nil {
+		return fmt.Errorf("fio layout: %w", classify(err, out, dir))
+	}
+	w.laidOut = true
+	return nil
+}
+
+func (w *Workload) freshDir(ctx context.Context, box workload.Executor, dir string) error {
+	if _, err := box.Exec(ctx, []string{"rm", "-rf", dir}); err != nil {
+		return boxError("remove "+dir, err)
+	}
+	if _, err := box.Exec(ctx, []string{"mkdir", "-p", dir}); err != nil {
+		return boxError("create "+dir, err)
+	}
+	return nil
+}
+
 func (w *Workload) Run(ctx context.Context, t workload.Target, clk workload.Clock) (*workload.Result, error) {
 	if t.Box == nil {
 		return nil, errors.New("fio: the target has no box to run in")
@@ -125,11 +155,10 @@ func (w *Workload) Run(ctx context.Context, t workload.Target, clk workload.Cloc
 		log = slog.New(slog.DiscardHandler)
 	}
 	dir := path.Join(t.DataDir, Subdir)
-	if _, err := t.Box.Exec(ctx, []string{"rm", "-rf", dir}); err != nil {
-		return nil, boxError("remove "+dir, err)
-	}
-	if _, err := t.Box.Exec(ctx, []string{"mkdir", "-p", dir}); err != nil {
-		return nil, boxError("create "+dir, err)
+	if !w.laidOut {
+		if err := w.freshDir(ctx, t.Box, dir); err != nil {
+			return nil, err
+		}
 	}
 	defer func() {
 		// Removed even when ctx is cancelled: the files are Size × Threads in the box's storage.
