@@ -160,9 +160,9 @@ func nullIfEmpty(s string) any {
 // Point is one telemetry sample.
 type Point struct {
 	T      time.Duration // offset from the run's clock origin (end of the sampled interval)
-	Source string // "db", "client", "host", or a neighbour's name
-	Metric string // name with unit (see docs/results.md)
-	Label  string // device or interface the metric is about, or ""
+	Source string        // "db", "client", "host", or a neighbour's name
+	Metric string        // name with unit (see docs/results.md)
+	Label  string        // device or interface the metric is about, or ""
 	Value  float64
 }
 

@@ -58,7 +58,7 @@ func (w *Workload) Name() string {
 }
 
 // LoadKey is empty: a hog needs no data.
-func (w *Workload) LoadKey() string                            { return "" }
+func (w *Workload) LoadKey() string                             { return "" }
 func (w *Workload) Load(context.Context, workload.Target) error { return nil }
 
 // Argv is the command run inside the box.
