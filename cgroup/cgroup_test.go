@@ -1,4 +1,4 @@
-package cgroup
+package cgroup_test
 
 import (
 	"fmt"
@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/telemetry"
 )
 
 // TestGroupLifecycle creates a real group with limits, reads them back from the kernel, puts a
@@ -22,7 +24,7 @@ func TestGroupLifecycle(t *testing.T) {
 	}
 	defer Remove(Ref{Version: g.Ref.Version, Path: strings.TrimSuffix(path, "/g")})
 	defer g.Delete()
-	got, err := ReadLimits(g.Ref)
+	got, err := telemetry.ReadLimits(g.Ref)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/telemetry"
 )
 
 // Limits are the resources a box may use. Zero values mean "no limit".
@@ -37,6 +38,13 @@ func (l Limits) String() string {
 		return "none"
 	}
 	return strings.Join(p, " ")
+}
+
+// AppliedLimits reads the limits in effect from a box's own cgroup files (quota/period, cpuset,
+// memory limit), so what a platform asked for can be checked against what the kernel holds.
+func AppliedLimits(ref cgroup.Ref) (Limits, error) {
+	l, err := telemetry.ReadLimits(ref)
+	return Limits{CPUs: l.CPUs, Cpuset: l.Cpuset, MemoryBytes: l.MemoryBytes}, err
 }
 
 // Choice is the part of a cell a platform must support.

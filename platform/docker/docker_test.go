@@ -221,7 +221,7 @@ func checkFacts(t *testing.T, b platform.Box, r platform.Request) {
 	if got := b.Applied(); got != r.Limits {
 		t.Errorf("applied limits %+v, want %+v", got, r.Limits)
 	}
-	got, err := cgroup.ReadLimits(b.Cgroup())
+	got, err := platform.AppliedLimits(b.Cgroup())
 	if err != nil || platform.Limits(got) != r.Limits {
 		t.Errorf("cgroup %s holds %+v (%v), want %+v", b.Cgroup().Path, got, err, r.Limits)
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/go-connections/nat"
 
-	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/image"
@@ -260,11 +259,9 @@ func (b *box) start(ctx context.Context) error {
 		return err
 	}
 	b.facts["cgroup"] = b.group.Path
-	applied, err := cgroup.ReadLimits(b.group)
-	if err != nil {
+	if b.limits, err = platform.AppliedLimits(b.group); err != nil {
 		return err
 	}
-	b.limits = platform.Limits(applied)
 	return b.endpoint(ins)
 }
 

@@ -101,11 +101,9 @@ func (b *box) provision(ctx context.Context) error {
 	if b.group, err = cgroup.Create(CgroupPath(r.Experiment, r.Run), cgroup.Limits(r.Limits)); err != nil {
 		return err
 	}
-	applied, err := cgroup.ReadLimits(b.group.Ref)
-	if err != nil {
+	if b.limits, err = platform.AppliedLimits(b.group.Ref); err != nil {
 		return err
 	}
-	b.limits = platform.Limits(applied)
 	if err := b.start(); err != nil {
 		return err
 	}
