@@ -88,7 +88,9 @@ func fmtSummary(s stats.Summary, scale float64, unit string) string {
 	return fmt.Sprintf("%.4g%s ± %.2g (95%% CI, n=%d)", s.Mean*scale, unit, s.CI95.HalfWidth()*scale, s.N)
 }
 
-// writeTextMetrics prints the shares section and the other workload metrics after the table.
+// writeTextMetrics prints the shares section and the neighbours' own figures after the table.
+// The other workload metrics (fio's and sysbench's own percentiles, counters) are in the JSON
+// and HTML reports; in a terminal they would bury the table.
 func writeTextMetrics(w io.Writer, r *Report) {
 	if rows := r.shareRows(); len(rows) > 0 {
 		fmt.Fprintln(w, "\nshares: what the weights configured vs what the database obtained over the measured window")
@@ -101,7 +103,7 @@ func writeTextMetrics(w io.Writer, r *Report) {
 	for _, c := range r.Cells {
 		var parts []string
 		for _, m := range c.Metrics {
-			if !isShare(m.Name) {
+			if !isShare(m.Name) && strings.HasPrefix(m.Name, "neighbour_") {
 				parts = append(parts, m.Name+" "+fmtSummary(m.Summary, 1, ""))
 			}
 		}
@@ -109,7 +111,7 @@ func writeTextMetrics(w io.Writer, r *Report) {
 			continue
 		}
 		if !any {
-			fmt.Fprintln(w, "\nworkload metrics (unit in the name; mean ± 95% CI half-width):")
+			fmt.Fprintln(w, "\nneighbours (unit in the name; mean ± 95% CI half-width; every workload metric is in --format json and --html):")
 			any = true
 		}
 		fmt.Fprintf(w, "  %s\n    %s\n", c.ID, strings.Join(parts, "\n    "))
