@@ -58,6 +58,7 @@ matrix:
 repetitions: %d
 baseline: {platform: native, storage: bind}
 storageOptions: {tmpfs: {size: 256MiB}}
+placement: {client: "0"}
 `
 
 type env struct {
@@ -100,7 +101,8 @@ func TestRunAndResults(t *testing.T) {
 	var got struct {
 		Runs []struct {
 			ID, Status string
-			Throughput *float64 `json:"throughput_ops_per_second"`
+			Throughput *float64          `json:"throughput_ops_per_second"`
+			Env        map[string]string `json:"env"`
 		} `json:"runs"`
 		Skipped []struct {
 			ID     string `json:"id"`
@@ -116,6 +118,9 @@ func TestRunAndResults(t *testing.T) {
 	for _, r := range got.Runs {
 		if r.Status != "ok" || r.Throughput == nil || *r.Throughput <= 0 {
 			t.Errorf("run %s: status %s throughput %v", r.ID, r.Status, r.Throughput)
+		}
+		if r.Env["client_cpus"] != "0" || r.Env["kernel"] == "" || r.Env["dbms_version"] == "" {
+			t.Errorf("run %s environment: client_cpus %q kernel %q dbms_version %q", r.ID, r.Env["client_cpus"], r.Env["kernel"], r.Env["dbms_version"])
 		}
 	}
 	if len(got.Skipped) != 1 || !strings.Contains(got.Skipped[0].Reason, "no container layer") {
@@ -344,5 +349,29 @@ func TestNeighbours(t *testing.T) {
 	}
 	if found != 2 {
 		t.Errorf("neighbour cells in the report: %d, want 2:\n%s", found, b)
+	}
+}
+
+// TestAdaptiveRepetitions: with a target no noisy host can meet, every cell gets runs added
+// up to max, each decision is recorded, and the report shows them.
+func TestAdaptiveRepetitions(t *testing.T) {
+	e := setup(t, "adaptive", "1s", 1)
+	spec := strings.NewReplacer("repetitions: 1", "repetitions: {min: 2, max: 3, targetCIHalfWidth: 0.001%}",
+		"storage: [bind, tmpfs, overlay]", "storage: [bind, tmpfs]").Replace(fmt.Sprintf(nativeSpec, "adaptive", "1s", 1))
+	if err := os.WriteFile(e.specFile, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(e.dir, "out")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	b, err := e.boxbench(ctx, "run", e.specFile, "--out", out).CombinedOutput()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, b)
+	}
+	if n := storedRuns(t, out); n != 6 {
+		t.Errorf("%d runs, want 2 cells × 3 (min 2, one adaptive round)", n)
+	}
+	if !bytes.Contains(b, []byte("adaptive repetitions:")) || !bytes.Contains(b, []byte("run 3 added")) {
+		t.Errorf("the report does not show the adaptive decisions:\n%s", b)
 	}
 }

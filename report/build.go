@@ -46,6 +46,9 @@ func Build(store *results.Store) (*Report, error) {
 			r.Cells = append(r.Cells, r.buildCell(results.CellRecord{ID: id, Params: paramsOfID(id)}, byCell[id]))
 		}
 	}
+	if r.Events, err = store.Events(); err != nil {
+		return nil, fmt.Errorf("report %s: events: %w", store.Path(), err)
+	}
 	r.compareCells()
 	r.keys()
 	order := matrixOrder(r.Spec)

@@ -61,6 +61,7 @@ type page struct {
 	Spectra      []spectrumOp
 	Stats        []statRow
 	Metrics      []metricView
+	Adaptive     []string
 	Runs         []cellRuns
 	Skipped      []skipView
 	Env          []kv
@@ -199,6 +200,7 @@ func newPage(r *Report, store *results.Store) (*page, error) {
 	v.spectra(r)
 	v.stats(r)
 	v.Metrics = r.metricViews()
+	v.Adaptive = r.adaptiveEvents()
 	if err := v.runs(r, store); err != nil {
 		return nil, err
 	}

@@ -16,6 +16,14 @@ type jsonReport struct {
 	Cells       []jsonCell        `json:"cells"`
 	Skipped     []jsonSkipped     `json:"skipped"`
 	Warnings    []Warning         `json:"warnings"`
+	// Events: resumes, data loads and adaptive repetition decisions, in order.
+	// (Their times are in the results file; the report stays reproducible without them.)
+	Events []jsonEvent `json:"events,omitempty"`
+}
+
+type jsonEvent struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
 }
 
 type jsonCell struct {
@@ -69,6 +77,9 @@ type jsonSkipped struct {
 func WriteJSON(w io.Writer, r *Report) error {
 	out := jsonReport{Experiment: r.Experiment, Environment: r.Env, Keys: nonNil(r.Keys),
 		Cells: []jsonCell{}, Skipped: []jsonSkipped{}, Warnings: nonNil(r.Warnings)}
+	for _, e := range r.Events {
+		out.Events = append(out.Events, jsonEvent{Kind: e.Kind, Message: e.Message})
+	}
 	for _, c := range r.Cells {
 		if c.Skipped() {
 			out.Skipped = append(out.Skipped, jsonSkipped{ID: c.ID, Params: c.Params, Reason: c.SkippedReason})

@@ -88,10 +88,27 @@ func fmtSummary(s stats.Summary, scale float64, unit string) string {
 	return fmt.Sprintf("%.4g%s ± %.2g (95%% CI, n=%d)", s.Mean*scale, unit, s.CI95.HalfWidth()*scale, s.N)
 }
 
+// adaptiveEvents are the decisions of adaptive repetitions, for every view of the report.
+func (r *Report) adaptiveEvents() []string {
+	var out []string
+	for _, e := range r.Events {
+		if e.Kind == "adaptive" {
+			out = append(out, e.Message)
+		}
+	}
+	return out
+}
+
 // writeTextMetrics prints the shares section and the neighbours' own figures after the table.
 // The other workload metrics (fio's and sysbench's own percentiles, counters) are in the JSON
 // and HTML reports; in a terminal they would bury the table.
 func writeTextMetrics(w io.Writer, r *Report) {
+	if ev := r.adaptiveEvents(); len(ev) > 0 {
+		fmt.Fprintln(w, "\nadaptive repetitions:")
+		for _, e := range ev {
+			fmt.Fprintln(w, "  "+e)
+		}
+	}
 	if rows := r.shareRows(); len(rows) > 0 {
 		fmt.Fprintln(w, "\nshares: what the weights configured vs what the database obtained over the measured window")
 		for _, s := range rows {

@@ -12,6 +12,7 @@
 package report
 
 import (
+	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/stats"
 )
 
@@ -37,6 +38,8 @@ type Report struct {
 	// runs, underpowered comparisons, baselines without ok runs. Each names its cell; the same
 	// findings are also in that cell's Warnings.
 	Warnings []Warning
+	// Events are what happened to the experiment: resumes, data loads, adaptive repetitions.
+	Events []results.Event
 
 	less func(a, b *Cell) int // display order of cells
 }

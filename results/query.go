@@ -200,3 +200,30 @@ func (s *Store) Intervals(runID string) ([]IntervalRow, error) {
 	}
 	return out, rows.Err()
 }
+
+// Event is something that happened to the experiment (see Store.Event).
+type Event struct {
+	T       time.Time `json:"t"`
+	Kind    string    `json:"kind"`
+	Message string    `json:"message"`
+}
+
+// Events lists the experiment's events in the order they happened.
+func (s *Store) Events() ([]Event, error) {
+	rows, err := s.db.Query(`SELECT t, kind, message FROM events ORDER BY rowid`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var e Event
+		var t string
+		if err := rows.Scan(&t, &e.Kind, &e.Message); err != nil {
+			return nil, err
+		}
+		e.T, _ = time.Parse(time.RFC3339Nano, t)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}

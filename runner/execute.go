@@ -245,7 +245,11 @@ func (r *Runner) neighbourResults(res *workload.Result, samples []telemetry.Samp
 // validity turns the run's facts into warnings.
 func (r *Runner) validity(c *plan.Cell, res *workload.Result, samples []telemetry.Sample, box platform.Box, lim platform.Limits) []results.Warning {
 	interval := r.cfg.Spec.Telemetry.Interval.D()
-	f := check.Facts{Wall: res.Measured, ClientCPU: res.ClientCPU, ClientCores: float64(runtime.NumCPU()),
+	cores := float64(runtime.NumCPU())
+	if pinned := r.env["client_cpus"]; pinned != "" {
+		cores = float64(strings.Count(pinned, ",") + 1)
+	}
+	f := check.Facts{Wall: res.Measured, ClientCPU: res.ClientCPU, ClientCores: cores,
 		DBSource: "db", Dataset: c.Bound, WarmupEnd: interval + res.Warmup,
 		Spec: telemetry.Limits{CPUs: lim.CPUs, Cpuset: lim.Cpuset, MemoryBytes: lim.MemoryBytes}}
 	a := box.Applied()

@@ -100,6 +100,13 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return Summary{}, &spec.Error{File: cfg.Spec.Name, Problems: problems}
 	}
 	r.plan = p
+	if c := cfg.Spec.Placement.Client; c != "" {
+		got, err := pinClient(c)
+		if err != nil {
+			return Summary{}, err
+		}
+		r.env["client_cpus"] = got
+	}
 	if err := r.buildWorkloads(); err != nil {
 		return Summary{}, err
 	}
