@@ -23,8 +23,7 @@ import (
 )
 
 const (
-	readyTimeout = 180 * time.Second
-	stopTimeout  = 60 * time.Second
+	stopTimeout = 60 * time.Second
 	// defaultShm is /dev/shm's size when there is no memory limit. The engine's default (64 MiB)
 	// is smaller than the host's and PostgreSQL's parallel queries use it; with a memory limit
 	// /dev/shm is as large as the limit (tmpfs pages are charged to the box either way).
@@ -361,25 +360,9 @@ func proxyPID(hostPort int) int {
 }
 
 func (b *box) waitReady(ctx context.Context) error {
-	deadline := time.Now().Add(readyTimeout)
-	var last error
-	for time.Now().Before(deadline) {
-		select {
-		case <-b.exited:
-			return fmt.Errorf("%s exited before it was ready (exit code %d)", b.req.DBMS.Name(), b.exitCode)
-		case <-ctx.Done():
-			return ctx.Err()
-		default:
-		}
-		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		last = b.req.DBMS.Ready(pctx, b.ep)
-		cancel()
-		if last == nil {
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("%s not ready at %s after %s: %v", b.req.DBMS.Name(), b.ep, readyTimeout, last)
+	return platform.WaitReady(ctx, b.req.DBMS, b.ep, b.exited, func() error {
+		return fmt.Errorf("exit code %d", b.exitCode)
+	})
 }
 
 func freePort() (int, error) {

@@ -25,7 +25,6 @@ import (
 )
 
 const (
-	readyTimeout       = 180 * time.Second
 	stopTimeout        = 60 * time.Second
 	cleanupKillTimeout = 10 * time.Second
 )
@@ -202,25 +201,9 @@ func (b *box) start() error {
 }
 
 func (b *box) waitReady(ctx context.Context) error {
-	deadline := time.Now().Add(readyTimeout)
-	var last error
-	for time.Now().Before(deadline) {
-		select {
-		case <-b.exited:
-			return fmt.Errorf("%s exited before it was ready: %s", b.req.DBMS.Name(), b.cmd.ProcessState)
-		case <-ctx.Done():
-			return ctx.Err()
-		default:
-		}
-		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		last = b.req.DBMS.Ready(pctx, b.ep)
-		cancel()
-		if last == nil {
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("%s not ready after %s: %v", b.req.DBMS.Name(), readyTimeout, last)
+	return platform.WaitReady(ctx, b.req.DBMS, b.ep, b.exited, func() error {
+		return fmt.Errorf("%s", b.cmd.ProcessState)
+	})
 }
 
 func (b *box) Endpoint() driver.Endpoint { return b.ep }

@@ -5,9 +5,6 @@ import (
 	"strconv"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/boxbench/boxbench/stats"
-	"github.com/boxbench/boxbench/workload"
 )
 
 // Histogram geometry of every latency histogram boxbench stores (as in workload/ycsb and
@@ -18,24 +15,6 @@ const (
 	histHighest = int64(10 * 60 * 1e9)
 	histDigits  = 3
 )
-
-// fillFromHDR sets the percentiles, the maximum and the encoded histogram of s from h.
-func fillFromHDR(s *workload.OpSummary, h *hdrhistogram.Histogram) error {
-	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	if err != nil {
-		return fmt.Errorf("encode histogram: %w", err)
-	}
-	s.Hist = enc
-	if h.TotalCount() == 0 {
-		return nil
-	}
-	p, err := stats.Percentiles(h, 50, 90, 95, 99, 99.9, 100)
-	if err != nil {
-		return err
-	}
-	s.P50, s.P90, s.P95, s.P99, s.P999, s.Max = p[0], p[1], p[2], p[3], p[4], p[5]
-	return nil
-}
 
 // addBins records fio json+ bins (value in ns as a decimal string → count) into h. It returns
 // the number of values clamped to histHighest.

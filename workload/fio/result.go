@@ -111,7 +111,7 @@ func (w *Workload) result(r *Report, end time.Duration) (*workload.Result, error
 		if a.n > 0 {
 			s.Mean = a.meanSum / float64(a.n)
 		}
-		if err := fillFromHDR(&s, a.hist); err != nil {
+		if err := s.FillFromHistogram(a.hist); err != nil {
 			return res, err
 		}
 		if a.n > 0 {

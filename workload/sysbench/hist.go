@@ -5,9 +5,6 @@ import (
 	"math"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/boxbench/boxbench/stats"
-	"github.com/boxbench/boxbench/workload"
 )
 
 // Histogram geometry of every latency histogram boxbench stores (the same as workload/ycsb):
@@ -42,22 +39,4 @@ func bucketsToHDR(bs []Bucket) (*hdrhistogram.Histogram, int64, error) {
 		}
 	}
 	return h, clamped, nil
-}
-
-// fillFromHDR sets the percentiles, the maximum and the encoded histogram of s from h.
-func fillFromHDR(s *workload.OpSummary, h *hdrhistogram.Histogram) error {
-	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	if err != nil {
-		return fmt.Errorf("encode histogram: %w", err)
-	}
-	s.Hist = enc
-	if h.TotalCount() == 0 {
-		return nil
-	}
-	p, err := stats.Percentiles(h, 50, 90, 95, 99, 99.9, 100)
-	if err != nil {
-		return err
-	}
-	s.P50, s.P90, s.P95, s.P99, s.P999, s.Max = p[0], p[1], p[2], p[3], p[4], p[5]
-	return nil
 }

@@ -73,7 +73,7 @@ func (c Config) result(out *Output, tm timing) (*workload.Result, error) {
 	if f.Events > 0 {
 		lat.Mean = f.SumMS * 1e6 / float64(f.Events) // sysbench's exact timer sum, not bucket values
 	}
-	if err := fillFromHDR(&lat, h); err != nil {
+	if err := lat.FillFromHistogram(h); err != nil {
 		return res, err
 	}
 	res.Ops = []workload.OpSummary{lat}

@@ -1,0 +1,37 @@
+package platform
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/driver"
+)
+
+// ReadyTimeout bounds how long a server may take to answer its readiness probe.
+const ReadyTimeout = 180 * time.Second
+
+// WaitReady probes d at ep until it answers, the server exits (exited is closed; exitErr says
+// how), ctx ends, or ReadyTimeout passes. Each probe has two seconds.
+func WaitReady(ctx context.Context, d dbms.DBMS, ep driver.Endpoint, exited <-chan struct{}, exitErr func() error) error {
+	deadline := time.Now().Add(ReadyTimeout)
+	var last error
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return fmt.Errorf("%s exited before it was ready: %w", d.Name(), exitErr())
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		last = d.Ready(pctx, ep)
+		cancel()
+		if last == nil {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("%s not ready at %s after %s: %v", d.Name(), ep, ReadyTimeout, last)
+}
