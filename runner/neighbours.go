@@ -177,7 +177,7 @@ func shareMetrics(samples []telemetry.Sample, after time.Duration, victim spec.L
 			ok = ok && seen
 			total += x
 			wsum += weight(k.wn(n))
-			out["neighbour_"+k.name+"_"+unitOf(k.name)] = x
+			out["neighbours_"+unitOf(k.name)] += x
 		}
 		out[k.name+"_share_configured_ratio"] = weight(k.wv) / wsum
 		if ok && total > 0 {
@@ -187,9 +187,11 @@ func shareMetrics(samples []telemetry.Sample, after time.Duration, victim spec.L
 	return out
 }
 
+// unitOf names the neighbours' summed rate of a resource: the sum over the window's intervals
+// of their bytes/s or cores, the denominator's other half of the obtained share.
 func unitOf(kind string) string {
 	if kind == "io" {
-		return "bytes_per_second_sum"
+		return "io_bytes_per_second_sum"
 	}
 	return "cpu_seconds_per_second_sum"
 }
