@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Benchmarks boxbench's YCSB generator (see docs/performance.md, "Load generator"):
-#  1. its hot path against the no-op driver (go test -bench, -benchmem, one core);
+#  1. its hot path against the no-op driver (go test -bench, -benchmem, one core), and the
+#     drivers' operations against real servers (allocations per operation);
 #  2. side by side with go-ycsb v1.0.1 against the same native Redis and PostgreSQL.
 # Needs root (the native platform makes cgroups), redis-server and postgresql-15, and the Go
 # module proxy for go-ycsb, which is built in a throwaway module outside the repository.
-# Environment: LOADGEN_REPS (3), LOADGEN_SECONDS (10), LOADGEN_THREADS (8),
+# Environment: LOADGEN_REPS (5), LOADGEN_SECONDS (10), LOADGEN_THREADS (8),
 # LOADGEN_RECORDS (50000), LOADGEN_DBMS ("redis postgresql"), LOADGEN_OUT (a file for the
 # table), SKIP_MICRO=1 / SKIP_SIDEBYSIDE=1.
 set -euo pipefail
@@ -14,6 +15,7 @@ cd "$repo"
 if [[ -z "${SKIP_MICRO:-}" ]]; then
 	go test -run '^$' -bench 'BenchmarkGeneratorNoop' -benchmem -cpu 1 -benchtime 3000000x ./bench/loadgen/
 	go test -run '^$' -bench 'BenchmarkRecord|BenchmarkWorkerNoop' -benchmem -cpu 1 -benchtime 3000000x ./workload/ycsb/
+	go test -run '^$' -bench 'BenchmarkOps' -benchmem -benchtime 3000x ./driver/redis/ ./driver/postgres/
 fi
 [[ -n "${SKIP_SIDEBYSIDE:-}" ]] && exit 0
 

@@ -30,7 +30,7 @@ func TestSideBySide(t *testing.T) {
 		t.Skip("benchmark; run bench/loadgen/run.sh")
 	}
 	p := params{goycsb: os.Getenv("GOYCSB"), ours: os.Getenv("YCSBRUN"), workloads: os.Getenv("GOYCSB_WORKLOADS"),
-		reps: envInt("LOADGEN_REPS", 3), threads: envInt("LOADGEN_THREADS", 8),
+		reps: envInt("LOADGEN_REPS", 5), threads: envInt("LOADGEN_THREADS", 8),
 		records: envInt("LOADGEN_RECORDS", 50000), dur: time.Duration(envInt("LOADGEN_SECONDS", 10)) * time.Second}
 	var rows []row
 	for _, db := range strings.Fields(envStr("LOADGEN_DBMS", "redis postgresql")) {
@@ -46,8 +46,12 @@ func TestSideBySide(t *testing.T) {
 				}
 				for _, c := range clients {
 					m := p.run(t, c, db, wl, box)
-					t.Logf("%s %s %s rep %d: %.0f ops/s, read p50 %.0f µs p99 %.0f µs, %.2f µs CPU/op",
-						db, wl, c, rep+1, m.tput, m.p50, m.p99, m.cpuPerOp)
+					procs := ""
+					if c == "boxbench" {
+						procs = fmt.Sprintf(", GOMAXPROCS %d", m.procs)
+					}
+					t.Logf("%s %s %s rep %d: %.0f ops/s, read p50 %.0f µs p99 %.0f µs, %.2f µs CPU/op (load %.1f%s)",
+						db, wl, c, rep+1, m.tput, m.p50, m.p99, m.cpuPerOp, m.load, procs)
 					rows = append(rows, row{db, wl, c, m})
 				}
 			}
@@ -71,6 +75,8 @@ type params struct {
 type measure struct {
 	tput, p50, p99, cpuPerOp float64 // ops/s, µs (reads), µs CPU per operation
 	ops                      int64
+	procs                    int     // boxbench: the GOMAXPROCS its run reached (client_gomaxprocs)
+	load                     float64 // the machine's 1-minute load average when the run started
 }
 
 type row struct {
@@ -134,6 +140,7 @@ func (p params) run(t *testing.T, client, db, wl string, box platform.Box) measu
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	load := loadAverage()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -158,6 +165,7 @@ func (p params) run(t *testing.T, client, db, wl string, box platform.Box) measu
 		t.Fatalf("%s %s %s: no operations\n%s\n%s", client, db, wl, stdout.String(), stderr.String())
 	}
 	m.cpuPerOp = float64(cpu.Microseconds()) / float64(m.ops)
+	m.load = load
 	return m
 }
 
@@ -166,7 +174,8 @@ func parseOurs(t *testing.T, out []byte) measure {
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("parse boxbench result: %v\n%s", err, out)
 	}
-	m := measure{tput: res.Metrics["throughput_ops_per_second"], ops: int64(res.Metrics["operations_total"])}
+	m := measure{tput: res.Metrics["throughput_ops_per_second"], ops: int64(res.Metrics["operations_total"]),
+		procs: int(res.Metrics["client_gomaxprocs"])}
 	for _, s := range res.Ops {
 		if s.Op == "read" && s.Series == "latency" {
 			m.p50, m.p99 = float64(s.P50)/1e3, float64(s.P99)/1e3
@@ -258,18 +267,53 @@ func summarize(rows []row, p params) string {
 			col(func(m measure) float64 { return m.tput }, 0), col(func(m measure) float64 { return m.p50 }, 0),
 			col(func(m measure) float64 { return m.p99 }, 0), col(func(m measure) float64 { return m.cpuPerOp }, 2))
 	}
-	b.WriteString("\nboxbench CPU/op ÷ go-ycsb CPU/op (medians): ")
+	procs, loads := []int{}, []float64{}
+	for _, r := range rows {
+		if r.client == "boxbench" {
+			procs = append(procs, r.m.procs)
+		}
+		loads = append(loads, r.m.load)
+	}
+	sort.Ints(procs)
+	sort.Float64s(loads)
+	if len(procs) > 0 {
+		fmt.Fprintf(&b, "\nboxbench ran with GOMAXPROCS %d–%d (client_gomaxprocs, Config.ClientProcs); "+
+			"1-minute load average at the start of the runs: %.1f–%.1f\n", procs[0], procs[len(procs)-1],
+			loads[0], loads[len(loads)-1])
+	}
+	b.WriteString("\nboxbench CPU/op ÷ go-ycsb CPU/op, ratio of the medians [range of the ratios of the " +
+		"runs of one repetition]: ")
 	var parts []string
 	for _, k := range keys {
 		if k.client == "boxbench" {
 			o := key{k.db, k.wl, "go-ycsb"}
 			if med[o] > 0 {
-				parts = append(parts, fmt.Sprintf("%s %s %.2f", k.db, strings.ToUpper(k.wl), med[k]/med[o]))
+				var pr []float64
+				for i := 0; i < len(g[k]) && i < len(g[o]); i++ {
+					pr = append(pr, g[k][i].cpuPerOp/g[o][i].cpuPerOp)
+				}
+				sort.Float64s(pr)
+				parts = append(parts, fmt.Sprintf("%s %s %.2f [%.2f–%.2f]", k.db, strings.ToUpper(k.wl),
+					med[k]/med[o], pr[0], pr[len(pr)-1]))
 			}
 		}
 	}
 	b.WriteString(strings.Join(parts, "; ") + "\n")
 	return b.String()
+}
+
+// loadAverage is the 1-minute load average (0 if unknown): the shared machine's state.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
 }
 
 func median(sorted []float64) float64 {

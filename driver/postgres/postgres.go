@@ -1,12 +1,16 @@
 // Package postgres drives PostgreSQL in YCSB's JDBC data model (a usertable with YCSB_KEY and
 // FIELD0..n) through pgx v5's connection layer (pgconn): every statement is prepared once per
-// connection and executed with text parameters, and rows are counted, not decoded, so the
-// client spends its CPU on the protocol and nothing else.
+// connection and executed with text parameters (Bind, Execute, Sync through pgconn's
+// frontend, see exec), and rows are counted, not decoded, so the client spends its CPU on the
+// protocol and nothing else. Connections are conn (netconn.go): a write and a read per round
+// trip, no read that fails first.
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"github.com/boxbench/boxbench/driver/internal/netconn"
 	"net"
 	"strconv"
 	"strings"
@@ -15,6 +19,7 @@ import (
 	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
@@ -28,20 +33,27 @@ const maxParams = 65535
 
 // DB is a pool of PostgreSQL connections. Safe for concurrent use.
 type DB struct {
-	cfg   *pgconn.Config
-	conns *conns
-	idle  chan *pconn // capacity poolSize; nil entries are connections not yet dialled
-	st    atomic.Pointer[stmts]
-	seq   atomic.Int64
-	once  sync.Once
+	cfg    *pgconn.Config
+	conns  *netconn.Conns
+	idle   chan *pconn   // capacity poolSize; nil entries are connections not yet dialled
+	done   chan struct{} // closed by Close
+	closed atomic.Bool
+	st     atomic.Pointer[stmts]
+	seq    atomic.Int64
+	once   sync.Once
 }
 
 // pconn is one connection and what was prepared on it. Owned by one operation at a time.
 type pconn struct {
 	pg       *pgconn.PgConn
-	prepared map[*stmt]*pgconn.StatementDescription
+	prepared map[*stmt]bool
 	params   [][]byte
 	num      []byte
+	broken   bool // an error left the protocol in an unknown state: put closes it
+	// The messages of an execution, reused (the frontend encodes them, keeps nothing).
+	bind    pgproto3.Bind
+	execute pgproto3.Execute
+	sync    pgproto3.Sync
 }
 
 var _ driver.DB = (*DB)(nil)
@@ -60,9 +72,9 @@ func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSiz
 		cfg.Host = ep.Unix // a socket directory, as libpq takes it
 	}
 	cfg.User, cfg.Password, cfg.Database = cred.User, cred.Password, cred.Database
-	cs := &conns{}
-	cfg.DialFunc = cs.dial
-	db := &DB{cfg: cfg, conns: cs, idle: make(chan *pconn, poolSize)}
+	cs := &netconn.Conns{}
+	cfg.DialFunc = cs.Dial
+	db := &DB{cfg: cfg, conns: cs, idle: make(chan *pconn, poolSize), done: make(chan struct{})}
 	db.st.Store(newStmts(DefaultTable, &db.seq))
 	c, err := db.dial(ctx)
 	if err != nil {
@@ -80,14 +92,25 @@ func (db *DB) dial(ctx context.Context) (*pconn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres connect %s:%d: %w", db.cfg.Host, db.cfg.Port, err)
 	}
-	return &pconn{pg: pg, prepared: map[*stmt]*pgconn.StatementDescription{}}, nil
+	return &pconn{pg: pg, prepared: map[*stmt]bool{}}, nil
 }
 
 // get takes a connection, dialling it if its slot is empty. It blocks while all are in use.
 func (db *DB) get(ctx context.Context) (*pconn, error) {
-	c, ok := <-db.idle
-	if !ok {
+	if db.closed.Load() {
 		return nil, errPoolClosed
+	}
+	var c *pconn
+	select {
+	case c = <-db.idle: // the common case: a worker's connection is waiting for it
+	default:
+		select {
+		case c = <-db.idle:
+		case <-db.done:
+			return nil, errPoolClosed
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	if c != nil {
 		return c, nil
@@ -102,11 +125,13 @@ func (db *DB) get(ctx context.Context) (*pconn, error) {
 
 // put returns a connection; a broken one leaves its slot empty for a new dial.
 func (db *DB) put(c *pconn) {
-	if c.pg.IsClosed() {
+	if c != nil && (c.broken || c.pg.IsClosed() || db.closed.Load()) {
+		if !c.pg.IsClosed() {
+			_ = c.pg.Close(context.Background())
+		}
 		c = nil
 	}
-	defer func() { _ = recover() }() // the pool was closed while c was out: drop it
-	db.idle <- c
+	db.idle <- c // never blocks: the channel has room for every connection
 }
 
 // UseTable names the table the following operations use (Setup does it too). Call it before
@@ -138,29 +163,69 @@ func (db *DB) Setup(ctx context.Context, t driver.Table) error {
 }
 
 // exec runs st with the parameters in c.params and returns the rows it returned or affected.
+//
+// It speaks the extended query protocol through pgconn's frontend (Bind, Execute, Sync; then
+// BindComplete, DataRow…, CommandComplete, ReadyForQuery) rather than through
+// PgConn.ExecStatement: the messages are the same, but ExecStatement copies every command tag
+// into a new string (an allocation per operation), arms and stops a timer around every write
+// and builds a result reader the driver does not need. Rows are counted, not decoded.
 func (db *DB) exec(ctx context.Context, c *pconn, st *stmt, rowsReturned bool) (int64, error) {
-	sd, ok := c.prepared[st]
-	if !ok {
-		var err error
-		sd, err = c.pg.Prepare(ctx, st.name, st.sql, nil)
-		if err != nil {
+	if !c.prepared[st] {
+		if _, err := c.pg.Prepare(ctx, st.name, st.sql, nil); err != nil {
 			return 0, fmt.Errorf("prepare %q: %w", st.sql, err)
 		}
-		c.prepared[st] = sd
+		c.prepared[st] = true
 	}
-	rr := c.pg.ExecStatement(ctx, sd, c.params, nil, nil)
-	var n int64
-	for rr.NextRow() {
-		n++
+	if ctx.Done() == nil {
+		// Cannot be cancelled and has no deadline: pgconn skips its context watcher (two
+		// mutex round trips per message) only for Background itself.
+		ctx = context.Background()
 	}
-	tag, err := rr.Close()
+	fe := c.pg.Frontend()
+	c.bind.PreparedStatement, c.bind.Parameters = st.name, c.params
+	fe.SendBind(&c.bind)
+	fe.SendExecute(&c.execute)
+	fe.SendSync(&c.sync)
+	err := fe.Flush()
+	c.bind.Parameters = nil
 	if err != nil {
+		c.broken = true
 		return 0, err
 	}
-	if !rowsReturned {
-		n = tag.RowsAffected()
+	var n int64
+	var pgErr error
+	for {
+		msg, err := c.pg.ReceiveMessage(ctx)
+		if err != nil {
+			c.broken = true
+			return 0, err
+		}
+		switch m := msg.(type) {
+		case *pgproto3.DataRow:
+			n++
+		case *pgproto3.CommandComplete:
+			if !rowsReturned {
+				n = rowsAffected(m.CommandTag)
+			}
+		case *pgproto3.ErrorResponse:
+			pgErr = pgconn.ErrorResponseToPgError(m)
+		case *pgproto3.ReadyForQuery:
+			return n, pgErr
+		}
 	}
-	return n, nil
+}
+
+// rowsAffected is the number that ends a command tag ("UPDATE 1", "INSERT 0 1"); 0 if none.
+func rowsAffected(tag []byte) int64 {
+	i := bytes.LastIndexByte(tag, ' ')
+	var n int64
+	for _, ch := range tag[i+1:] {
+		if ch < '0' || ch > '9' {
+			return 0
+		}
+		n = n*10 + int64(ch-'0')
+	}
+	return n
 }
 
 // bytesOf views s as bytes without copying; pgconn only copies parameters into its buffer.
@@ -245,13 +310,20 @@ func (db *DB) batch(ctx context.Context, keys []string, fields []string, values 
 // one returns an error) and refuses new operations. Idempotent.
 func (db *DB) Close() error {
 	db.once.Do(func() {
-		close(db.idle)
-		for c := range db.idle { // idle connections first, politely (Terminate)
-			if c != nil {
-				_ = c.pg.Close(context.Background())
+		db.closed.Store(true)
+		close(db.done)
+		for { // idle connections first, politely (Terminate)
+			select {
+			case c := <-db.idle:
+				if c != nil {
+					_ = c.pg.Close(context.Background())
+				}
+				continue
+			default:
 			}
+			break
 		}
-		db.conns.closeAll() // then the ones operations still hold
+		db.conns.CloseAll() // then the ones operations still hold
 	})
 	return nil
 }

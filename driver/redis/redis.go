@@ -1,6 +1,18 @@
-// Package redis drives Redis with go-redis v9, in the data model of YCSB's Redis binding: one
-// hash per record (field name → value), plus one sorted set that indexes every key so that
-// scans work.
+// Package redis drives Redis in the data model of YCSB's Redis binding: one hash per record
+// (field name → value), plus one sorted set that indexes every key so that scans work.
+//
+// The client is the package's own: a RESP2 encoder and reply parser for exactly the commands
+// the binding sends (HGETALL, HMGET, HSET, ZADD, ZRANGE BYLEX, FLUSHDB, PING, AUTH), one
+// connection per worker (conn, netconn.go: a write and a read per round trip, no read that
+// fails first). It replaced go-redis. In a load generator the client's CPU per operation is
+// the product — it is charged to the client instead of the box, and it limits the rate one
+// machine can drive — and a general client sends and does more than the benchmark means to:
+// pool health checks, hooks, retries, push-notification handling, a command object, an
+// argument slice of interfaces and a map per HGETALL reply. Here an operation encodes into a
+// reused buffer, parses the reply in place only as far as the binding needs (counts, nil, the
+// scanned keys) and allocates nothing. The wire traffic is the same as go-redis's: one request
+// and one reply per operation (an insert's HSET and ZADD travel together), no batching across
+// operations, which is what the benchmark is about.
 //
 // Scan: YCSB's binding keeps a sorted set "_indices" scored by Java's String.hashCode of the
 // key and scans by score, which returns keys in hash order. This binding keeps the same set
@@ -12,11 +24,13 @@ package redis
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"github.com/boxbench/boxbench/driver/internal/netconn"
+	"net"
+	"strconv"
 	"sync"
-
-	goredis "github.com/redis/go-redis/v9"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
@@ -25,11 +39,15 @@ import (
 // IndexKey is the sorted set that holds every record key (YCSB's name for it).
 const IndexKey = "_indices"
 
-// DB is a go-redis client. Safe for concurrent use.
+// DB is a pool of connections to one server. Safe for concurrent use.
 type DB struct {
-	c     *goredis.Client
-	conns *conns
-	args  sync.Pool // *[]any, reused argument vectors for HSET
+	ep     driver.Endpoint
+	cred   dbms.Credentials
+	conns  netconn.Conns
+	idle   chan *client  // capacity poolSize; nil entries are connections not yet dialled
+	done   chan struct{} // closed by Close
+	closed atomic.Bool
+	once   sync.Once
 }
 
 var _ driver.DB = (*DB)(nil)
@@ -37,38 +55,151 @@ var _ driver.DB = (*DB)(nil)
 // New connects to ep with up to poolSize connections (at least one) and checks the server
 // answers. The context bounds the check.
 func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int) (driver.DB, error) {
-	if poolSize < 1 {
-		poolSize = 1
+	n := max(poolSize, 1)
+	db := &DB{ep: ep, cred: cred, idle: make(chan *client, n), done: make(chan struct{})}
+	c, err := db.dial(ctx)
+	if err == nil {
+		c.begin(1)
+		c.arg("PING")
+		_, err = db.roundTrip(ctx, c, 1)
 	}
-	cs := &conns{}
-	o := &goredis.Options{
-		Addr: ep.String(), Username: cred.User, Password: cred.Password,
-		Dialer:   cs.dial,
-		PoolSize: poolSize, MinIdleConns: 0,
-		// No per-command deadlines: setting them costs a timer update per operation, and the
-		// generator stops stuck operations by closing the connections (Close).
-		ReadTimeout: -2, WriteTimeout: -2,
-		// A failed operation is counted, not retried: a retry would hide the failure and
-		// double its latency without saying so.
-		MaxRetries: -1,
-		// RESP2: flat replies, no push notifications to peek for; no CLIENT SETINFO round trip.
-		Protocol: 2, DisableIdentity: true,
-	}
-	if ep.Unix != "" {
-		o.Network, o.Addr = "unix", ep.Unix
-	}
-	db := &DB{c: goredis.NewClient(o), conns: cs}
-	db.args.New = func() any { s := make([]any, 0, 32); return &s }
-	if err := db.c.Ping(ctx).Err(); err != nil {
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("redis %s: %w", ep, err)
+	}
+	db.idle <- c
+	for i := 1; i < n; i++ {
+		db.idle <- nil
 	}
 	return db, nil
 }
 
+// dial opens one connection and authenticates it if there is a password.
+func (db *DB) dial(ctx context.Context) (*client, error) {
+	network, addr := "tcp", db.ep.String()
+	if db.ep.Unix != "" {
+		network, addr = "unix", db.ep.Unix
+	}
+	nc, err := db.conns.Dial(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	c := newClient(nc.(*netconn.Conn))
+	if db.cred.Password != "" {
+		if db.cred.User != "" {
+			c.begin(3)
+			c.arg("AUTH")
+			c.arg(db.cred.User)
+		} else {
+			c.begin(2)
+			c.arg("AUTH")
+		}
+		c.arg(db.cred.Password)
+		if _, err := db.roundTrip(ctx, c, 1); err != nil {
+			c.nc.Close()
+			return nil, fmt.Errorf("auth: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// get takes a connection, dialling it if its slot is empty. It blocks while all are in use.
+func (db *DB) get(ctx context.Context) (*client, error) {
+	if db.closed.Load() {
+		return nil, errPoolClosed
+	}
+	var c *client
+	select {
+	case c = <-db.idle: // the common case: a worker's connection is waiting for it
+	default:
+		select {
+		case c = <-db.idle:
+		case <-db.done:
+			return nil, errPoolClosed
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if c != nil {
+		return c, nil
+	}
+	c, err := db.dial(ctx)
+	if err != nil {
+		db.put(nil)
+		return nil, err
+	}
+	return c, nil
+}
+
+// put returns a connection; a broken one is closed and leaves its slot empty for a new dial.
+func (db *DB) put(c *client) {
+	if c != nil && (c.broken || db.closed.Load()) {
+		c.nc.Close()
+		c = nil
+	}
+	db.idle <- c // never blocks: the channel has room for every connection
+}
+
+// roundTrip writes the commands encoded in c and reads n replies. It returns the first reply
+// and the first error (an error reply is an *errServer and leaves the connection usable).
+//
+// A context that can be cancelled costs a watcher per call (context.AfterFunc) that closes
+// the connection when it ends, which is what stops an operation blocked in the kernel; the
+// generator's workers use a context that cannot be cancelled and stop stuck operations by
+// closing the pool (Close) instead.
+func (db *DB) roundTrip(ctx context.Context, c *client, n int) (reply, error) {
+	var stop func() bool
+	if ctx.Done() != nil {
+		if err := ctx.Err(); err != nil {
+			c.wbuf = c.wbuf[:0]
+			return reply{}, err
+		}
+		stop = context.AfterFunc(ctx, func() { c.nc.Conn.Close() })
+	}
+	first, err := c.exchange(n)
+	if stop != nil && !stop() { // the context ended: its watcher closed the connection
+		c.broken = true
+		if err != nil {
+			err = ctx.Err()
+		}
+	}
+	return first, err
+}
+
+func (c *client) exchange(n int) (reply, error) {
+	if err := c.send(); err != nil {
+		return reply{}, err
+	}
+	var first reply
+	var firstErr error
+	for i := 0; i < n; i++ {
+		rep, err := c.readReply(i == 0 && c.collect)
+		if err != nil {
+			if !isServerError(err) {
+				return first, err
+			}
+			if firstErr == nil {
+				firstErr = err
+			}
+		}
+		if i == 0 {
+			first = rep
+		}
+	}
+	return first, firstErr
+}
+
 // Setup empties the database: Redis has no tables, and the benchmark owns the server.
 func (db *DB) Setup(ctx context.Context, _ driver.Table) error {
-	if err := db.c.FlushDB(ctx).Err(); err != nil {
+	c, err := db.get(ctx)
+	if err != nil {
+		return fmt.Errorf("redis setup: %w", err)
+	}
+	c.begin(1)
+	c.arg("FLUSHDB")
+	_, err = db.roundTrip(ctx, c, 1)
+	db.put(c)
+	if err != nil {
 		return fmt.Errorf("redis setup: flushdb: %w", err)
 	}
 	return nil
@@ -76,65 +207,103 @@ func (db *DB) Setup(ctx context.Context, _ driver.Table) error {
 
 // Read fetches the hash (HGETALL) or the named fields (HMGET).
 func (db *DB) Read(ctx context.Context, key string, fields []string) error {
-	if fields == nil {
-		m, err := db.c.HGetAll(ctx, key).Result()
-		if err != nil {
-			return err
-		}
-		if len(m) == 0 {
-			return driver.ErrNotFound
-		}
-		return nil
-	}
-	v, err := db.c.HMGet(ctx, key, fields...).Result()
+	c, err := db.get(ctx)
 	if err != nil {
 		return err
 	}
-	if len(v) == 0 || v[0] == nil {
+	c.read(key, fields)
+	rep, err := db.roundTrip(ctx, c, 1)
+	db.put(c)
+	if err != nil {
+		return err
+	}
+	if rep.kind != '*' {
+		return fmt.Errorf("%w: %q reply to a read", errProtocol, rep.kind)
+	}
+	if rep.n <= 0 || rep.firstNil {
 		return driver.ErrNotFound
 	}
 	return nil
 }
 
-// Scan reads count keys from the index starting at key, then their hashes, in one pipeline.
+// read encodes the HGETALL or HMGET of one record.
+func (c *client) read(key string, fields []string) {
+	if fields == nil {
+		c.begin(2)
+		c.arg("HGETALL")
+		c.arg(key)
+		return
+	}
+	c.begin(2 + len(fields))
+	c.arg("HMGET")
+	c.arg(key)
+	for _, f := range fields {
+		c.arg(f)
+	}
+}
+
+// Scan reads count keys from the index starting at key (one round trip), then their hashes
+// (a second one, all the reads pipelined), as YCSB's binding does.
 func (db *DB) Scan(ctx context.Context, key string, count int, fields []string) error {
-	keys, err := db.c.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: IndexKey, Start: "[" + key, Stop: "+",
-		ByLex: true, Count: int64(count)}).Result()
+	c, err := db.get(ctx)
 	if err != nil {
 		return err
 	}
-	if len(keys) == 0 {
+	defer db.put(c)
+	c.begin(8)
+	c.arg("ZRANGE")
+	c.arg(IndexKey)
+	c.argPrefixed('[', key)
+	c.arg("+")
+	c.arg("BYLEX")
+	c.arg("LIMIT")
+	c.arg("0")
+	c.argInt(int64(count))
+	c.keys, c.keyEnds = c.keys[:0], c.keyEnds[:0]
+	c.collect = true
+	rep, err := db.roundTrip(ctx, c, 1)
+	c.collect = false
+	if err != nil {
+		return err
+	}
+	if rep.kind != '*' {
+		return fmt.Errorf("%w: %q reply to ZRANGE", errProtocol, rep.kind)
+	}
+	if len(c.keyEnds) == 0 {
 		return driver.ErrNotFound
 	}
-	p := db.c.Pipeline()
-	for _, k := range keys {
-		if fields == nil {
-			p.HGetAll(ctx, k)
-		} else {
-			p.HMGet(ctx, k, fields...)
-		}
+	start := 0
+	for _, end := range c.keyEnds {
+		c.read(bytesString(c.keys[start:end]), fields)
+		start = end
 	}
-	_, err = p.Exec(ctx)
+	_, err = db.roundTrip(ctx, c, len(c.keyEnds))
 	return err
 }
 
 // Update sets fields with HSET. Like YCSB's binding it does not check that the record exists
 // (HSET creates it), so Redis never reports ErrNotFound for an update.
 func (db *DB) Update(ctx context.Context, key string, fields []string, values [][]byte) error {
-	ap := db.hsetArgs(fields, values)
-	err := db.c.HSet(ctx, key, *ap...).Err()
-	db.putArgs(ap)
+	c, err := db.get(ctx)
+	if err != nil {
+		return err
+	}
+	c.hset(key, fields, values)
+	_, err = db.roundTrip(ctx, c, 1)
+	db.put(c)
 	return err
 }
 
 // Insert writes the hash and indexes the key, in one round trip.
 func (db *DB) Insert(ctx context.Context, key string, fields []string, values [][]byte) error {
-	ap := db.hsetArgs(fields, values)
-	p := db.c.Pipeline()
-	p.HSet(ctx, key, *ap...)
-	p.ZAdd(ctx, IndexKey, goredis.Z{Member: key})
-	_, err := p.Exec(ctx)
-	db.putArgs(ap)
+	c, err := db.get(ctx)
+	if err != nil {
+		return err
+	}
+	c.hset(key, fields, values)
+	c.zadd(key)
+	_, err = db.roundTrip(ctx, c, 2)
+	db.put(c)
 	return err
 }
 
@@ -143,43 +312,64 @@ func (db *DB) BatchInsert(ctx context.Context, keys []string, fields []string, v
 	if len(keys) != len(values) {
 		return fmt.Errorf("redis batch insert: %d keys, %d value rows", len(keys), len(values))
 	}
-	p := db.c.Pipeline()
-	members := make([]goredis.Z, len(keys))
-	for i, k := range keys {
-		args := make([]any, 0, 2*len(fields))
-		for j, f := range fields {
-			args = append(args, f, values[i][j])
-		}
-		p.HSet(ctx, k, args...)
-		members[i] = goredis.Z{Member: k}
+	c, err := db.get(ctx)
+	if err != nil {
+		return err
 	}
-	p.ZAdd(ctx, IndexKey, members...)
-	_, err := p.Exec(ctx)
+	for i, k := range keys {
+		c.hset(k, fields, values[i])
+	}
+	c.begin(2 + 2*len(keys))
+	c.arg("ZADD")
+	c.arg(IndexKey)
+	for _, k := range keys {
+		c.arg("0")
+		c.arg(k)
+	}
+	_, err = db.roundTrip(ctx, c, len(keys)+1)
+	db.put(c)
 	return err
 }
 
-// Close closes the client, then breaks any connection an operation still holds (one blocked on
-// a stopped server returns an error). Idempotent.
-func (db *DB) Close() error {
-	err := db.c.Close()
-	db.conns.closeAll()
-	if err != nil && !errors.Is(err, goredis.ErrClosed) {
-		return err
+func (c *client) hset(key string, fields []string, values [][]byte) {
+	c.begin(2 + 2*len(fields))
+	c.arg("HSET")
+	c.arg(key)
+	for i, f := range fields {
+		c.arg(f)
+		c.argBytes(values[i])
 	}
+}
+
+func (c *client) zadd(key string) {
+	c.begin(4)
+	c.arg("ZADD")
+	c.arg(IndexKey)
+	c.arg("0")
+	c.arg(key)
+}
+
+func (c *client) argPrefixed(p byte, s string) {
+	c.wbuf = append(c.wbuf, '$')
+	c.wbuf = strconv.AppendInt(c.wbuf, int64(len(s)+1), 10)
+	c.wbuf = append(c.wbuf, '\r', '\n', p)
+	c.wbuf = append(c.wbuf, s...)
+	c.wbuf = append(c.wbuf, '\r', '\n')
+}
+
+// Close closes every connection, idle or in use: an operation blocked on one (a stopped
+// server) returns an error at once, and later operations fail. Idempotent.
+func (db *DB) Close() error {
+	db.once.Do(func() {
+		db.closed.Store(true)
+		close(db.done)
+		db.conns.CloseAll()
+	})
 	return nil
 }
 
-func (db *DB) hsetArgs(fields []string, values [][]byte) *[]any {
-	ap := db.args.Get().(*[]any)
-	a := (*ap)[:0]
-	for i, f := range fields {
-		a = append(a, f, values[i])
-	}
-	*ap = a
-	return ap
-}
+// errPoolClosed wraps net.ErrClosed so that the generator counts it as a connection error.
+var errPoolClosed = fmt.Errorf("redis: pool closed: %w", net.ErrClosed)
 
-func (db *DB) putArgs(ap *[]any) {
-	clear(*ap) // drop references to the caller's values
-	db.args.Put(ap)
-}
+// bytesString views b as a string without copying; the caller keeps b unchanged meanwhile.
+func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

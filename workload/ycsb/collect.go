@@ -2,6 +2,7 @@ package ycsb
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -61,6 +62,10 @@ func (c *collector) tick(end time.Duration, phase workload.Phase) {
 		}
 		c.clamp += s.clamped
 		r.release(s)
+		// Merging and encoding histograms takes milliseconds a tick; on a run with few Ps
+		// (Config.ClientProcs) yield between the pieces, so that a worker whose reply has
+		// arrived waits for one piece at most, not for the whole tick.
+		runtime.Gosched()
 	}
 	if phase == workload.PhaseMeasure {
 		for k, n := range errs {
@@ -110,6 +115,7 @@ func (c *collector) tick(end time.Duration, phase workload.Phase) {
 				h.Reset()
 			}
 		}
+		runtime.Gosched()
 	}
 	c.start = end
 }

@@ -109,6 +109,13 @@ type Config struct {
 	// LoadThreads (0: Threads) and LoadBatch (records per insert round trip) shape Load.
 	LoadThreads int
 	LoadBatch   int
+	// ClientProcs is how many threads may run the generator's Go code at once (GOMAXPROCS)
+	// during Run. 0 (the default) adapts: the run starts with one and adds one after each
+	// interval in which the process kept them busy (90 % of their CPU time), up to the
+	// process's GOMAXPROCS when Run started; n > 0 fixes n; a negative value leaves GOMAXPROCS
+	// alone. GOMAXPROCS is process-wide: it is restored when Run returns, and of two Runs at
+	// the same time only the first sets it. See procs.go for why.
+	ClientProcs int
 }
 
 // DefaultConfig returns YCSB CoreWorkload's defaults where YCSB has one, workload a, one

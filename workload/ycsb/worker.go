@@ -42,7 +42,6 @@ type worker struct {
 	offsetNs   float64
 	keyBuf     []byte
 	vals       [][]byte
-	valFields  []string
 	pool       []byte // random printable bytes values are cut from
 	measuredOK int64
 }

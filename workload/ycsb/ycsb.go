@@ -168,6 +168,9 @@ func (w *Workload) loadWorker(ctx context.Context, db driver.DB, fields []string
 // Operations get a context that is not cancelled (cancellable contexts cost the drivers a
 // watcher per operation); at the end, operations still in flight after a short grace are
 // stopped by closing the driver's connections.
+//
+// Run sets GOMAXPROCS for its duration as Config.ClientProcs says (by default it starts with
+// one P and adds Ps while the client is busy) and restores it before it returns.
 func (w *Workload) Run(ctx context.Context, t workload.Target, clk workload.Clock) (*workload.Result, error) {
 	c := w.cfg
 	db, err := w.open(ctx, t, c.Threads)
@@ -190,6 +193,8 @@ func (w *Workload) run(ctx context.Context, db driver.DB, clk workload.Clock) (*
 
 	cpu0 := cpuTime()
 	sh.origin = time.Now()
+	pr := startProcs(c.ClientProcs, cpu0, sh.origin)
+	defer pr.stop()
 	base := sh.origin.Sub(clk.Start) // offset of the origin from the run's clock
 	col.start = base
 	sh.warmupEnd = int64(c.Warmup)
@@ -253,6 +258,7 @@ loop:
 			break loop
 		}
 		col.tick(base+time.Since(sh.origin), phase)
+		pr.adapt(cpuTime(), time.Now())
 		if phase == workload.PhaseWarmup && target >= c.Warmup {
 			phase = workload.PhaseMeasure
 			cpuMeasure0 = cpuTime()
@@ -274,6 +280,7 @@ loop:
 		<-allDone
 	}
 	wg.Wait()
+	clientProcs := pr.stop()
 	col.tick(base+stopAt, phase)
 	if phase == workload.PhaseWarmup {
 		measureStart = stopAt // the run ended during warm-up: nothing was measured
@@ -294,6 +301,7 @@ loop:
 		}
 	}
 	res.Metrics["operations_total"] = float64(ops)
+	res.Metrics["client_gomaxprocs"] = float64(clientProcs)
 	if measured > 0 {
 		res.Metrics["throughput_ops_per_second"] = float64(ops) / measured.Seconds()
 	}

@@ -43,6 +43,7 @@ func run() error {
 	flag.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured duration")
 	flag.DurationVar(&cfg.Warmup, "warmup", 0, "warm-up")
 	flag.Float64Var(&cfg.TargetRate, "rate", 0, "target ops/s (0: closed loop)")
+	flag.IntVar(&cfg.ClientProcs, "procs", cfg.ClientProcs, "GOMAXPROCS during the run: 0 adapts, <0 leaves it alone")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
 	if *profile != "" {
