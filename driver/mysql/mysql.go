@@ -8,7 +8,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -16,6 +15,8 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/driver/internal/netconn"
+	"github.com/boxbench/boxbench/driver/internal/sqltable"
 )
 
 // DefaultTable is the table used until Setup or UseTable names another (YCSB's name).
@@ -27,7 +28,7 @@ const maxParams = 65535
 // DB is a database/sql pool. Safe for concurrent use.
 type DB struct {
 	db    *sql.DB
-	conns *conns
+	conns *netconn.Conns
 	st    atomic.Pointer[stmts]
 	args  sync.Pool // *[]any
 	once  sync.Once
@@ -47,8 +48,11 @@ func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSiz
 		cfg.Net, cfg.Addr = "unix", ep.Unix
 	}
 	cfg.ClientFoundRows = true // an update that changes nothing still found its row
-	cs := &conns{}
-	cfg.DialFunc = cs.dial
+	// Tracked so that Close can break the connections operations hold, but with plain writes
+	// (DialPlain, not netconn's deferred ones): go-sql-driver closes a statement by writing a
+	// packet and reading no reply, which a deferred write would hold back.
+	cs := &netconn.Conns{}
+	cfg.DialFunc = cs.DialPlain
 	conn, err := gomysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("mysql config: %w", err)
@@ -68,7 +72,7 @@ func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSiz
 // UseTable names the table the following operations use (Setup does it too). Call it before
 // any operation, not concurrently with them.
 func (db *DB) UseTable(t driver.Table) {
-	if db.st.Load().table != t.Name {
+	if db.st.Load().Name() != t.Name {
 		db.st.Store(newStmts(t.Name))
 	}
 }
@@ -76,14 +80,7 @@ func (db *DB) UseTable(t driver.Table) {
 // Setup drops and creates the table.
 func (db *DB) Setup(ctx context.Context, t driver.Table) error {
 	db.UseTable(t)
-	cols := make([]string, 0, t.FieldCount)
-	for _, f := range t.Fields() {
-		cols = append(cols, f+" TEXT")
-	}
-	for _, q := range []string{
-		"DROP TABLE IF EXISTS " + t.Name,
-		fmt.Sprintf("CREATE TABLE %s (YCSB_KEY VARCHAR(255) PRIMARY KEY, %s)", t.Name, strings.Join(cols, ", ")),
-	} {
+	for _, q := range []string{sqltable.DropTable(t), sqltable.CreateTable(t)} {
 		if _, err := db.db.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("mysql setup %s: %w", t.Name, err)
 		}
@@ -91,32 +88,33 @@ func (db *DB) Setup(ctx context.Context, t driver.Table) error {
 	return nil
 }
 
-func (db *DB) prepared(ctx context.Context, kind opKind, fields []string, rows int) (*sql.Stmt, error) {
-	st := db.st.Load().get(kind, fields, rows)
-	if ps := st.ps.Load(); ps != nil {
+func (db *DB) prepared(ctx context.Context, kind sqltable.Kind, fields []string, rows int) (*sql.Stmt, error) {
+	st := db.st.Load().Get(kind, fields, rows)
+	p := &st.Prep
+	if ps := p.ps.Load(); ps != nil {
 		return ps, nil
 	}
 	// A failure is not remembered: the next operation tries again.
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if ps := st.ps.Load(); ps != nil {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ps := p.ps.Load(); ps != nil {
 		return ps, nil
 	}
-	ps, err := db.db.PrepareContext(ctx, st.sql)
+	ps, err := db.db.PrepareContext(ctx, st.SQL)
 	if err != nil {
-		return nil, fmt.Errorf("prepare %q: %w", st.sql, err)
+		return nil, fmt.Errorf("prepare %q: %w", st.SQL, err)
 	}
-	st.ps.Store(ps)
+	p.ps.Store(ps)
 	return ps, nil
 }
 
-func (db *DB) query(ctx context.Context, kind opKind, key string, fields []string, count int) error {
+func (db *DB) query(ctx context.Context, kind sqltable.Kind, key string, fields []string, count int) error {
 	ps, err := db.prepared(ctx, kind, fields, 1)
 	if err != nil {
 		return err
 	}
 	var rows *sql.Rows
-	if kind == opScan {
+	if kind == sqltable.Scan {
 		rows, err = ps.QueryContext(ctx, key, count)
 	} else {
 		rows, err = ps.QueryContext(ctx, key)
@@ -142,15 +140,15 @@ func (db *DB) query(ctx context.Context, kind opKind, key string, fields []strin
 
 // Read selects the record's fields (all columns when fields is nil).
 func (db *DB) Read(ctx context.Context, key string, fields []string) error {
-	return db.query(ctx, opRead, key, fields, 0)
+	return db.query(ctx, sqltable.Read, key, fields, 0)
 }
 
 // Scan selects count records from key on, in key order.
 func (db *DB) Scan(ctx context.Context, key string, count int, fields []string) error {
-	return db.query(ctx, opScan, key, fields, count)
+	return db.query(ctx, sqltable.Scan, key, fields, count)
 }
 
-func (db *DB) exec(ctx context.Context, kind opKind, fields []string, rows int, fill func(a []any) []any) (int64, error) {
+func (db *DB) exec(ctx context.Context, kind sqltable.Kind, fields []string, rows int, fill func(a []any) []any) (int64, error) {
 	ps, err := db.prepared(ctx, kind, fields, rows)
 	if err != nil {
 		return 0, err
@@ -169,7 +167,7 @@ func (db *DB) exec(ctx context.Context, kind opKind, fields []string, rows int, 
 // Update sets fields of the record.
 func (db *DB) Update(ctx context.Context, key string, fields []string, values [][]byte) error {
 	// Values first: the statement is "SET f = ? … WHERE YCSB_KEY = ?".
-	n, err := db.exec(ctx, opUpdate, fields, 1, func(a []any) []any {
+	n, err := db.exec(ctx, sqltable.Update, fields, 1, func(a []any) []any {
 		for _, v := range values {
 			a = append(a, v)
 		}
@@ -183,7 +181,7 @@ func (db *DB) Update(ctx context.Context, key string, fields []string, values []
 
 // Insert adds one record.
 func (db *DB) Insert(ctx context.Context, key string, fields []string, values [][]byte) error {
-	_, err := db.exec(ctx, opInsert, fields, 1, func(a []any) []any {
+	_, err := db.exec(ctx, sqltable.Insert, fields, 1, func(a []any) []any {
 		a = append(a, key)
 		for _, v := range values {
 			a = append(a, v)
@@ -203,7 +201,7 @@ func (db *DB) BatchInsert(ctx context.Context, keys []string, fields []string, v
 	for len(keys) > 0 {
 		n := min(per, len(keys))
 		ks, vs := keys[:n], values[:n]
-		_, err := db.exec(ctx, opBatch, fields, n, func(a []any) []any {
+		_, err := db.exec(ctx, sqltable.Batch, fields, n, func(a []any) []any {
 			for i, k := range ks {
 				a = append(a, k)
 				for _, v := range vs[i] {
@@ -231,7 +229,7 @@ func (db *DB) Close() error {
 		if errors.Is(err, gomysql.ErrInvalidConn) {
 			err = nil
 		}
-		db.conns.closeAll()
+		db.conns.CloseAll()
 	})
 	return err
 }

@@ -10,10 +10,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/boxbench/boxbench/driver/internal/netconn"
 	"net"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -23,6 +21,8 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/driver/internal/netconn"
+	"github.com/boxbench/boxbench/driver/internal/sqltable"
 )
 
 // DefaultTable is the table used until Setup or UseTable names another (YCSB's name).
@@ -137,7 +137,7 @@ func (db *DB) put(c *pconn) {
 // UseTable names the table the following operations use (Setup does it too). Call it before
 // any operation, not concurrently with them.
 func (db *DB) UseTable(t driver.Table) {
-	if db.st.Load().table != t.Name {
+	if db.st.Load().Name() != t.Name {
 		db.st.Store(newStmts(t.Name, &db.seq))
 	}
 }
@@ -145,12 +145,7 @@ func (db *DB) UseTable(t driver.Table) {
 // Setup drops and creates the table, as YCSB's JDBC binding documents it.
 func (db *DB) Setup(ctx context.Context, t driver.Table) error {
 	db.UseTable(t)
-	cols := make([]string, 0, t.FieldCount)
-	for _, f := range t.Fields() {
-		cols = append(cols, f+" TEXT")
-	}
-	q := fmt.Sprintf("DROP TABLE IF EXISTS %s; CREATE TABLE %s (YCSB_KEY VARCHAR(255) PRIMARY KEY, %s)",
-		t.Name, t.Name, strings.Join(cols, ", "))
+	q := sqltable.DropTable(t) + "; " + sqltable.CreateTable(t)
 	c, err := db.get(ctx)
 	if err != nil {
 		return err
@@ -171,8 +166,8 @@ func (db *DB) Setup(ctx context.Context, t driver.Table) error {
 // and builds a result reader the driver does not need. Rows are counted, not decoded.
 func (db *DB) exec(ctx context.Context, c *pconn, st *stmt, rowsReturned bool) (int64, error) {
 	if !c.prepared[st] {
-		if _, err := c.pg.Prepare(ctx, st.name, st.sql, nil); err != nil {
-			return 0, fmt.Errorf("prepare %q: %w", st.sql, err)
+		if _, err := c.pg.Prepare(ctx, st.Prep, st.SQL, nil); err != nil {
+			return 0, fmt.Errorf("prepare %q: %w", st.SQL, err)
 		}
 		c.prepared[st] = true
 	}
@@ -182,7 +177,7 @@ func (db *DB) exec(ctx context.Context, c *pconn, st *stmt, rowsReturned bool) (
 		ctx = context.Background()
 	}
 	fe := c.pg.Frontend()
-	c.bind.PreparedStatement, c.bind.Parameters = st.name, c.params
+	c.bind.PreparedStatement, c.bind.Parameters = st.Prep, c.params
 	fe.SendBind(&c.bind)
 	fe.SendExecute(&c.execute)
 	fe.SendSync(&c.sync)
@@ -231,21 +226,21 @@ func rowsAffected(tag []byte) int64 {
 // bytesOf views s as bytes without copying; pgconn only copies parameters into its buffer.
 func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
-func (db *DB) run(ctx context.Context, kind opKind, key string, fields []string, values [][]byte, count int) (int64, error) {
-	st := db.st.Load().get(kind, fields, 1)
+func (db *DB) run(ctx context.Context, kind sqltable.Kind, key string, fields []string, values [][]byte, count int) (int64, error) {
+	st := db.st.Load().Get(kind, fields, 1)
 	c, err := db.get(ctx)
 	if err != nil {
 		return 0, err
 	}
 	c.params = append(c.params[:0], bytesOf(key))
 	switch kind {
-	case opScan:
+	case sqltable.Scan:
 		c.num = strconv.AppendInt(c.num[:0], int64(count), 10)
 		c.params = append(c.params, c.num)
-	case opUpdate, opInsert:
+	case sqltable.Update, sqltable.Insert:
 		c.params = append(c.params, values...)
 	}
-	n, err := db.exec(ctx, c, st, kind == opRead || kind == opScan)
+	n, err := db.exec(ctx, c, st, kind == sqltable.Read || kind == sqltable.Scan)
 	clear(c.params) // do not keep the caller's values
 	db.put(c)
 	return n, err
@@ -253,22 +248,22 @@ func (db *DB) run(ctx context.Context, kind opKind, key string, fields []string,
 
 // Read selects the record's fields (all columns when fields is nil).
 func (db *DB) Read(ctx context.Context, key string, fields []string) error {
-	return notFoundIfNone(db.run(ctx, opRead, key, fields, nil, 0))
+	return notFoundIfNone(db.run(ctx, sqltable.Read, key, fields, nil, 0))
 }
 
 // Scan selects count records from key on, in key order.
 func (db *DB) Scan(ctx context.Context, key string, count int, fields []string) error {
-	return notFoundIfNone(db.run(ctx, opScan, key, fields, nil, count))
+	return notFoundIfNone(db.run(ctx, sqltable.Scan, key, fields, nil, count))
 }
 
 // Update sets fields of the record.
 func (db *DB) Update(ctx context.Context, key string, fields []string, values [][]byte) error {
-	return notFoundIfNone(db.run(ctx, opUpdate, key, fields, values, 0))
+	return notFoundIfNone(db.run(ctx, sqltable.Update, key, fields, values, 0))
 }
 
 // Insert adds one record.
 func (db *DB) Insert(ctx context.Context, key string, fields []string, values [][]byte) error {
-	_, err := db.run(ctx, opInsert, key, fields, values, 0)
+	_, err := db.run(ctx, sqltable.Insert, key, fields, values, 0)
 	return err
 }
 
@@ -290,7 +285,7 @@ func (db *DB) BatchInsert(ctx context.Context, keys []string, fields []string, v
 }
 
 func (db *DB) batch(ctx context.Context, keys []string, fields []string, values [][][]byte) error {
-	st := db.st.Load().get(opBatch, fields, len(keys))
+	st := db.st.Load().Get(sqltable.Batch, fields, len(keys))
 	c, err := db.get(ctx)
 	if err != nil {
 		return err

@@ -1,54 +1,11 @@
 package redis
 
 import (
-	"bytes"
-	"context"
 	"testing"
 
-	"github.com/boxbench/boxbench/driver"
-	"github.com/boxbench/boxbench/internal/testdb"
+	"github.com/boxbench/boxbench/driver/drivertest"
 )
 
-// BenchmarkOps times one operation of each kind against a real server, one connection, with
-// allocations: the driver's hot path must not allocate (an operation's round trip dominates
-// ns/op; see bench/loadgen for the CPU it costs).
-func BenchmarkOps(b *testing.B) {
-	box, d := testdb.Start(b, "redis")
-	ctx := context.Background()
-	db, err := New(ctx, box.Endpoint(), d.Client(), 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	tbl := driver.Table{Name: "usertable", FieldCount: 10}
-	fields := tbl.Fields()
-	vals := make([][]byte, len(fields))
-	for i := range vals {
-		vals[i] = bytes.Repeat([]byte{'a' + byte(i)}, 100)
-	}
-	if err := db.Setup(ctx, tbl); err != nil {
-		b.Fatal(err)
-	}
-	if err := db.Insert(ctx, "user1", fields, vals); err != nil {
-		b.Fatal(err)
-	}
-	for _, bc := range []struct {
-		name string
-		op   func() error
-	}{
-		{"read-all", func() error { return db.Read(ctx, "user1", nil) }},
-		{"read-one", func() error { return db.Read(ctx, "user1", fields[3:4]) }},
-		{"update-one", func() error { return db.Update(ctx, "user1", fields[3:4], vals[:1]) }},
-		{"insert", func() error { return db.Insert(ctx, "user2", fields, vals) }},
-		{"scan-10", func() error { return db.Scan(ctx, "user0", 10, nil) }},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := bc.op(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
+// BenchmarkOps times each operation on one connection, with allocations: the hot path must
+// not allocate.
+func BenchmarkOps(b *testing.B) { drivertest.BenchmarkOps(b, binding) }

@@ -1,66 +1,19 @@
-// Package netconn is the drivers' connection wrapper: one write and one read system call per
-// operation, with the write sent from the read callback once the poller has been re-armed.
+// Package netconn is the drivers' connection layer: Conns remembers the connections it dials so
+// that Close can break them (conns.go), and Conn is the wrapper that costs one write and one
+// read system call per operation, with the write sent from the read callback once the poller
+// has been re-armed.
 package netconn
 
-// This file is the same in driver/redis and driver/postgres (only the package clause
-// differs): both drivers need it and may not import each other. Change both together.
-
 import (
-	"context"
 	"errors"
 	"io"
 	"net"
 	"os"
-	"sync"
 	"syscall"
 	"unsafe"
 )
 
-// Conns dials the client's connections and remembers them, so that Close can break the ones
-// an operation is blocked on (a stopped server) without waiting for the pool to get them back.
-type Conns struct {
-	mu     sync.Mutex
-	open   map[*Conn]struct{}
-	closed bool
-	dialer net.Dialer
-}
-
-func (c *Conns) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	nc, err := c.dialer.DialContext(ctx, network, addr)
-	if err != nil {
-		return nil, err
-	}
-	w, err := newConn(nc, c)
-	if err != nil {
-		nc.Close()
-		return nil, err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		nc.Close()
-		return nil, net.ErrClosed
-	}
-	if c.open == nil {
-		c.open = make(map[*Conn]struct{})
-	}
-	c.open[w] = struct{}{}
-	return w, nil
-}
-
-// closeAll closes every connection and refuses new ones; operations blocked on one return an
-// error at once. Idempotent, and safe while the connections are in use.
-func (c *Conns) CloseAll() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.closed = true
-	for w := range c.open {
-		w.Conn.Close()
-	}
-	c.open = nil
-}
-
-// conn is a connection whose writes are sent at the next Read, which then waits for the
+// Conn is a connection whose writes are sent at the next Read, which then waits for the
 // reply in Go's network poller without first trying a read that would fail.
 //
 // Why: a client of request–reply protocols writes a request and reads the reply. Through a
@@ -85,7 +38,7 @@ func (c *Conns) CloseAll() {
 // net.Conn, so a client that needs to see a slow write (pgconn reads meanwhile to avoid a
 // deadlock) still does. Deadlines and Close behave as the net.Conn's. One goroutine at a
 // time may Read and Write, as with any protocol client; Close (of the underlying connection,
-// by Conns.closeAll) may come from any goroutine.
+// by Conns.CloseAll) may come from any goroutine.
 type Conn struct {
 	net.Conn
 	owner   *Conns
@@ -210,15 +163,13 @@ func (c *Conn) readCallback(fd uintptr) bool {
 
 // Close sends what is queued if the socket takes it without waiting (a client's goodbye,
 // such as PostgreSQL's Terminate), then closes the connection. Call it from the goroutine
-// that uses the connection; Conns.closeAll closes connections in use.
+// that uses the connection; Conns.CloseAll closes connections in use.
 func (c *Conn) Close() error {
 	if len(c.pending) > 0 {
 		_ = c.rc.Control(func(fd uintptr) { rawIO(syscall.SYS_WRITE, fd, c.pending) })
 		c.pending = c.pending[:0]
 	}
-	c.owner.mu.Lock()
-	delete(c.owner.open, c)
-	c.owner.mu.Unlock()
+	c.owner.forget(c.Conn)
 	return c.Conn.Close()
 }
 
