@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
@@ -20,11 +19,10 @@ import (
 
 // neighbour is one co-located box running its own workload beside the measured database.
 type neighbour struct {
-	name   string
-	spec   *spec.Neighbour
-	box    platform.Box
-	wl     workload.Workload
-	shares cgroup.Shares
+	name string
+	spec *spec.Neighbour
+	box  platform.Box
+	wl   workload.Workload
 
 	wg  sync.WaitGroup
 	res *workload.Result

@@ -42,9 +42,8 @@ type Dir struct {
 	Path  string            // the directory the data goes into
 	Facts map[string]string // backing, filesystem, mount options, device
 
-	mu      sync.Mutex
-	undo    []func(context.Context) error
-	release bool
+	mu   sync.Mutex
+	undo []func(context.Context) error
 }
 
 // Prepare creates the storage of kind under dir (dir/data; a loop file goes to

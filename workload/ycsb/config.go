@@ -139,8 +139,9 @@ var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 // value and what is valid.
 func (c Config) Validate() error {
 	var errs []error
+	// Fields are named as the spec names them (workload.mix, workload.threads, …).
 	bad := func(field string, v any, valid string) {
-		errs = append(errs, fmt.Errorf("%s: %v is invalid: %s", field, v, valid))
+		errs = append(errs, fmt.Errorf("%s: %v is invalid: %s", specName(field), v, valid))
 	}
 	switch {
 	case c.Mix != "" && c.Proportions != nil:
@@ -208,7 +209,7 @@ func (c Config) Validate() error {
 		bad("OperationCount", c.OperationCount, "must not be negative")
 	}
 	if c.Duration == 0 && c.OperationCount == 0 {
-		bad("Duration", c.Duration, "set Duration or OperationCount (or both)")
+		bad("Duration", c.Duration, "set workload.duration or workload.operationCount (or both)")
 	}
 	if c.Warmup < 0 {
 		bad("Warmup", c.Warmup, "must not be negative")
@@ -228,17 +229,17 @@ func checkProportions(p map[string]float64) []error {
 	for _, k := range sortedKeys(p) {
 		v := p[k]
 		if opIndex(k) < 0 {
-			errs = append(errs, fmt.Errorf("Proportions: unknown operation %q: valid are %s", k, strings.Join(OpNames[:], ", ")))
+			errs = append(errs, fmt.Errorf("workload.proportions: unknown operation %q: valid are %s", k, strings.Join(OpNames[:], ", ")))
 			continue
 		}
 		if !(v >= 0 && v <= 1) {
-			errs = append(errs, fmt.Errorf("Proportions[%s]: %v is invalid: must be in [0, 1]", k, v))
+			errs = append(errs, fmt.Errorf("workload.proportions.%s: %v is invalid: must be in [0, 1]", k, v))
 			continue
 		}
 		sum += v
 	}
 	if len(errs) == 0 && math.Abs(sum-1) > 1e-9 {
-		errs = append(errs, fmt.Errorf("Proportions: they sum to %.6g; they must sum to 1", sum))
+		errs = append(errs, fmt.Errorf("workload.proportions: they sum to %.6g; they must sum to 1", sum))
 	}
 	return errs
 }
@@ -296,4 +297,22 @@ func (c Config) resolve() resolved {
 		r.loadThreads = c.Threads
 	}
 	return r
+}
+
+// specName maps a Config field to the spec field a user wrote.
+func specName(field string) string {
+	switch field {
+	case "RecordCount":
+		return "dataset.records (or bound)"
+	case "FieldCount":
+		return "dataset.fieldCount"
+	case "FieldLength":
+		return "dataset.fieldLength"
+	case "ScanLength":
+		return "workload.scanLengthMax"
+	}
+	if field == "" {
+		return field
+	}
+	return "workload." + strings.ToLower(field[:1]) + field[1:]
 }

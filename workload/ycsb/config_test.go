@@ -42,11 +42,11 @@ func TestValidateListsEveryProblem(t *testing.T) {
 		t.Fatal("no error")
 	}
 	msg := err.Error()
-	for _, want := range []string{"Proportions: they sum to 0.9", "Threads: 0", "TargetRate: -5",
-		`RequestDistribution: "pareto"`, "uniform, zipfian, latest, hotspot", `KeyOrder: "random"`,
-		`ScanLengthDistribution: "normal"`, "RecordCount: 0", "FieldCount: -1",
-		"set Duration or OperationCount", "Interval: 1ms", "HotspotOpnFraction: 1.5",
-		"ZipfianConstant: 1", `Table: "user table"`} {
+	for _, want := range []string{"workload.proportions: they sum to 0.9", "workload.threads: 0", "workload.targetRate: -5",
+		`workload.requestDistribution: "pareto"`, "uniform, zipfian, latest, hotspot", `workload.keyOrder: "random"`,
+		`workload.scanLengthDistribution: "normal"`, "dataset.records (or bound): 0", "dataset.fieldCount: -1",
+		"set workload.duration or workload.operationCount", "workload.interval: 1ms", "workload.hotspotOpnFraction: 1.5",
+		"workload.zipfianConstant: 1", `workload.table: "user table"`} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error does not mention %q:\n%s", want, msg)
 		}
@@ -64,11 +64,11 @@ func TestValidateProportions(t *testing.T) {
 		want string
 	}{
 		{"unknown op", map[string]float64{"read": 0.5, "delete": 0.5}, "", `unknown operation "delete"`},
-		{"negative", map[string]float64{"read": 1.5, "update": -0.5}, "", "Proportions[update]: -0.5"},
-		{"NaN", map[string]float64{"read": math.NaN()}, "", "Proportions[read]: NaN"},
+		{"negative", map[string]float64{"read": 1.5, "update": -0.5}, "", "workload.proportions.update: -0.5"},
+		{"NaN", map[string]float64{"read": math.NaN()}, "", "workload.proportions.read: NaN"},
 		{"both", map[string]float64{"read": 1}, "a", "not both"},
 		{"neither", nil, "", "name a mix"},
-		{"unknown mix", nil, "g", `Mix: "g" is invalid: one of a, b, c, d, e, f, read-heavy, write-heavy`},
+		{"unknown mix", nil, "g", `workload.mix: "g" is invalid: one of a, b, c, d, e, f, read-heavy, write-heavy`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultConfig()
