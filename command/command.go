@@ -58,6 +58,11 @@ func RunWith(ctx context.Context, o Options, argv ...string) ([]byte, error) {
 		cmd.Env = append(cmd.Environ(), o.Env...)
 	}
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			// Killed because the context ended (Ctrl-C, a timeout): say so, and let callers
+			// test for it with errors.Is.
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		}
 		out := stderr.Bytes()
 		if len(bytes.TrimSpace(out)) == 0 {
 			out = stdout.Bytes()
