@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -92,13 +93,7 @@ func (b *box) Cgroup() cgroup.Ref        { return b.group }
 func (b *box) DataDir() string           { return b.layout.DataDir }
 func (b *box) Applied() platform.Limits  { return b.limits }
 
-func (b *box) Facts() map[string]string {
-	f := make(map[string]string, len(b.facts))
-	for k, v := range b.facts {
-		f[k] = v
-	}
-	return f
-}
+func (b *box) Facts() map[string]string { return maps.Clone(b.facts) }
 
 // Exec runs argv as root inside the server's container (its cgroup, namespaces and mounts), in
 // the data directory. A failure is a *command.Error with argv, the exit status and the output.

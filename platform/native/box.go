@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"os/user"
@@ -211,13 +212,7 @@ func (b *box) Cgroup() cgroup.Ref        { return b.group.Ref }
 func (b *box) DataDir() string           { return b.layout.DataDir }
 func (b *box) Applied() platform.Limits  { return b.limits }
 
-func (b *box) Facts() map[string]string {
-	f := make(map[string]string, len(b.facts))
-	for k, v := range b.facts {
-		f[k] = v
-	}
-	return f
-}
+func (b *box) Facts() map[string]string { return maps.Clone(b.facts) }
 
 func (b *box) LogTail(n int) string {
 	if b.logPath == "" {
