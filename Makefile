@@ -32,8 +32,9 @@ lint:
 bench:
 	bash bench/loadgen/run.sh
 
+# Each run gets a directory of its own, so running it again never touches earlier results.
 quickstart: build images
-	./bin/boxbench run examples/quickstart.yaml --out out/quickstart
+	./bin/boxbench run examples/quickstart.yaml --out out/quickstart-$$(date +%Y%m%d-%H%M%S)
 
 clean:
 	rm -rf bin out
