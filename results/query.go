@@ -3,6 +3,7 @@ package results
 import (
 	"database/sql"
 	"encoding/json"
+	"github.com/boxbench/boxbench/workload"
 	"time"
 )
 
@@ -27,22 +28,9 @@ type RunRow struct {
 	Extra      map[string]float64 `json:"-"`
 }
 
-// OpRow is one op type of one run (latencies in ns).
-type OpRow struct {
-	Op         string  `json:"op"`
-	Series     string  `json:"series"`
-	Count      int64   `json:"count"`
-	Errors     int64   `json:"errors"`
-	Throughput float64 `json:"ops_per_second"`
-	P50        int64   `json:"p50_ns"`
-	P90        int64   `json:"p90_ns"`
-	P95        int64   `json:"p95_ns"`
-	P99        int64   `json:"p99_ns"`
-	P999       int64   `json:"p999_ns"`
-	Max        int64   `json:"max_ns"`
-	Mean       float64 `json:"mean_ns"`
-	Hist       []byte  `json:"-"`
-}
+// OpRow is one op type of one run as stored: the workload's own summary (latencies in ns),
+// histogram included.
+type OpRow = workload.OpSummary
 
 // Runs lists stored runs in run order, with their op summaries and warnings.
 func (s *Store) Runs() ([]RunRow, error) {
