@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/boxbench/boxbench/driver/internal/pool"
 	"net"
 	"strconv"
 	"sync"
@@ -33,14 +34,12 @@ const maxParams = 65535
 
 // DB is a pool of PostgreSQL connections. Safe for concurrent use.
 type DB struct {
-	cfg    *pgconn.Config
-	conns  *netconn.Conns
-	idle   chan *pconn   // capacity poolSize; nil entries are connections not yet dialled
-	done   chan struct{} // closed by Close
-	closed atomic.Bool
-	st     atomic.Pointer[stmts]
-	seq    atomic.Int64
-	once   sync.Once
+	cfg   *pgconn.Config
+	conns *netconn.Conns
+	pool  *pool.Pool[pconn]
+	st    atomic.Pointer[stmts]
+	seq   atomic.Int64
+	once  sync.Once
 }
 
 // pconn is one connection and what was prepared on it. Owned by one operation at a time.
@@ -74,16 +73,19 @@ func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSiz
 	cfg.User, cfg.Password, cfg.Database = cred.User, cred.Password, cred.Database
 	cs := &netconn.Conns{}
 	cfg.DialFunc = cs.Dial
-	db := &DB{cfg: cfg, conns: cs, idle: make(chan *pconn, poolSize), done: make(chan struct{})}
+	db := &DB{cfg: cfg, conns: cs}
 	db.st.Store(newStmts(DefaultTable, &db.seq))
 	c, err := db.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
-	db.idle <- c
-	for i := 1; i < poolSize; i++ {
-		db.idle <- nil
-	}
+	db.pool = pool.New(poolSize, c, db.dial,
+		func(c *pconn) bool { return c.broken || c.pg.IsClosed() },
+		func(c *pconn) {
+			if !c.pg.IsClosed() {
+				_ = c.pg.Close(context.Background()) // politely: Terminate
+			}
+		}, errPoolClosed)
 	return db, nil
 }
 
@@ -93,45 +95,6 @@ func (db *DB) dial(ctx context.Context) (*pconn, error) {
 		return nil, fmt.Errorf("postgres connect %s:%d: %w", db.cfg.Host, db.cfg.Port, err)
 	}
 	return &pconn{pg: pg, prepared: map[*stmt]bool{}}, nil
-}
-
-// get takes a connection, dialling it if its slot is empty. It blocks while all are in use.
-func (db *DB) get(ctx context.Context) (*pconn, error) {
-	if db.closed.Load() {
-		return nil, errPoolClosed
-	}
-	var c *pconn
-	select {
-	case c = <-db.idle: // the common case: a worker's connection is waiting for it
-	default:
-		select {
-		case c = <-db.idle:
-		case <-db.done:
-			return nil, errPoolClosed
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	if c != nil {
-		return c, nil
-	}
-	c, err := db.dial(ctx)
-	if err != nil {
-		db.idle <- nil
-		return nil, err
-	}
-	return c, nil
-}
-
-// put returns a connection; a broken one leaves its slot empty for a new dial.
-func (db *DB) put(c *pconn) {
-	if c != nil && (c.broken || c.pg.IsClosed() || db.closed.Load()) {
-		if !c.pg.IsClosed() {
-			_ = c.pg.Close(context.Background())
-		}
-		c = nil
-	}
-	db.idle <- c // never blocks: the channel has room for every connection
 }
 
 // UseTable names the table the following operations use (Setup does it too). Call it before
@@ -146,11 +109,11 @@ func (db *DB) UseTable(t driver.Table) {
 func (db *DB) Setup(ctx context.Context, t driver.Table) error {
 	db.UseTable(t)
 	q := sqltable.DropTable(t) + "; " + sqltable.CreateTable(t)
-	c, err := db.get(ctx)
+	c, err := db.pool.Get(ctx)
 	if err != nil {
 		return err
 	}
-	defer db.put(c)
+	defer db.pool.Put(c)
 	if _, err := c.pg.Exec(ctx, q).ReadAll(); err != nil {
 		return fmt.Errorf("postgres setup %s: %w", t.Name, err)
 	}
@@ -228,7 +191,7 @@ func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)
 
 func (db *DB) run(ctx context.Context, kind sqltable.Kind, key string, fields []string, values [][]byte, count int) (int64, error) {
 	st := db.st.Load().Get(kind, fields, 1)
-	c, err := db.get(ctx)
+	c, err := db.pool.Get(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -242,7 +205,7 @@ func (db *DB) run(ctx context.Context, kind sqltable.Kind, key string, fields []
 	}
 	n, err := db.exec(ctx, c, st, kind == sqltable.Read || kind == sqltable.Scan)
 	clear(c.params) // do not keep the caller's values
-	db.put(c)
+	db.pool.Put(c)
 	return n, err
 }
 
@@ -286,7 +249,7 @@ func (db *DB) BatchInsert(ctx context.Context, keys []string, fields []string, v
 
 func (db *DB) batch(ctx context.Context, keys []string, fields []string, values [][][]byte) error {
 	st := db.st.Load().Get(sqltable.Batch, fields, len(keys))
-	c, err := db.get(ctx)
+	c, err := db.pool.Get(ctx)
 	if err != nil {
 		return err
 	}
@@ -297,7 +260,7 @@ func (db *DB) batch(ctx context.Context, keys []string, fields []string, values 
 	}
 	_, err = db.exec(ctx, c, st, false)
 	clear(c.params)
-	db.put(c)
+	db.pool.Put(c)
 	return err
 }
 
@@ -305,19 +268,7 @@ func (db *DB) batch(ctx context.Context, keys []string, fields []string, values 
 // one returns an error) and refuses new operations. Idempotent.
 func (db *DB) Close() error {
 	db.once.Do(func() {
-		db.closed.Store(true)
-		close(db.done)
-		for { // idle connections first, politely (Terminate)
-			select {
-			case c := <-db.idle:
-				if c != nil {
-					_ = c.pg.Close(context.Background())
-				}
-				continue
-			default:
-			}
-			break
-		}
+		db.pool.Close()     // idle connections first, politely (Terminate)
 		db.conns.CloseAll() // then the ones operations still hold
 	})
 	return nil

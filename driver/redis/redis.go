@@ -26,10 +26,10 @@ import (
 	"context"
 	"fmt"
 	"github.com/boxbench/boxbench/driver/internal/netconn"
+	"github.com/boxbench/boxbench/driver/internal/pool"
 	"net"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/boxbench/boxbench/dbms"
@@ -41,13 +41,11 @@ const IndexKey = "_indices"
 
 // DB is a pool of connections to one server. Safe for concurrent use.
 type DB struct {
-	ep     driver.Endpoint
-	cred   dbms.Credentials
-	conns  netconn.Conns
-	idle   chan *client  // capacity poolSize; nil entries are connections not yet dialled
-	done   chan struct{} // closed by Close
-	closed atomic.Bool
-	once   sync.Once
+	ep    driver.Endpoint
+	cred  dbms.Credentials
+	conns netconn.Conns
+	pool  *pool.Pool[client]
+	once  sync.Once
 }
 
 var _ driver.DB = (*DB)(nil)
@@ -55,8 +53,7 @@ var _ driver.DB = (*DB)(nil)
 // New connects to ep with up to poolSize connections (at least one) and checks the server
 // answers. The context bounds the check.
 func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int) (driver.DB, error) {
-	n := max(poolSize, 1)
-	db := &DB{ep: ep, cred: cred, idle: make(chan *client, n), done: make(chan struct{})}
+	db := &DB{ep: ep, cred: cred}
 	c, err := db.dial(ctx)
 	if err == nil {
 		c.begin(1)
@@ -67,10 +64,8 @@ func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSiz
 		db.Close()
 		return nil, fmt.Errorf("redis %s: %w", ep, err)
 	}
-	db.idle <- c
-	for i := 1; i < n; i++ {
-		db.idle <- nil
-	}
+	db.pool = pool.New(poolSize, c, db.dial, func(c *client) bool { return c.broken },
+		func(c *client) { c.nc.Close() }, errPoolClosed)
 	return db, nil
 }
 
@@ -101,43 +96,6 @@ func (db *DB) dial(ctx context.Context) (*client, error) {
 		}
 	}
 	return c, nil
-}
-
-// get takes a connection, dialling it if its slot is empty. It blocks while all are in use.
-func (db *DB) get(ctx context.Context) (*client, error) {
-	if db.closed.Load() {
-		return nil, errPoolClosed
-	}
-	var c *client
-	select {
-	case c = <-db.idle: // the common case: a worker's connection is waiting for it
-	default:
-		select {
-		case c = <-db.idle:
-		case <-db.done:
-			return nil, errPoolClosed
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	if c != nil {
-		return c, nil
-	}
-	c, err := db.dial(ctx)
-	if err != nil {
-		db.put(nil)
-		return nil, err
-	}
-	return c, nil
-}
-
-// put returns a connection; a broken one is closed and leaves its slot empty for a new dial.
-func (db *DB) put(c *client) {
-	if c != nil && (c.broken || db.closed.Load()) {
-		c.nc.Close()
-		c = nil
-	}
-	db.idle <- c // never blocks: the channel has room for every connection
 }
 
 // roundTrip writes the commands encoded in c and reads n replies. It returns the first reply
@@ -191,14 +149,14 @@ func (c *client) exchange(n int) (reply, error) {
 
 // Setup empties the database: Redis has no tables, and the benchmark owns the server.
 func (db *DB) Setup(ctx context.Context, _ driver.Table) error {
-	c, err := db.get(ctx)
+	c, err := db.pool.Get(ctx)
 	if err != nil {
 		return fmt.Errorf("redis setup: %w", err)
 	}
 	c.begin(1)
 	c.arg("FLUSHDB")
 	_, err = db.roundTrip(ctx, c, 1)
-	db.put(c)
+	db.pool.Put(c)
 	if err != nil {
 		return fmt.Errorf("redis setup: flushdb: %w", err)
 	}
@@ -207,13 +165,13 @@ func (db *DB) Setup(ctx context.Context, _ driver.Table) error {
 
 // Read fetches the hash (HGETALL) or the named fields (HMGET).
 func (db *DB) Read(ctx context.Context, key string, fields []string) error {
-	c, err := db.get(ctx)
+	c, err := db.pool.Get(ctx)
 	if err != nil {
 		return err
 	}
 	c.read(key, fields)
 	rep, err := db.roundTrip(ctx, c, 1)
-	db.put(c)
+	db.pool.Put(c)
 	if err != nil {
 		return err
 	}
@@ -245,11 +203,11 @@ func (c *client) read(key string, fields []string) {
 // Scan reads count keys from the index starting at key (one round trip), then their hashes
 // (a second one, all the reads pipelined), as YCSB's binding does.
 func (db *DB) Scan(ctx context.Context, key string, count int, fields []string) error {
-	c, err := db.get(ctx)
+	c, err := db.pool.Get(ctx)
 	if err != nil {
 		return err
 	}
-	defer db.put(c)
+	defer db.pool.Put(c)
 	c.begin(8)
 	c.arg("ZRANGE")
 	c.arg(IndexKey)
@@ -284,26 +242,26 @@ func (db *DB) Scan(ctx context.Context, key string, count int, fields []string) 
 // Update sets fields with HSET. Like YCSB's binding it does not check that the record exists
 // (HSET creates it), so Redis never reports ErrNotFound for an update.
 func (db *DB) Update(ctx context.Context, key string, fields []string, values [][]byte) error {
-	c, err := db.get(ctx)
+	c, err := db.pool.Get(ctx)
 	if err != nil {
 		return err
 	}
 	c.hset(key, fields, values)
 	_, err = db.roundTrip(ctx, c, 1)
-	db.put(c)
+	db.pool.Put(c)
 	return err
 }
 
 // Insert writes the hash and indexes the key, in one round trip.
 func (db *DB) Insert(ctx context.Context, key string, fields []string, values [][]byte) error {
-	c, err := db.get(ctx)
+	c, err := db.pool.Get(ctx)
 	if err != nil {
 		return err
 	}
 	c.hset(key, fields, values)
 	c.zadd(key)
 	_, err = db.roundTrip(ctx, c, 2)
-	db.put(c)
+	db.pool.Put(c)
 	return err
 }
 
@@ -312,7 +270,7 @@ func (db *DB) BatchInsert(ctx context.Context, keys []string, fields []string, v
 	if len(keys) != len(values) {
 		return fmt.Errorf("redis batch insert: %d keys, %d value rows", len(keys), len(values))
 	}
-	c, err := db.get(ctx)
+	c, err := db.pool.Get(ctx)
 	if err != nil {
 		return err
 	}
@@ -327,7 +285,7 @@ func (db *DB) BatchInsert(ctx context.Context, keys []string, fields []string, v
 		c.arg(k)
 	}
 	_, err = db.roundTrip(ctx, c, len(keys)+1)
-	db.put(c)
+	db.pool.Put(c)
 	return err
 }
 
@@ -361,8 +319,9 @@ func (c *client) argPrefixed(p byte, s string) {
 // server) returns an error at once, and later operations fail. Idempotent.
 func (db *DB) Close() error {
 	db.once.Do(func() {
-		db.closed.Store(true)
-		close(db.done)
+		if db.pool != nil { // nil when New failed before the pool existed
+			db.pool.Close()
+		}
 		db.conns.CloseAll()
 	})
 	return nil
