@@ -161,17 +161,28 @@ func checkRun(t *testing.T, res *workload.Result, mode workload.Mode, warmInterv
 	if res.ClientCPU <= 0 {
 		t.Error("no client CPU time")
 	}
-	warm := 0
+	// sysbench's reporting thread can skip an interval line on a loaded host, so the number of
+	// intervals is not asserted; their marking is: warm-up intervals (at most one per second of
+	// warm-up) come first, measured ones after, all on the run's clock.
+	warm, measured := 0, 0
 	for _, iv := range res.Intervals {
 		if iv.Start < 0 || iv.End > 10*time.Second {
 			t.Errorf("interval off the run's clock: %+v", iv)
 		}
-		if iv.Phase == workload.PhaseWarmup {
+		switch iv.Phase {
+		case workload.PhaseWarmup:
+			if measured > 0 {
+				t.Errorf("a warm-up interval after a measured one: %+v", iv)
+			}
 			warm++
+		case workload.PhaseMeasure:
+			measured++
+		default:
+			t.Errorf("interval without a phase: %+v", iv)
 		}
 	}
-	if warm != warmIntervals || len(res.Intervals) < 2 {
-		t.Errorf("%d intervals, %d warm-up; want %d warm-up", len(res.Intervals), warm, warmIntervals)
+	if warm > warmIntervals || measured == 0 {
+		t.Errorf("%d intervals, %d warm-up; want at most %d warm-up and some measured", len(res.Intervals), warm, warmIntervals)
 	}
 	if res.Metrics["transactions_per_second"] <= 0 {
 		t.Errorf("metrics = %v", res.Metrics)
