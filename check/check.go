@@ -34,6 +34,7 @@ type Warning struct {
 // Warning codes.
 const (
 	CodeClientCPU     = "client_cpu_saturated"
+	CodeClientWaited  = "client_waited_for_cpu"
 	CodeThrottled     = "db_cpu_throttled"
 	CodeSwap          = "swap_used"
 	CodeHostBusy      = "host_busy_before_run"
@@ -94,6 +95,7 @@ var DefaultPercentiles = []float64{50, 90, 95, 99, 99.9}
 // Thresholds tune the checks. A zero field takes its default (DefaultThresholds).
 type Thresholds struct {
 	ClientCPURatio       float64 // client CPU / cores available; default 0.9
+	ClientWaitRatio      float64 // client run-queue wait / (wait + run time); default 0.5
 	ThrottledRatio       float64 // throttled / runnable CFS periods; default 0.05
 	SwapBytes            float64 // swap in use above this many bytes; 0 (default): any swap
 	HostBusyRatio        float64 // host CPU busy share before the run; default 0.10
@@ -111,6 +113,7 @@ type Thresholds struct {
 func DefaultThresholds() Thresholds {
 	return Thresholds{
 		ClientCPURatio:       0.9,
+		ClientWaitRatio:      0.5,
 		ThrottledRatio:       0.05,
 		HostBusyRatio:        0.10,
 		MemoryBoundReadBytes: 1 << 20,
@@ -129,6 +132,7 @@ func (t Thresholds) withDefaults() Thresholds {
 		}
 	}
 	or(&t.ClientCPURatio, d.ClientCPURatio)
+	or(&t.ClientWaitRatio, d.ClientWaitRatio)
 	or(&t.ThrottledRatio, d.ThrottledRatio)
 	or(&t.HostBusyRatio, d.HostBusyRatio)
 	or(&t.MemoryBoundReadBytes, d.MemoryBoundReadBytes)
@@ -148,7 +152,7 @@ func Evaluate(f Facts, th Thresholds) []Warning {
 	}
 	var out []Warning
 	for _, c := range []func(Facts, Thresholds) []Warning{
-		clientCPU, throttled, swap, hostBusy, datasetIO, limits, errorRate, tooFewOps,
+		clientCPU, clientWaited, throttled, swap, hostBusy, datasetIO, limits, errorRate, tooFewOps,
 	} {
 		out = append(out, c(f, th)...)
 	}

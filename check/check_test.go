@@ -63,6 +63,15 @@ func TestEvaluate(t *testing.T) {
 		{name: "client threshold tuned", f: Facts{Ops: enough, Wall: 10 * time.Second, ClientCPU: 17 * time.Second, ClientCores: 2},
 			th: Thresholds{ClientCPURatio: 0.8}, want: []string{"client_cpu_saturated/warning"}},
 
+		{name: "client waited for cpu", f: Facts{Ops: enough, WarmupEnd: time.Second, Samples: join(
+			series("client", "sched_wait_seconds_per_second", "", 5, 0.6, 0.8),
+			series("client", "sched_run_seconds_per_second", "", 0.1, 0.3, 0.3))},
+			want: []string{"client_waited_for_cpu/warning"}, says: []string{"70.0 %", "0.70 s/s waiting", "0.30 cores", "50.0 %"}},
+		{name: "client waited in warm-up only", f: Facts{Ops: enough, WarmupEnd: time.Second, Samples: join(
+			series("client", "sched_wait_seconds_per_second", "", 5, 0.1, 0.1),
+			series("client", "sched_run_seconds_per_second", "", 0.1, 0.3, 0.3))}},
+		{name: "client wait unknown", f: Facts{Ops: enough, Samples: series("client", "sched_run_seconds_per_second", "", 0.3)}},
+
 		{name: "throttled", f: Facts{Ops: enough, Applied: applied(telemetry.Limits{CPUs: 0.2}), Spec: telemetry.Limits{CPUs: 0.2},
 			Samples: join(series("db", "cpu_periods_per_interval", "", 10, 10, 10, 10),
 				series("db", "cpu_throttled_periods_per_interval", "", 9, 0, 1, 2))},

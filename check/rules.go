@@ -41,6 +41,31 @@ func clientCPU(f Facts, th Thresholds) []Warning {
 	}}
 }
 
+// clientWaited flags a client whose threads spent much of the time they were runnable waiting
+// for a CPU: a reply that arrives then sits unread, so the latency includes the client's own
+// queueing, and a closed loop issues fewer requests. Any client can be crowded out; one under
+// placement.clientPolicy idle is by design whenever anything else wants its CPU.
+func clientWaited(f Facts, th Thresholds) []Warning {
+	wait, ok1 := meanRate(window(f.Samples, "client", "sched_wait_seconds_per_second", f.WarmupEnd))
+	run, ok2 := meanRate(window(f.Samples, "client", "sched_run_seconds_per_second", f.WarmupEnd))
+	if !ok1 || !ok2 || wait+run <= 0 {
+		return nil
+	}
+	ratio := wait / (wait + run)
+	if ratio <= th.ClientWaitRatio {
+		return nil
+	}
+	return []Warning{{
+		Code:     CodeClientWaited,
+		Severity: SeverityWarning,
+		Message: fmt.Sprintf("the client's threads waited for a CPU %s of the time they were runnable during the "+
+			"measured window (%.2f s/s waiting, %.2f cores running), above %s: replies sat unread while the client "+
+			"waited, so latency includes the client's queueing and a closed loop sent fewer requests; give the client "+
+			"its own cores (placement.client) or, under placement.clientPolicy idle, use normal",
+			pct(ratio), wait, run, pct(th.ClientWaitRatio)),
+	}}
+}
+
 func throttled(f Facts, th Thresholds) []Warning {
 	thr, ok1 := total(window(f.Samples, f.DBSource, "cpu_throttled_periods_per_interval", f.WarmupEnd))
 	per, ok2 := total(window(f.Samples, f.DBSource, "cpu_periods_per_interval", f.WarmupEnd))

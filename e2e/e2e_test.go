@@ -59,7 +59,7 @@ matrix:
 repetitions: %d
 baseline: {platform: native, storage: bind}
 storageOptions: {tmpfs: {size: 256MiB}}
-placement: {client: "0"}
+placement: {client: "0", clientPolicy: idle}
 `
 
 type env struct {
@@ -92,7 +92,8 @@ func TestRunAndResults(t *testing.T) {
 	out := filepath.Join(e.dir, "out")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if b, err := e.boxbench(ctx, "run", e.specFile, "--out", out).CombinedOutput(); err != nil {
+	// -q: no progress output at all (it once crashed the run with a nil progress sink).
+	if b, err := e.boxbench(ctx, "-q", "run", e.specFile, "--out", out).CombinedOutput(); err != nil {
 		t.Fatalf("run: %v\n%s", err, b)
 	}
 	b, err := e.boxbench(ctx, "results", out, "--format", "json").Output()
@@ -120,8 +121,10 @@ func TestRunAndResults(t *testing.T) {
 		if r.Status != "ok" || r.Throughput == nil || *r.Throughput <= 0 {
 			t.Errorf("run %s: status %s throughput %v", r.ID, r.Status, r.Throughput)
 		}
-		if r.Env["client_cpus"] != "0" || r.Env["kernel"] == "" || r.Env["dbms_version"] == "" {
-			t.Errorf("run %s environment: client_cpus %q kernel %q dbms_version %q", r.ID, r.Env["client_cpus"], r.Env["kernel"], r.Env["dbms_version"])
+		if r.Env["client_cpus"] != "0" || r.Env["client_policy"] != "idle" || r.Env["kernel"] == "" ||
+			r.Env["dbms_version"] == "" || r.Env["wakeup_same_cpu_cpu_ns"] == "" {
+			t.Errorf("run %s environment: client_cpus %q client_policy %q kernel %q dbms_version %q wakeup_same_cpu_cpu_ns %q",
+				r.ID, r.Env["client_cpus"], r.Env["client_policy"], r.Env["kernel"], r.Env["dbms_version"], r.Env["wakeup_same_cpu_cpu_ns"])
 		}
 	}
 	if len(got.Skipped) != 1 || !strings.Contains(got.Skipped[0].Reason, "no container layer") {
@@ -132,7 +135,8 @@ func TestRunAndResults(t *testing.T) {
 		t.Errorf("results table: %v\n%s", err, table)
 	}
 	series, err := e.boxbench(ctx, "results", out, "--run", got.Runs[0].ID, "--series").Output()
-	if err != nil || !bytes.Contains(series, []byte("db.cpu_usage_seconds_per_second")) {
+	if err != nil || !bytes.Contains(series, []byte("db.cpu_usage_seconds_per_second")) ||
+		!bytes.Contains(series, []byte("client.sched_wait_seconds_per_second")) {
 		t.Errorf("series: %v\n%s", err, series)
 	}
 	if err := e.boxbench(ctx, "run", e.specFile, "--out", out).Run(); err == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/check"
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/placement"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/results"
@@ -172,7 +173,16 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	for _, n := range nbs {
 		n.start(wctx, clk, r.cfg.Log)
 	}
-	res, werr := wl.Run(wctx, t, clk)
+	// The client's scheduling policy covers the workload only: servers and neighbours started
+	// before keep theirs, and the native platform resets it for whatever it starts meanwhile.
+	var res *workload.Result
+	restore, werr := placement.SetPolicy(e.Placement.ClientPolicy)
+	if werr == nil {
+		res, werr = wl.Run(wctx, t, clk)
+		if err := restore(); err != nil {
+			r.cfg.Log.Warn("restoring the client's scheduling policy", "err", err)
+		}
+	}
 	for _, n := range nbs {
 		n.wait()
 	}

@@ -5,6 +5,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -13,12 +14,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/boxbench/boxbench/hostenv"
+	"github.com/boxbench/boxbench/placement"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/results"
@@ -101,12 +104,13 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	r.plan = p
 	if c := cfg.Spec.Placement.Client; c != "" {
-		got, err := pinClient(c)
+		got, err := placement.Pin(c)
 		if err != nil {
 			return Summary{}, err
 		}
 		r.env["client_cpus"] = got
 	}
+	r.env["client_policy"] = cmp.Or(cfg.Spec.Placement.ClientPolicy, placement.PolicyNormal)
 	if err := r.buildWorkloads(); err != nil {
 		return Summary{}, err
 	}
@@ -129,12 +133,12 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if cfg.Resume {
 		_ = store.Event("resume", fmt.Sprintf("%d of %d planned runs already stored; %d to go", len(p.Runs)-len(todo), len(p.Runs), len(todo)))
 	}
-	cfg.Progress.Begin(len(p.Runs), len(p.Runs)-len(todo))
+	r.cfg.Progress.Begin(len(p.Runs), len(p.Runs)-len(todo))
 	err = r.runAll(ctx, todo, done)
 	if err == nil {
 		err = r.adaptive(ctx, done)
 	}
-	cfg.Progress.Finish()
+	r.cfg.Progress.Finish()
 	sum := Summary{ExperimentID: r.id, Skipped: len(p.Skipped), ResultsFile: store.Path()}
 	rows, qerr := store.Runs()
 	for _, row := range rows {
@@ -257,6 +261,7 @@ func (r *Runner) identify() (uint64, error) {
 		seed = uint64(*r.cfg.Spec.Seed)
 	}
 	r.env = hostenv.Capture()
+	maps.Copy(r.env, hostenv.WakeupFacts())
 	envJSON, _ := json.Marshal(r.env)
 	return seed, s.SetMeta(map[string]string{
 		"experiment_id": r.id, "name": r.cfg.Spec.Name, "spec": string(r.cfg.SpecText), "spec_hash": specHash,

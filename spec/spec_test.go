@@ -73,6 +73,8 @@ func TestProblems(t *testing.T) {
 		{"matrix value typo", r("[bind, overlay]", "[bind, overlayfs]"), []string{`line 10: matrix.storage: "overlayfs" is not valid; did you mean "overlay"?`}, 1},
 		{"wrong type", r("threads: 8", "threads: many"), []string{`line 5: "many" is text, but a whole number is expected here`}, 0},
 		{"field of another workload type", r("warmup: 5s}", "warmup: 5s, tables: 4}"), []string{"workload.tables: applies to workload type sysbench only"}, 1},
+		{"client policy typo", func(s string) string { return s + "placement: {clientPolicy: idel}\n" },
+			[]string{`placement.clientPolicy: "idel" is not valid; did you mean "idle"? (valid: normal, idle)`}, 1},
 		{"several at once", func(s string) string {
 			return strings.NewReplacer("threads: 8", "threads: 0", "2GiB", "2GB", "dbms: redis", "dbms: mongo").Replace(s)
 		}, []string{"workload.threads: 0 is out of range", `"2GB"`, `"mongo"`}, 3},

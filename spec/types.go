@@ -116,9 +116,12 @@ type Neighbour struct {
 	Limits  Limits `yaml:"limits"`
 }
 
-// Placement pins the client (boxbench's load generator) to cores, the same for every cell.
+// Placement says where and how the client (boxbench's load generator) runs, the same for every
+// cell: Client pins it to cores, ClientPolicy is its scheduling policy during the measured
+// window ("normal", the default, or "idle"; see package placement).
 type Placement struct {
-	Client string `yaml:"client"`
+	Client       string `yaml:"client"`
+	ClientPolicy string `yaml:"clientPolicy"`
 }
 
 // StorageOptions tune storage backends.

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/boxbench/boxbench/placement"
 )
 
 // Known values of the closed vocabularies. Runtimes are open (whatever an engine registers) and
@@ -192,6 +194,9 @@ func (e *Experiment) validate() []Problem {
 	c.oneOf("order", e.Order, Orders)
 	if e.Placement.Client != "" && !cpusetRe.MatchString(e.Placement.Client) {
 		c.add("placement.client", "%q is not a cpu list (write it like 0 or 0-1 or 0,2)", e.Placement.Client)
+	}
+	if p := e.Placement.ClientPolicy; p != "" {
+		c.oneOf("placement.clientPolicy", p, placement.Policies)
 	}
 	if fs := e.StorageOptions.Blockdev.FS; fs != "" {
 		c.oneOf("storageOptions.blockdev.fs", fs, []string{"ext4", "xfs"})

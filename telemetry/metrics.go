@@ -46,6 +46,8 @@ var Metrics = []Metric{
 	{"cpu_system_seconds_per_second", "cores", "pid", "kernel-mode CPU time of the process"},
 	{"context_switches_voluntary_per_second", "switches/second", "pid", "the process gave up the CPU (blocked, slept)"},
 	{"context_switches_involuntary_per_second", "switches/second", "pid", "the process was preempted"},
+	{"sched_run_seconds_per_second", "cores", "pid", "time the process's threads ran on a CPU, summed over threads (/proc/<pid>/task/*/schedstat, ns)"},
+	{"sched_wait_seconds_per_second", "seconds/second", "pid", "time the process's threads were runnable but waited for a CPU, summed over threads"},
 	{"memory_rss_bytes", "bytes", "pid", "resident set size of the process"},
 	{"threads", "threads", "pid", "threads of the process"},
 

@@ -1,7 +1,9 @@
 package telemetry
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/prometheus/procfs"
 )
@@ -14,7 +16,8 @@ const userHZ = 100
 // (prometheus/procfs). CPU time in /proc/<pid>/stat covers all threads, but the context switch
 // counts in /proc/<pid>/status are the main thread's only, so they are summed over
 // /proc/<pid>/task/*/status. When a thread exits its switches leave the sum; the sum then goes
-// backwards and that interval's values are absent.
+// backwards and that interval's values are absent. The same holds for the scheduler's run and
+// run-queue wait times (/proc/<pid>/task/*/schedstat), which are per thread only.
 type processCollector struct {
 	pid  int
 	fs   procfs.FS
@@ -48,7 +51,8 @@ func (c *processCollector) collect(r reading) error {
 	if err != nil {
 		return err
 	}
-	var vol, invol uint64
+	var vol, invol, run, wait uint64
+	sched := true
 	for _, task := range tasks {
 		status, err := task.NewStatus()
 		if err != nil {
@@ -56,8 +60,19 @@ func (c *processCollector) collect(r reading) error {
 		}
 		vol += status.VoluntaryCtxtSwitches
 		invol += status.NonVoluntaryCtxtSwitches
+		switch ss, err := task.Schedstat(); {
+		case err == nil:
+			run += ss.RunningNanoseconds
+			wait += ss.WaitingNanoseconds
+		case errors.Is(err, fs.ErrNotExist):
+			sched = false // a kernel without CONFIG_SCHED_INFO
+		}
 	}
 	r.set("context_switches_voluntary_total", float64(vol))
 	r.set("context_switches_involuntary_total", float64(invol))
+	if sched {
+		r.set("sched_run_seconds_total", float64(run)/1e9)
+		r.set("sched_wait_seconds_total", float64(wait)/1e9)
+	}
 	return nil
 }

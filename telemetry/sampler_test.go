@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"os"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/boxbench/boxbench/workload"
 )
@@ -76,7 +80,8 @@ func TestSamplerOnThisHost(t *testing.T) {
 	}
 	m := byMetric(got)
 	for _, name := range []string{"cpu_idle_seconds_per_second", "memory_available_bytes", "load1",
-		"context_switches_voluntary_per_second", "memory_rss_bytes"} {
+		"context_switches_voluntary_per_second", "memory_rss_bytes", "sched_run_seconds_per_second",
+		"sched_wait_seconds_per_second"} {
 		if _, ok := m[name]; !ok {
 			t.Errorf("%s absent", name)
 		}
@@ -122,4 +127,54 @@ func busyFor(d time.Duration) {
 		x++
 	}
 	_ = x
+}
+
+// TestClientRunQueueWait makes two threads of this process take turns on one CPU, so that each
+// waits for the other, and checks that the client's run-queue wait shows it: a sum over
+// threads, which /proc/<pid>/schedstat (the main thread only) would miss.
+func TestClientRunQueueWait(t *testing.T) {
+	s, err := New([]Target{{Source: "client", PID: os.Getpid()}}, 50*time.Millisecond, testClock(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var set unix.CPUSet
+	set.Set(0)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread() // the thread ends with the goroutine: its mask goes with it
+			if err := unix.SchedSetaffinity(0, &set); err != nil {
+				t.Error(err)
+				return
+			}
+			busyFor(400 * time.Millisecond)
+		}()
+	}
+	wg.Wait()
+	got, err := s.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run, wait float64
+	for _, x := range got {
+		switch x.Metric {
+		case "sched_run_seconds_per_second":
+			run = max(run, x.Value)
+		case "sched_wait_seconds_per_second":
+			wait = max(wait, x.Value)
+		}
+	}
+	t.Logf("highest interval rates: run %.2f cores, run-queue wait %.2f seconds/second", run, wait)
+	if run == 0 {
+		t.Error("two threads spun for 400 ms but sched_run_seconds_per_second is never above 0")
+	}
+	// Two runnable threads on one CPU: whenever one runs, the other waits.
+	if wait < 0.25 {
+		t.Errorf("two threads shared one CPU but the highest run-queue wait rate is %.2f seconds/second", wait)
+	}
 }

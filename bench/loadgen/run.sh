@@ -6,7 +6,8 @@
 # Needs root (the native platform makes cgroups), redis-server and postgresql-15, and the Go
 # module proxy for go-ycsb, which is built in a throwaway module outside the repository.
 # Environment: LOADGEN_REPS (5), LOADGEN_SECONDS (10), LOADGEN_THREADS (8),
-# LOADGEN_RECORDS (50000), LOADGEN_DBMS ("redis postgresql"), LOADGEN_OUT (a file for the
+# LOADGEN_RECORDS (50000), LOADGEN_DBMS ("redis postgresql"), LOADGEN_WORKLOADS ("a c"),
+# LOADGEN_POLICIES ("normal idle": the clients' scheduling policy, the same for both),, LOADGEN_OUT (a file for the
 # table), SKIP_MICRO=1 / SKIP_SIDEBYSIDE=1.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)

@@ -23,7 +23,9 @@ import (
 // same native Redis and PostgreSQL, started through the product's native platform, for YCSB
 // workloads A and C with the same threads, record count and request distribution (scrambled
 // zipfian), closed loop, repeated and interleaved. Each client runs as its own process and its
-// CPU is the rusage (user+system) the kernel reports for it at exit. Opt-in: run.sh sets
+// CPU is the rusage (user+system) the kernel reports for it at exit. Both clients run under
+// each scheduling policy of LOADGEN_POLICIES (placement.clientPolicy: normal, and idle through
+// chrt --idle 0), the same for both in each comparison. Opt-in: run.sh sets
 // LOADGEN_SIDEBYSIDE=1 and the binaries' paths.
 func TestSideBySide(t *testing.T) {
 	if os.Getenv("LOADGEN_SIDEBYSIDE") == "" {
@@ -39,20 +41,23 @@ func TestSideBySide(t *testing.T) {
 		t.Logf("%s at %s (%s)", db, ep, d.Name())
 		p.load(t, db, box)
 		for rep := 0; rep < p.reps; rep++ {
-			for _, wl := range []string{"a", "c"} {
-				clients := []string{"boxbench", "go-ycsb"}
-				if rep%2 == 1 {
-					clients[0], clients[1] = clients[1], clients[0]
-				}
-				for _, c := range clients {
-					m := p.run(t, c, db, wl, box)
-					procs := ""
-					if c == "boxbench" {
-						procs = fmt.Sprintf(", GOMAXPROCS %d", m.procs)
+			for _, wl := range strings.Fields(envStr("LOADGEN_WORKLOADS", "a c")) {
+				for _, pol := range strings.Fields(envStr("LOADGEN_POLICIES", "normal idle")) {
+					clients := []string{"boxbench", "go-ycsb"}
+					if rep%2 == 1 {
+						clients[0], clients[1] = clients[1], clients[0]
 					}
-					t.Logf("%s %s %s rep %d: %.0f ops/s, read p50 %.0f µs p99 %.0f µs, %.2f µs CPU/op (load %.1f%s)",
-						db, wl, c, rep+1, m.tput, m.p50, m.p99, m.cpuPerOp, m.load, procs)
-					rows = append(rows, row{db, wl, c, m})
+					for _, c := range clients {
+						m := p.run(t, c, db, wl, pol, box)
+						procs := ""
+						if c == "boxbench" {
+							procs = fmt.Sprintf(", GOMAXPROCS %d", m.procs)
+						}
+						t.Logf("%s %s %s %s rep %d: %.0f ops/s, read p50 %.0f µs p99 %.0f µs, %.2f µs CPU/op (%.2f user), "+
+							"%.3f voluntary switches/op (load %.1f%s)", db, wl, pol, c, rep+1, m.tput, m.p50, m.p99,
+							m.cpuPerOp, m.userPerOp, m.volPerOp, m.load, procs)
+						rows = append(rows, row{db, wl, pol, c, m})
+					}
 				}
 			}
 		}
@@ -74,14 +79,15 @@ type params struct {
 
 type measure struct {
 	tput, p50, p99, cpuPerOp float64 // ops/s, µs (reads), µs CPU per operation
-	ops                      int64
+	userPerOp, volPerOp      float64 // µs user CPU per operation, voluntary context switches per operation
+	ops, errors              int64   // operations issued, and of those failed
 	procs                    int     // boxbench: the GOMAXPROCS its run reached (client_gomaxprocs)
 	load                     float64 // the machine's 1-minute load average when the run started
 }
 
 type row struct {
-	db, wl, client string
-	m              measure
+	db, wl, policy, client string
+	m                      measure
 }
 
 // The two clients use separate data (different tables or key names), both loaded once.
@@ -115,29 +121,38 @@ func (p params) ycsbArgs(db, wl string, box platform.Box) []string {
 	return a
 }
 
+// load loads both clients' data into the fresh server. go-ycsb goes first: its dropdata empties
+// the whole server (FLUSHDB on Redis), which would take boxbench's data with it.
 func (p params) load(t *testing.T, db string, box platform.Box) {
 	t.Helper()
 	start := time.Now()
-	if out, err := exec.Command(p.ours, append([]string{"-phase", "load"}, p.ourArgs(db, box)...)...).CombinedOutput(); err != nil {
-		t.Fatalf("boxbench load: %v\n%s", err, out)
-	}
 	args := append([]string{"load"}, p.ycsbArgs(db, "a", box)...)
 	args = append(args, "-p", "dropdata=true", "-p", "batch.size=100")
 	if out, err := exec.Command(p.goycsb, args...).CombinedOutput(); err != nil {
 		t.Fatalf("go-ycsb load: %v\n%s", err, out)
 	}
+	if out, err := exec.Command(p.ours, append([]string{"-phase", "load"}, p.ourArgs(db, box)...)...).CombinedOutput(); err != nil {
+		t.Fatalf("boxbench load: %v\n%s", err, out)
+	}
 	t.Logf("%s: both loads took %v", db, time.Since(start).Round(time.Second))
 }
 
-func (p params) run(t *testing.T, client, db, wl string, box platform.Box) measure {
+func (p params) run(t *testing.T, client, db, wl, policy string, box platform.Box) measure {
 	t.Helper()
-	var cmd *exec.Cmd
+	var argv []string
 	if client == "boxbench" {
-		cmd = exec.Command(p.ours, append([]string{"-phase", "run", "-mix", wl, "-duration", p.dur.String()},
-			p.ourArgs(db, box)...)...)
+		argv = append([]string{p.ours, "-phase", "run", "-mix", wl, "-duration", p.dur.String()}, p.ourArgs(db, box)...)
 	} else {
-		cmd = exec.Command(p.goycsb, append([]string{"run"}, p.ycsbArgs(db, wl, box)...)...)
+		argv = append([]string{p.goycsb, "run"}, p.ycsbArgs(db, wl, box)...)
 	}
+	switch policy {
+	case "normal":
+	case "idle":
+		argv = append([]string{"chrt", "--idle", "0"}, argv...) // chrt execs the client: same pid
+	default:
+		t.Fatalf("LOADGEN_POLICIES: %q is not a policy (valid: normal, idle)", policy)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	load := loadAverage()
@@ -155,6 +170,7 @@ func (p params) run(t *testing.T, client, db, wl string, box platform.Box) measu
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	user := time.Duration(ru.Utime.Nano())
 	var m measure
 	if client == "boxbench" {
 		m = parseOurs(t, stdout.Bytes())
@@ -164,7 +180,14 @@ func (p params) run(t *testing.T, client, db, wl string, box platform.Box) measu
 	if m.ops == 0 {
 		t.Fatalf("%s %s %s: no operations\n%s\n%s", client, db, wl, stdout.String(), stderr.String())
 	}
+	// A read of a missing record is an error to both clients: a run with errors measured
+	// something other than the workload (e.g. data another load removed).
+	if m.errors > m.ops/1000 {
+		t.Fatalf("%s %s %s: %d of %d operations failed\n%s", client, db, wl, m.errors, m.ops, stdout.String())
+	}
 	m.cpuPerOp = float64(cpu.Microseconds()) / float64(m.ops)
+	m.userPerOp = float64(user.Microseconds()) / float64(m.ops)
+	m.volPerOp = float64(ru.Nvcsw) / float64(m.ops)
 	m.load = load
 	return m
 }
@@ -177,7 +200,11 @@ func parseOurs(t *testing.T, out []byte) measure {
 	m := measure{tput: res.Metrics["throughput_ops_per_second"], ops: int64(res.Metrics["operations_total"]),
 		procs: int(res.Metrics["client_gomaxprocs"])}
 	for _, s := range res.Ops {
-		if s.Op == "read" && s.Series == "latency" {
+		if s.Series != "latency" {
+			continue
+		}
+		m.errors += s.Errors
+		if s.Op == "read" {
 			m.p50, m.p99 = float64(s.P50)/1e3, float64(s.P99)/1e3
 		}
 	}
@@ -206,6 +233,9 @@ func parseGoYCSB(t *testing.T, out string) measure {
 		}
 		n, _ := strconv.ParseInt(g[3], 10, 64)
 		m.ops += n // errors too (READ_ERROR…): operations the client issued
+		if strings.HasSuffix(g[1], "_ERROR") {
+			m.errors += n
+		}
 		tk, _ := strconv.ParseFloat(g[2], 64)
 		takes = max(takes, tk)
 		if g[1] == "READ" {
@@ -219,34 +249,38 @@ func parseGoYCSB(t *testing.T, out string) measure {
 	return m
 }
 
-// summarize renders the median and range of every measure per (dbms, workload, client), and
-// boxbench's CPU per operation relative to go-ycsb's.
+// summarize renders the median and range of every measure per (dbms, workload, policy,
+// client), and boxbench's CPU per operation relative to go-ycsb's under the same policy.
 func summarize(rows []row, p params) string {
-	type key struct{ db, wl, client string }
+	type key struct{ db, wl, policy, client string }
 	g := map[key][]measure{}
 	var keys []key
 	for _, r := range rows {
-		k := key{r.db, r.wl, r.client}
+		k := key{r.db, r.wl, r.policy, r.client}
 		if _, ok := g[k]; !ok {
 			keys = append(keys, k)
 		}
 		g[k] = append(g[k], r.m)
 	}
 	sort.SliceStable(keys, func(i, j int) bool {
-		if keys[i].db != keys[j].db {
-			return keys[i].db > keys[j].db
+		a, b := keys[i], keys[j]
+		if a.db != b.db {
+			return a.db > b.db
 		}
-		if keys[i].wl != keys[j].wl {
-			return keys[i].wl < keys[j].wl
+		if a.wl != b.wl {
+			return a.wl < b.wl
 		}
-		return keys[i].client < keys[j].client
+		if a.policy != b.policy {
+			return a.policy < b.policy
+		}
+		return a.client < b.client
 	})
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d threads, %d records, %v per run, %d runs per cell, interleaved; median [min–max]\n\n",
 		p.threads, p.records, p.dur, p.reps)
-	b.WriteString("| dbms | workload | client | throughput (ops/s) | read p50 (µs) | read p99 (µs) | client CPU (µs/op) |\n")
-	b.WriteString("|---|---|---|---|---|---|---|\n")
-	med := map[key]float64{}
+	b.WriteString("| dbms | workload | policy | client | throughput (ops/s) | read p50 (µs) | read p99 (µs) | " +
+		"client CPU (µs/op) | of which user (µs/op) | sleeps (voluntary switches/op) |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, k := range keys {
 		ms := g[k]
 		col := func(f func(measure) float64, prec int) string {
@@ -257,15 +291,10 @@ func summarize(rows []row, p params) string {
 			sort.Float64s(v)
 			return fmt.Sprintf("%.*f [%.*f–%.*f]", prec, median(v), prec, v[0], prec, v[len(v)-1])
 		}
-		cpu := make([]float64, len(ms))
-		for i, m := range ms {
-			cpu[i] = m.cpuPerOp
-		}
-		sort.Float64s(cpu)
-		med[k] = median(cpu)
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", k.db, strings.ToUpper(k.wl), k.client,
-			col(func(m measure) float64 { return m.tput }, 0), col(func(m measure) float64 { return m.p50 }, 0),
-			col(func(m measure) float64 { return m.p99 }, 0), col(func(m measure) float64 { return m.cpuPerOp }, 2))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", k.db, strings.ToUpper(k.wl), k.policy,
+			k.client, col(func(m measure) float64 { return m.tput }, 0), col(func(m measure) float64 { return m.p50 }, 0),
+			col(func(m measure) float64 { return m.p99 }, 0), col(func(m measure) float64 { return m.cpuPerOp }, 2),
+			col(func(m measure) float64 { return m.userPerOp }, 2), col(func(m measure) float64 { return m.volPerOp }, 2))
 	}
 	procs, loads := []int{}, []float64{}
 	for _, r := range rows {
@@ -281,24 +310,29 @@ func summarize(rows []row, p params) string {
 			"1-minute load average at the start of the runs: %.1f–%.1f\n", procs[0], procs[len(procs)-1],
 			loads[0], loads[len(loads)-1])
 	}
-	b.WriteString("\nboxbench CPU/op ÷ go-ycsb CPU/op, ratio of the medians [range of the ratios of the " +
-		"runs of one repetition]: ")
-	var parts []string
+	b.WriteString("\nboxbench CPU/op ÷ go-ycsb CPU/op under the same policy, ratio of the medians [range of the " +
+		"ratios of the runs of one repetition]:\n\n")
 	for _, k := range keys {
-		if k.client == "boxbench" {
-			o := key{k.db, k.wl, "go-ycsb"}
-			if med[o] > 0 {
-				var pr []float64
-				for i := 0; i < len(g[k]) && i < len(g[o]); i++ {
-					pr = append(pr, g[k][i].cpuPerOp/g[o][i].cpuPerOp)
-				}
-				sort.Float64s(pr)
-				parts = append(parts, fmt.Sprintf("%s %s %.2f [%.2f–%.2f]", k.db, strings.ToUpper(k.wl),
-					med[k]/med[o], pr[0], pr[len(pr)-1]))
-			}
+		o := key{k.db, k.wl, k.policy, "go-ycsb"}
+		if k.client != "boxbench" || len(g[o]) == 0 {
+			continue
 		}
+		cpu := func(ms []measure) float64 {
+			v := make([]float64, len(ms))
+			for i, m := range ms {
+				v[i] = m.cpuPerOp
+			}
+			sort.Float64s(v)
+			return median(v)
+		}
+		var pr []float64
+		for i := 0; i < len(g[k]) && i < len(g[o]); i++ {
+			pr = append(pr, g[k][i].cpuPerOp/g[o][i].cpuPerOp)
+		}
+		sort.Float64s(pr)
+		fmt.Fprintf(&b, "- %s %s, policy %s: %.2f [%.2f–%.2f]\n", k.db, strings.ToUpper(k.wl), k.policy,
+			cpu(g[k])/cpu(g[o]), pr[0], pr[len(pr)-1])
 	}
-	b.WriteString(strings.Join(parts, "; ") + "\n")
 	return b.String()
 }
 

@@ -30,10 +30,13 @@ const (
 	cleanupKillTimeout = 10 * time.Second
 )
 
-// joinScript writes the shell's own pid into each cgroup.procs file named before "--", then
-// execs the rest of its arguments. Arguments are positional parameters: nothing from a spec is
-// ever interpolated into the script.
-const joinScript = `while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"`
+// joinScript writes the shell's own pid into each cgroup.procs file named before "--", puts
+// itself under the normal scheduling policy (the client's threads may run under another one,
+// placement.clientPolicy, which children would inherit), then execs the rest of its
+// arguments. Arguments are positional parameters: nothing from a spec is ever interpolated
+// into the script.
+const joinScript = `while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; ` +
+	`chrt --other --pid 0 $$ || exit 125; exec "$@"`
 
 type box struct {
 	req    platform.Request

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/placement"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/storage"
 )
@@ -97,4 +99,46 @@ func contains(xs []int, x int) bool {
 		}
 	}
 	return false
+}
+
+// TestBoxProcessesKeepTheNormalPolicy starts a box and runs a command in it while this process
+// (the client) runs under placement.clientPolicy idle: neither may inherit the policy, or the
+// database would be starved like the client.
+func TestBoxProcessesKeepTheNormalPolicy(t *testing.T) {
+	testenv.NeedRoot(t)
+	d, _ := dbms.Get("redis")
+	testenv.NeedCommands(t, d.StartCommand(dbms.Layout{})[0], "chrt")
+	exp := fmt.Sprintf("test-native-policy-%d", os.Getpid())
+	defer func() { _ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + exp}) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	restore, err := placement.SetPolicy(placement.PolicyIdle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := restore(); err != nil {
+			t.Error(err)
+		}
+	}()
+	b, err := New().Provision(ctx, platform.Request{Experiment: exp, Run: "r-policy",
+		WorkDir: filepath.Join(testenv.WorkRoot(t), "boxbench-r-policy"), DBMS: d,
+		Choice: platform.Choice{Storage: storage.Bind, Network: "host"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = b.Teardown(context.Background()) }()
+	if me, _ := placement.Policy(0); me != placement.PolicyIdle {
+		t.Fatalf("this thread's policy is %s, want idle: the test tests nothing", me)
+	}
+	if got, err := placement.Policy(b.(*box).pid()); err != nil || got != placement.PolicyNormal {
+		t.Errorf("server policy %q (%v), want normal", got, err)
+	}
+	out, err := b.Exec(ctx, []string{"cat", "/proc/self/sched"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`(?m)^policy\s*:\s*(\d+)`).FindSubmatch(out); m == nil || string(m[1]) != "0" {
+		t.Errorf("a command run in the box has policy %q, want 0 (SCHED_OTHER):\n%s", m, out)
+	}
 }
