@@ -117,11 +117,15 @@ func quickstartCells() []fixCell {
 						c.ioWrite = 3.6e6
 					}
 					f := 1.0
+					// Reasons as the planner joins them (errors.Join: one per line).
+					var why []string
 					if pl == "native" && st == "overlay" {
-						c.skipped = "platform native cannot provide storage overlay: no container layer"
-					} else if pl == "native" && nw != "host" {
-						c.skipped = "platform native cannot provide network bridge-published: no network namespace"
+						why = append(why, "platform native cannot provide storage overlay: no container layer")
 					}
+					if pl == "native" && nw != "host" {
+						why = append(why, "platform native cannot provide network bridge-published: no network namespace")
+					}
+					c.skipped = strings.Join(why, "\n")
 					if pl == "docker" {
 						f *= 0.992
 						c.cv = 0.015

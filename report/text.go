@@ -309,7 +309,8 @@ func writeTextSkipped(w io.Writer, r *Report) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Skipped cells (%d, not run on this host; values of %s)\n", n, strings.Join(r.Keys, ", "))
 	for _, reason := range reasons {
-		wrap(w, "  ", reason+":", textCols)
+		// A cell can fail several checks (errors.Join puts one per line): keep them apart.
+		wrap(w, "  ", strings.ReplaceAll(reason, "\n", "; ")+":", textCols)
 		wrap(w, "    ", strings.Join(byReason[reason], "; "), textCols)
 	}
 }
