@@ -81,7 +81,10 @@ func pingPong(a, b, rounds int) (WakeupRound, error) {
 		closeAll(ab[:])
 		return WakeupRound{}, err
 	}
-	defer closeAll(append(ab[:], ba[:]...))
+	// A side that fails closes both write ends, so that the other side's read ends (EOF) too.
+	var shutOnce sync.Once
+	shut := func() { shutOnce.Do(func() { closeAll([]int{ab[1], ba[1]}) }) }
+	defer func() { shut(); closeAll([]int{ab[0], ba[0]}) }()
 
 	type side struct {
 		cpu       int
@@ -113,7 +116,9 @@ func pingPong(a, b, rounds int) (WakeupRound, error) {
 			var r0, r1 unix.Rusage
 			_ = unix.Getrusage(unix.RUSAGE_THREAD, &r0)
 			s.started = time.Now()
-			s.err = exchange(s.in, s.out, s.first, rounds)
+			if s.err = exchange(s.in, s.out, s.first, rounds); s.err != nil {
+				shut()
+			}
 			s.completed = time.Now()
 			_ = unix.Getrusage(unix.RUSAGE_THREAD, &r1)
 			s.cpuTime = time.Duration(r1.Utime.Nano() - r0.Utime.Nano() + r1.Stime.Nano() - r0.Stime.Nano())

@@ -15,11 +15,12 @@ const (
 	// PolicyIdle runs the client's threads under SCHED_IDLE: the client only gets a CPU that
 	// nothing else wants, and a CPU that runs only the client counts as idle when the kernel
 	// places a task it wakes. A database process woken by the client's request therefore runs
-	// on the client's own CPU instead of being sent to another one: no cross-CPU wake-up
-	// (an inter-processor interrupt, a VM exit on a virtual machine) per request. The price:
-	// anything else that wants the CPU — a CPU-hungry neighbour, another job on the host —
-	// starves the client, and its latency then includes the wait. The client_waited_for_cpu
-	// check (package check) flags runs where that happened.
+	// on the client's own CPU instead of another one, and the two take turns there instead of
+	// running side by side (on the development VM, whose two virtual CPUs share a core, that
+	// halves the client's CPU per PostgreSQL read; docs/performance.md). The price: anything
+	// else that wants the CPU — a CPU-hungry neighbour, another job on the host — starves the
+	// client, and its latency then includes the wait. The client_waited_for_cpu check
+	// (package check) flags runs where that happened.
 	PolicyIdle = "idle"
 )
 
