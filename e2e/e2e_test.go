@@ -398,3 +398,45 @@ func TestAdaptiveRepetitions(t *testing.T) {
 		t.Errorf("the report does not show the adaptive decisions:\n%s", b)
 	}
 }
+
+// TestClientPolicyPerCell: with clientPolicy in the matrix, each run records the policy its cell
+// gave the client, and the server runs under the normal policy whatever the client's.
+func TestClientPolicyPerCell(t *testing.T) {
+	e := setup(t, "policy", "1s", 1)
+	s := strings.NewReplacer("  storage: [bind, tmpfs, overlay]\n", "  storage: [bind]\n  clientPolicy: [normal, idle]\n",
+		`placement: {client: "0", clientPolicy: idle}`, `placement: {client: "0"}`).Replace(fmt.Sprintf(nativeSpec, "policy", "1s", 1))
+	if err := os.WriteFile(e.specFile, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(e.dir, "out")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if b, err := e.boxbench(ctx, "run", e.specFile, "--out", out).CombinedOutput(); err != nil {
+		t.Fatalf("run: %v\n%s", err, b)
+	}
+	b, err := e.boxbench(ctx, "results", out, "--format", "json").Output()
+	if err != nil {
+		t.Fatalf("results: %v", err)
+	}
+	var got struct {
+		Runs []struct {
+			ID, Status string
+			Env        map[string]string `json:"env"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	policies := map[string]string{}
+	for _, r := range got.Runs {
+		if r.Status != "ok" {
+			t.Errorf("run %s: %s", r.ID, r.Status)
+		}
+		policies[r.ID] = r.Env["client_policy"]
+	}
+	want := map[string]string{"platform=native/storage=bind/clientPolicy=normal#1": "normal",
+		"platform=native/storage=bind/clientPolicy=idle#1": "idle"}
+	if fmt.Sprint(policies) != fmt.Sprint(want) {
+		t.Errorf("client_policy per run %v, want %v", policies, want)
+	}
+}

@@ -3,12 +3,14 @@
 package plan
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"sort"
 	"strings"
 
+	"github.com/boxbench/boxbench/placement"
 	"github.com/boxbench/boxbench/spec"
 )
 
@@ -18,6 +20,7 @@ type Cell struct {
 	Params map[string]string // the matrix keys and their values for this cell
 	// Resolved settings (matrix value, or the spec's default).
 	DBMS, Workload, Platform, Runtime, Storage, Network, Neighbour, Mix, Bound string
+	ClientPolicy                                                               string // placement.Policy*
 	Records                                                                    int64
 }
 
@@ -220,7 +223,8 @@ func resolve(e *spec.Experiment, params map[string]string) *Cell {
 	c := &Cell{ID: cellID(params), Params: params, DBMS: get("dbms", e.DBMS), Workload: wl,
 		Platform: get("platform", "native"), Runtime: get("runtime", ""),
 		Storage: get("storage", "bind"), Network: get("network", "host"), Neighbour: get("neighbour", "none"),
-		Mix: get("mix", e.WorkloadOf(wl).Mix), Bound: get("bound", e.Dataset.Bound)}
+		Mix: get("mix", e.WorkloadOf(wl).Mix), Bound: get("bound", e.Dataset.Bound),
+		ClientPolicy: get("clientPolicy", cmp.Or(e.Placement.ClientPolicy, placement.PolicyNormal))}
 	c.Records = Records(e, c.Bound)
 	return c
 }

@@ -140,3 +140,44 @@ func TestRecordsFromBound(t *testing.T) {
 		t.Errorf("memory-bound %d, disk-bound %d records", mem, disk)
 	}
 }
+
+// TestClientPolicy: a cell's client policy comes from the matrix, else from placement, else
+// normal; varying it gives each policy its own baseline cell.
+func TestClientPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name, edit string
+		want       map[string]string // cell id → policy
+	}{
+		{"default", "", map[string]string{"platform=native": "normal", "platform=docker": "normal"}},
+		{"placement", "placement: {clientPolicy: idle}\n", map[string]string{"platform=native": "idle", "platform=docker": "idle"}},
+		{"matrix", "", map[string]string{
+			"platform=native/clientPolicy=normal": "normal", "platform=native/clientPolicy=idle": "idle",
+			"platform=docker/clientPolicy=normal": "normal", "platform=docker/clientPolicy=idle": "idle"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := "apiVersion: boxbench/v1alpha1\nkind: Experiment\nname: p\ndbms: redis\n" +
+				"workload: {type: ycsb, duration: 1s}\ndataset: {records: 100}\nmatrix:\n  platform: [native, docker]\n"
+			if tc.name == "matrix" {
+				s += "  clientPolicy: [normal, idle]\n"
+			}
+			e, err := spec.Parse([]byte(s+tc.edit), "p.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, problems := Expand(context.Background(), e, 1, func(context.Context, *Cell) error { return nil })
+			if len(problems) > 0 {
+				t.Fatal(problems)
+			}
+			got := map[string]string{}
+			for _, c := range p.Cells {
+				got[c.ID] = c.ClientPolicy
+				if b := p.Baseline[c]; b != nil && b.ClientPolicy != c.ClientPolicy {
+					t.Errorf("cell %s (%s) has baseline %s (%s)", c.ID, c.ClientPolicy, b.ID, b.ClientPolicy)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("cells %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

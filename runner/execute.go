@@ -120,7 +120,7 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 	}
 
 	r.cfg.Progress.Phase(run, "warmup+measure")
-	res, samples, err := r.measure(ctx, box, d, wl, ws, nbs)
+	res, samples, err := r.measure(ctx, box, d, wl, ws, nbs, c.ClientPolicy, rec.Env)
 	rec.Result = res
 	for _, s := range samples {
 		rec.Series = append(rec.Series, results.Point{T: s.T, Source: s.Source, Metric: s.Metric, Label: s.Label, Value: s.Value})
@@ -138,8 +138,10 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 }
 
 // measure samples telemetry for one interval before the workload starts (the pre-run host
-// state) and through the whole workload, on one clock.
-func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl workload.Workload, ws *spec.Workload, nbs []*neighbour) (*workload.Result, []telemetry.Sample, error) {
+// state) and through the whole workload, on one clock. The workload runs under the client
+// policy given; env["client_policy"] records the policy the kernel reports for the client then.
+func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl workload.Workload, ws *spec.Workload,
+	nbs []*neighbour, policy string, env map[string]string) (*workload.Result, []telemetry.Sample, error) {
 	e := r.cfg.Spec
 	clk := workload.Clock{Start: time.Now()}
 	ref := box.Cgroup()
@@ -176,9 +178,11 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	// The client's scheduling policy covers the workload only: servers and neighbours started
 	// before keep theirs, and the native platform resets it for whatever it starts meanwhile.
 	var res *workload.Result
-	restore, werr := placement.SetPolicy(e.Placement.ClientPolicy)
+	restore, werr := placement.SetPolicy(policy)
 	if werr == nil {
-		res, werr = wl.Run(wctx, t, clk)
+		if env["client_policy"], werr = placement.Policy(0); werr == nil {
+			res, werr = wl.Run(wctx, t, clk)
+		}
 		if err := restore(); err != nil {
 			r.cfg.Log.Warn("restoring the client's scheduling policy", "err", err)
 		}

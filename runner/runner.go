@@ -5,7 +5,6 @@
 package runner
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -110,7 +109,6 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		}
 		r.env["client_cpus"] = got
 	}
-	r.env["client_policy"] = cmp.Or(cfg.Spec.Placement.ClientPolicy, placement.PolicyNormal)
 	if err := r.buildWorkloads(); err != nil {
 		return Summary{}, err
 	}

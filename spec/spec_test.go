@@ -75,6 +75,9 @@ func TestProblems(t *testing.T) {
 		{"field of another workload type", r("warmup: 5s}", "warmup: 5s, tables: 4}"), []string{"workload.tables: applies to workload type sysbench only"}, 1},
 		{"client policy typo", func(s string) string { return s + "placement: {clientPolicy: idel}\n" },
 			[]string{`placement.clientPolicy: "idel" is not valid; did you mean "idle"? (valid: normal, idle)`}, 1},
+		{"client policy in matrix and placement", func(s string) string {
+			return strings.Replace(s, "matrix:\n", "matrix:\n  clientPolicy: [normal, idel]\n", 1) + "placement: {clientPolicy: idle}\n"
+		}, []string{`placement.clientPolicy: the matrix varies clientPolicy`, `matrix.clientPolicy: "idel" is not valid; did you mean "idle"?`}, 2},
 		{"several at once", func(s string) string {
 			return strings.NewReplacer("threads: 8", "threads: 0", "2GiB", "2GB", "dbms: redis", "dbms: mongo").Replace(s)
 		}, []string{"workload.threads: 0 is out of range", `"2GB"`, `"mongo"`}, 3},

@@ -24,7 +24,8 @@ var (
 	Bounds         = []string{"memory", "disk"}
 	Orders         = []string{"randomized", "sequential"}
 	// MatrixKeys are the keys a matrix (and a baseline, zip or exclude) may vary.
-	MatrixKeys = []string{"dbms", "workload", "platform", "runtime", "storage", "network", "neighbour", "mix", "bound"}
+	MatrixKeys = []string{"dbms", "workload", "platform", "runtime", "storage", "network", "neighbour", "mix", "bound",
+		"clientPolicy"}
 )
 
 // Values lists the valid values of a matrix key (nil for open vocabularies).
@@ -44,6 +45,8 @@ func Values(key string) []string {
 		return Mixes
 	case "bound":
 		return Bounds
+	case "clientPolicy":
+		return placement.Policies
 	}
 	return nil
 }
@@ -197,6 +200,9 @@ func (e *Experiment) validate() []Problem {
 	}
 	if p := e.Placement.ClientPolicy; p != "" {
 		c.oneOf("placement.clientPolicy", p, placement.Policies)
+		if e.varies("clientPolicy") {
+			c.add("placement.clientPolicy", "the matrix varies clientPolicy: leave placement.clientPolicy out")
+		}
 	}
 	if fs := e.StorageOptions.Blockdev.FS; fs != "" {
 		c.oneOf("storageOptions.blockdev.fs", fs, []string{"ext4", "xfs"})
