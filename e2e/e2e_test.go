@@ -79,6 +79,47 @@ func setup(t *testing.T, name, duration string, reps int) env {
 	return e
 }
 
+// runSpec writes text as the spec, runs it to completion into a fresh out directory and
+// returns that directory.
+func (e env) runSpec(ctx context.Context, t *testing.T, text string) string {
+	t.Helper()
+	if err := os.WriteFile(e.specFile, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(e.dir, "out")
+	if b, err := e.boxbench(ctx, "run", e.specFile, "--out", out).CombinedOutput(); err != nil {
+		t.Fatalf("run: %v\n%s", err, b)
+	}
+	return out
+}
+
+// storedResults is what `results --format json` says of an experiment, as far as the tests read it.
+type storedResults struct {
+	Runs []struct {
+		ID, Status string
+		Throughput *float64          `json:"throughput_ops_per_second"`
+		Env        map[string]string `json:"env"`
+	} `json:"runs"`
+	Skipped []struct {
+		ID     string `json:"id"`
+		Reason string `json:"skipped_reason"`
+	} `json:"skipped_cells"`
+}
+
+// results reads the stored results of out, decoded and as printed.
+func (e env) results(ctx context.Context, t *testing.T, out string) (storedResults, []byte) {
+	t.Helper()
+	b, err := e.boxbench(ctx, "results", out, "--format", "json").Output()
+	if err != nil {
+		t.Fatalf("results: %v", err)
+	}
+	var got storedResults
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	return got, b
+}
+
 func (e env) boxbench(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, bin, append([]string{"--work-root", e.work}, args...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -96,24 +137,7 @@ func TestRunAndResults(t *testing.T) {
 	if b, err := e.boxbench(ctx, "-q", "run", e.specFile, "--out", out).CombinedOutput(); err != nil {
 		t.Fatalf("run: %v\n%s", err, b)
 	}
-	b, err := e.boxbench(ctx, "results", out, "--format", "json").Output()
-	if err != nil {
-		t.Fatalf("results: %v", err)
-	}
-	var got struct {
-		Runs []struct {
-			ID, Status string
-			Throughput *float64          `json:"throughput_ops_per_second"`
-			Env        map[string]string `json:"env"`
-		} `json:"runs"`
-		Skipped []struct {
-			ID     string `json:"id"`
-			Reason string `json:"skipped_reason"`
-		} `json:"skipped_cells"`
-	}
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatal(err)
-	}
+	got, b := e.results(ctx, t, out)
 	if len(got.Runs) != 4 {
 		t.Fatalf("%d runs stored, want 4 (2 cells × 2): %s", len(got.Runs), b)
 	}
@@ -326,15 +350,9 @@ func TestNeighbours(t *testing.T) {
 	e := env{dir: t.TempDir(), work: testenv.WorkRoot(t)}
 	t.Cleanup(func() { assertNoLeftovers(t, e.work) })
 	e.specFile = filepath.Join(e.dir, "spec.yaml")
-	if err := os.WriteFile(e.specFile, []byte(neighbourSpec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(e.dir, "out")
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	if b, err := e.boxbench(ctx, "run", e.specFile, "--out", out).CombinedOutput(); err != nil {
-		t.Fatalf("run: %v\n%s", err, b)
-	}
+	out := e.runSpec(ctx, t, neighbourSpec)
 	b, err := e.boxbench(ctx, "report", out, "--format", "json").Output()
 	if err != nil {
 		t.Fatalf("report: %v", err)
@@ -399,34 +417,15 @@ func TestAdaptiveRepetitions(t *testing.T) {
 	}
 }
 
-// TestClientPolicyPerCell: with clientPolicy in the matrix, each run records the policy its cell
-// gave the client, and the server runs under the normal policy whatever the client's.
+// TestClientPolicyPerCell: with clientPolicy in the matrix, each run's workload runs under the
+// policy its cell gives the client (client_policy is read back from the kernel meanwhile).
 func TestClientPolicyPerCell(t *testing.T) {
 	e := setup(t, "policy", "1s", 1)
-	s := strings.NewReplacer("  storage: [bind, tmpfs, overlay]\n", "  storage: [bind]\n  clientPolicy: [normal, idle]\n",
-		`placement: {client: "0", clientPolicy: idle}`, `placement: {client: "0"}`).Replace(fmt.Sprintf(nativeSpec, "policy", "1s", 1))
-	if err := os.WriteFile(e.specFile, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(e.dir, "out")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if b, err := e.boxbench(ctx, "run", e.specFile, "--out", out).CombinedOutput(); err != nil {
-		t.Fatalf("run: %v\n%s", err, b)
-	}
-	b, err := e.boxbench(ctx, "results", out, "--format", "json").Output()
-	if err != nil {
-		t.Fatalf("results: %v", err)
-	}
-	var got struct {
-		Runs []struct {
-			ID, Status string
-			Env        map[string]string `json:"env"`
-		} `json:"runs"`
-	}
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatal(err)
-	}
+	out := e.runSpec(ctx, t, strings.NewReplacer("  storage: [bind, tmpfs, overlay]\n", "  storage: [bind]\n  clientPolicy: [normal, idle]\n",
+		`placement: {client: "0", clientPolicy: idle}`, `placement: {client: "0"}`).Replace(fmt.Sprintf(nativeSpec, "policy", "1s", 1)))
+	got, _ := e.results(ctx, t, out)
 	policies := map[string]string{}
 	for _, r := range got.Runs {
 		if r.Status != "ok" {
