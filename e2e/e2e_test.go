@@ -175,22 +175,12 @@ func TestResumeAfterKill(t *testing.T) {
 	out := filepath.Join(e.dir, "out")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	cmd := e.boxbench(ctx, "run", e.specFile, "--out", out)
-	var log syncBuffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, log := e.start(ctx, t, out)
 	// Wait until two runs are stored and the third is measuring (its server is up in its
 	// cgroup), then kill -9: the server is orphaned, and resume must remove it.
-	deadline := time.Now().Add(4 * time.Minute)
-	for storedRuns(t, out) < 2 || strings.Count(log.String(), "warmup+measure") < 3 {
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("the third run never started measuring:\n%s", log.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitFor(t, cmd, log, 4*time.Minute, "the third run never started measuring", func() bool {
+		return storedRuns(t, out) >= 2 && strings.Count(log.String(), "warmup+measure") >= 3
+	})
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	_ = cmd.Wait()
 	before := storedRuns(t, out)
@@ -221,20 +211,10 @@ func TestInterrupt(t *testing.T) {
 	out := filepath.Join(e.dir, "out")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := e.boxbench(ctx, "run", e.specFile, "--out", out)
-	var log syncBuffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(3 * time.Minute)
-	for !strings.Contains(log.String(), "warmup+measure") {
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("never reached measurement:\n%s", log.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	cmd, log := e.start(ctx, t, out)
+	waitFor(t, cmd, log, 3*time.Minute, "never reached measurement", func() bool {
+		return strings.Contains(log.String(), "warmup+measure")
+	})
 	time.Sleep(2 * time.Second)
 	_ = cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
@@ -244,6 +224,31 @@ func TestInterrupt(t *testing.T) {
 	}
 	if n := storedRuns(t, out); n != 0 {
 		t.Errorf("%d runs stored after an interrupt during the first run", n)
+	}
+}
+
+// start starts `boxbench run` of the spec into out in the background, its output collected.
+func (e env) start(ctx context.Context, t *testing.T, out string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	cmd := e.boxbench(ctx, "run", e.specFile, "--out", out)
+	log := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, log
+}
+
+// waitFor polls cond until it holds; after limit it kills cmd and fails with what and the log.
+func waitFor(t *testing.T, cmd *exec.Cmd, log *syncBuffer, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("%s:\n%s", what, log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 

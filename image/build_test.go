@@ -18,17 +18,7 @@ import (
 // labels against its files, that a second build is a no-op, that the native host runs the same
 // server version, and that a user-named image is resolved with a warning.
 func TestBuild(t *testing.T) {
-	testenv.NeedRoot(t)
-	testenv.NeedDocker(t)
-	testenv.NeedCommands(t, "debootstrap", "unshare")
-	engine, err := Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer engine.Close()
-	tmp := t.TempDir()
-	s := NewStore(engine, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
-	s.TempDir = tmp
+	s := newTestStore(t, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	// debootstrap spends much of its time waiting for the mirror: the three builds overlap.
@@ -41,8 +31,30 @@ func TestBuild(t *testing.T) {
 			})
 		}
 	})
-	left, _ := filepath.Glob(filepath.Join(tmp, "boxbench-image-*"))
-	if len(left) > 0 {
+	noWorkDirsLeft(t, s.TempDir)
+}
+
+// newTestStore is a Store on the real engine, building under a test temp directory; it skips
+// (fails in CI) where builds cannot run.
+func newTestStore(t *testing.T, log *slog.Logger) *Store {
+	t.Helper()
+	testenv.NeedRoot(t)
+	testenv.NeedDocker(t)
+	testenv.NeedCommands(t, "debootstrap", "unshare")
+	engine, err := Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { engine.Close() })
+	s := NewStore(engine, log)
+	s.TempDir = t.TempDir()
+	return s
+}
+
+// noWorkDirsLeft fails when a build left its work directory under tmp.
+func noWorkDirsLeft(t *testing.T, tmp string) {
+	t.Helper()
+	if left, _ := filepath.Glob(filepath.Join(tmp, "boxbench-image-*")); len(left) > 0 {
 		t.Errorf("work directories left behind: %v", left)
 	}
 }
@@ -95,52 +107,32 @@ func testBuild(ctx context.Context, t *testing.T, s *Store, d dbms.DBMS) {
 // TestBuildFailureCleansUp builds from a mirror that does not exist: the error carries
 // debootstrap's words and the work directory is gone.
 func TestBuildFailureCleansUp(t *testing.T) {
-	testenv.NeedRoot(t)
-	testenv.NeedDocker(t)
-	testenv.NeedCommands(t, "debootstrap", "unshare")
-	engine, err := Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer engine.Close()
-	tmp := t.TempDir()
-	s := NewStore(engine, nil)
-	s.TempDir = tmp
+	s := newTestStore(t, nil)
 	s.Sources = []Source{{URI: "http://127.0.0.1:9/debian", Suite: DefaultSuite}}
 	d, _ := dbms.Get("redis")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, _, err = s.Build(ctx, d)
+	_, _, err := s.Build(ctx, d)
 	if err == nil || !strings.Contains(err.Error(), "debootstrap") {
 		t.Fatalf("build from a dead mirror: %v", err)
 	}
 	if errors.Is(err, ErrNotBuilt) {
 		t.Errorf("error should be debootstrap's: %v", err)
 	}
-	if left, _ := filepath.Glob(filepath.Join(tmp, "boxbench-image-*")); len(left) > 0 {
-		t.Errorf("work directories left behind: %v", left)
-	}
+	noWorkDirsLeft(t, s.TempDir)
 }
 
 // TestBuildCancelled interrupts a build during debootstrap (as Ctrl-C does): no process of the
 // build survives, nothing stays mounted and the work directory is gone.
 func TestBuildCancelled(t *testing.T) {
-	testenv.NeedRoot(t)
-	testenv.NeedDocker(t)
-	testenv.NeedCommands(t, "debootstrap", "unshare")
-	engine, err := Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer engine.Close()
+	s := newTestStore(t, nil)
 	sources, err := HostSources(DefaultSuite)
 	if err != nil {
-		t.Skip(err)
+		testenv.Skip(t, err.Error())
 	}
-	tmp := t.TempDir()
-	s := NewStore(engine, nil)
+	tmp := s.TempDir
 	// An extra source changes the inputs, so the build is not found in the cache.
-	s.TempDir, s.Sources = tmp, append(sources, Source{URI: sources[0].URI, Suite: "boxbench-test-cancel"})
+	s.Sources = append(sources, Source{URI: sources[0].URI, Suite: "boxbench-test-cancel"})
 	d, _ := dbms.Get("redis")
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
 	defer cancel()
@@ -158,7 +150,5 @@ func TestBuildCancelled(t *testing.T) {
 	if m := mountsUnder(tmp); len(m) > 0 {
 		t.Errorf("mounts left: %v", m)
 	}
-	if left, _ := filepath.Glob(filepath.Join(tmp, "boxbench-image-*")); len(left) > 0 {
-		t.Errorf("work directories left behind: %v", left)
-	}
+	noWorkDirsLeft(t, tmp)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/testenv"
 )
 
 // The fixtures were captured from a bookworm host and a debootstrapped root filesystem; mirror
@@ -131,7 +132,7 @@ func TestSourcesFile(t *testing.T) {
 
 func TestCheckNativeMismatch(t *testing.T) {
 	if _, err := HostVersion(context.Background(), "dpkg"); err != nil {
-		t.Skip("not a Debian host: ", err)
+		testenv.Skip(t, "not a Debian host: "+err.Error())
 	}
 	host, _ := HostVersion(context.Background(), "dpkg")
 	im := Image{Ref: "x", DBMS: "x", ServerPackage: "dpkg", ServerVersion: host}

@@ -3,6 +3,7 @@ package platform
 import (
 	"context"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
@@ -34,4 +35,15 @@ func WaitReady(ctx context.Context, d dbms.DBMS, ep driver.Endpoint, exited <-ch
 		time.Sleep(100 * time.Millisecond)
 	}
 	return fmt.Errorf("%s not ready at %s after %s: %v", d.Name(), ep, ReadyTimeout, last)
+}
+
+// FreePort returns a TCP port on the loopback address that nothing listens on now, for a
+// server the platform is about to start.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }

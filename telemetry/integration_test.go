@@ -20,6 +20,7 @@ import (
 
 	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/internal/testenv"
 )
 
 // Helper process: the test binary re-executed with helperEnv set spins instead of testing.
@@ -70,21 +71,9 @@ func helperMain() {
 // missing part is a failure.
 func need(t *testing.T, what string, ok bool) {
 	t.Helper()
-	if ok {
-		return
+	if !ok {
+		testenv.Skip(t, what+": not available")
 	}
-	if os.Getenv("BOXBENCH_CI") != "" {
-		t.Fatalf("%s: required when BOXBENCH_CI is set", what)
-	}
-	t.Skipf("%s: not available", what)
-}
-
-func integration(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test; -short")
-	}
-	need(t, "root", os.Geteuid() == 0)
 }
 
 func unique() string { return fmt.Sprintf("telemetry-%d-%d", os.Getpid(), time.Now().UnixNano()) }
@@ -128,7 +117,7 @@ func writeFile(t *testing.T, name, value string) {
 // TestIntegrationV1CgroupThrottling creates a real v1 cgroup limited to 0.2 CPU, runs a busy
 // process in it and checks that the sampler sees throttling, CPU use and the process's I/O.
 func TestIntegrationV1CgroupThrottling(t *testing.T) {
-	integration(t)
+	testenv.NeedRoot(t)
 	need(t, "cgroup v1 controllers", cgroup.HostVersion() == cgroup.V1)
 	name := unique()
 	ref := cgroup.Ref{Version: cgroup.V1, Path: "/boxbench-test/" + name}
@@ -262,7 +251,7 @@ func checkThrottled(t *testing.T, samples []Sample, quota float64) {
 // TestIntegrationDockerThrottling runs a busy loop in a real container with --cpus 0.2 (image
 // built here from testdata/busy, no registry) and samples its cgroup.
 func TestIntegrationDockerThrottling(t *testing.T) {
-	integration(t)
+	testenv.NeedRoot(t)
 	_, dockerErr := exec.LookPath("docker")
 	need(t, "docker", dockerErr == nil)
 	ctx := context.Background()
@@ -392,7 +381,7 @@ func rootfsTar(t *testing.T, dir string) *bytes.Buffer {
 // one (on a hybrid host: the unified mount, usually without controllers). It checks that each
 // value is present exactly when the kernel offers its file or key.
 func TestIntegrationV2Mount(t *testing.T) {
-	integration(t)
+	testenv.NeedRoot(t)
 	mount := v2Mount()
 	need(t, "a cgroup v2 mount", mount != "")
 	withCgroupRoot(t, mount)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/boxbench/boxbench/internal/testdb"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/stats"
 	"github.com/boxbench/boxbench/workload"
 )
 
@@ -284,12 +285,8 @@ func summarize(rows []row, p params) string {
 	for _, k := range keys {
 		ms := g[k]
 		col := func(f func(measure) float64, prec int) string {
-			v := make([]float64, len(ms))
-			for i, m := range ms {
-				v[i] = f(m)
-			}
-			sort.Float64s(v)
-			return fmt.Sprintf("%.*f [%.*f–%.*f]", prec, median(v), prec, v[0], prec, v[len(v)-1])
+			s := summarizeOf(ms, f)
+			return fmt.Sprintf("%.*f [%.*f–%.*f]", prec, s.Median, prec, s.Min, prec, s.Max)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", k.db, strings.ToUpper(k.wl), k.policy,
 			k.client, col(func(m measure) float64 { return m.tput }, 0), col(func(m measure) float64 { return m.p50 }, 0),
@@ -317,21 +314,14 @@ func summarize(rows []row, p params) string {
 		if k.client != "boxbench" || len(g[o]) == 0 {
 			continue
 		}
-		cpu := func(ms []measure) float64 {
-			v := make([]float64, len(ms))
-			for i, m := range ms {
-				v[i] = m.cpuPerOp
-			}
-			sort.Float64s(v)
-			return median(v)
-		}
+		cpu := func(m measure) float64 { return m.cpuPerOp }
 		var pr []float64
 		for i := 0; i < len(g[k]) && i < len(g[o]); i++ {
 			pr = append(pr, g[k][i].cpuPerOp/g[o][i].cpuPerOp)
 		}
-		sort.Float64s(pr)
+		ratios := stats.Summarize(pr)
 		fmt.Fprintf(&b, "- %s %s, policy %s: %.2f [%.2f–%.2f]\n", k.db, strings.ToUpper(k.wl), k.policy,
-			cpu(g[k])/cpu(g[o]), pr[0], pr[len(pr)-1])
+			summarizeOf(g[k], cpu).Median/summarizeOf(g[o], cpu).Median, ratios.Min, ratios.Max)
 	}
 	return b.String()
 }
@@ -350,12 +340,13 @@ func loadAverage() float64 {
 	return v
 }
 
-func median(sorted []float64) float64 {
-	n := len(sorted)
-	if n%2 == 1 {
-		return sorted[n/2]
+// summarizeOf summarizes one figure of the measures (median, min and max are what is shown).
+func summarizeOf(ms []measure, f func(measure) float64) stats.Summary {
+	v := make([]float64, len(ms))
+	for i, m := range ms {
+		v[i] = f(m)
 	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
+	return stats.Summarize(v)
 }
 
 func envInt(name string, def int) int {

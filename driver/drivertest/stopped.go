@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"net"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/internal/testdb"
 	"github.com/boxbench/boxbench/platform"
 )
 
@@ -64,16 +63,7 @@ func StoppedServer(t *testing.T, b Binding) {
 // they are resumed when the test ends in any case.
 func stopServer(t *testing.T, box platform.Box) func() {
 	t.Helper()
-	pids, err := cgroup.Pids(box.Cgroup())
-	if err != nil || len(pids) == 0 {
-		t.Fatalf("server pids: %v %v", pids, err)
-	}
-	signal := func(sig syscall.Signal) {
-		for _, p := range pids {
-			_ = syscall.Kill(p, sig)
-		}
-	}
-	t.Cleanup(func() { signal(syscall.SIGCONT) })
-	signal(syscall.SIGSTOP)
-	return func() { signal(syscall.SIGCONT) }
+	pause, resume := testdb.Pauser(t, box)
+	pause()
+	return resume
 }

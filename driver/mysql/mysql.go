@@ -19,12 +19,6 @@ import (
 	"github.com/boxbench/boxbench/driver/internal/sqltable"
 )
 
-// DefaultTable is the table used until Setup or UseTable names another (YCSB's name).
-const DefaultTable = "usertable"
-
-// maxParams is the server's limit of placeholders per prepared statement.
-const maxParams = 65535
-
 // DB is a database/sql pool. Safe for concurrent use.
 type DB struct {
 	db    *sql.DB
@@ -60,7 +54,7 @@ func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSiz
 	db := &DB{db: sql.OpenDB(conn), conns: cs}
 	db.db.SetMaxOpenConns(poolSize)
 	db.db.SetMaxIdleConns(poolSize)
-	db.st.Store(newStmts(DefaultTable))
+	db.st.Store(newStmts(sqltable.DefaultTable))
 	db.args.New = func() any { s := make([]any, 0, 32); return &s }
 	if err := db.db.PingContext(ctx); err != nil {
 		db.Close()
@@ -197,7 +191,7 @@ func (db *DB) BatchInsert(ctx context.Context, keys []string, fields []string, v
 	if len(keys) != len(values) {
 		return fmt.Errorf("mysql batch insert: %d keys, %d value rows", len(keys), len(values))
 	}
-	per := maxParams / (len(fields) + 1)
+	per := sqltable.BatchRows(len(fields))
 	for len(keys) > 0 {
 		n := min(per, len(keys))
 		ks, vs := keys[:n], values[:n]

@@ -26,12 +26,6 @@ import (
 	"github.com/boxbench/boxbench/driver/internal/sqltable"
 )
 
-// DefaultTable is the table used until Setup or UseTable names another (YCSB's name).
-const DefaultTable = "usertable"
-
-// maxParams is PostgreSQL's limit of bind parameters per statement.
-const maxParams = 65535
-
 // DB is a pool of PostgreSQL connections. Safe for concurrent use.
 type DB struct {
 	cfg   *pgconn.Config
@@ -74,7 +68,7 @@ func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSiz
 	cs := &netconn.Conns{}
 	cfg.DialFunc = cs.Dial
 	db := &DB{cfg: cfg, conns: cs}
-	db.st.Store(newStmts(DefaultTable, &db.seq))
+	db.st.Store(newStmts(sqltable.DefaultTable, &db.seq))
 	c, err := db.dial(ctx)
 	if err != nil {
 		return nil, err
@@ -236,7 +230,7 @@ func (db *DB) BatchInsert(ctx context.Context, keys []string, fields []string, v
 	if len(keys) != len(values) {
 		return fmt.Errorf("postgres batch insert: %d keys, %d value rows", len(keys), len(values))
 	}
-	per := maxParams / (len(fields) + 1)
+	per := sqltable.BatchRows(len(fields))
 	for len(keys) > 0 {
 		n := min(per, len(keys))
 		if err := db.batch(ctx, keys[:n], fields, values[:n]); err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -48,4 +49,21 @@ func Start(t testing.TB, name string) (platform.Box, dbms.DBMS) {
 		_ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + exp})
 	})
 	return b, d
+}
+
+// Pauser returns functions that stop (SIGSTOP) and resume (SIGCONT) the box's processes, as
+// they are when Pauser is called; they are resumed when the test ends in any case.
+func Pauser(t testing.TB, box platform.Box) (pause, resume func()) {
+	t.Helper()
+	pids, err := cgroup.Pids(box.Cgroup())
+	if err != nil || len(pids) == 0 {
+		t.Fatalf("server pids: %v %v", pids, err)
+	}
+	signal := func(sig syscall.Signal) {
+		for _, p := range pids {
+			_ = syscall.Kill(p, sig)
+		}
+	}
+	t.Cleanup(func() { signal(syscall.SIGCONT) })
+	return func() { signal(syscall.SIGSTOP) }, func() { signal(syscall.SIGCONT) }
 }

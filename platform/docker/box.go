@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -56,7 +57,7 @@ type box struct {
 	helpers  []string // helper containers still to remove
 	exited   chan struct{}
 	exitCode int64
-	down     bool
+	down     atomic.Bool // torn down (Teardown ran)
 }
 
 func (b *box) setContainer(id string) {
@@ -237,13 +238,9 @@ func (b *box) Capture(ctx context.Context, dst string) error {
 // Teardown stops the server and removes the containers, the volume, the host storage and the
 // work directory. Idempotent; every step runs even when an earlier one failed.
 func (b *box) Teardown(ctx context.Context) error {
-	b.mu.Lock()
-	if b.down {
-		b.mu.Unlock()
+	if !b.down.CompareAndSwap(false, true) {
 		return nil
 	}
-	b.down = true
-	b.mu.Unlock()
 	ctx = context.WithoutCancel(ctx)
 	var errs []error
 	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)

@@ -3,7 +3,6 @@ package docker
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -50,7 +49,7 @@ func (b *box) provision(ctx context.Context) error {
 	b.layout = dbms.Layout{DataDir: dataDir, RunDir: runDir, Listen: "0.0.0.0", Port: r.DBMS.DefaultPort()}
 	if r.Network == NetworkHost {
 		b.layout.Listen = "127.0.0.1"
-		if b.layout.Port, err = freePort(); err != nil {
+		if b.layout.Port, err = platform.FreePort(); err != nil {
 			return err
 		}
 	}
@@ -363,13 +362,4 @@ func (b *box) waitReady(ctx context.Context) error {
 	return platform.WaitReady(ctx, b.req.DBMS, b.ep, b.exited, func() error {
 		return fmt.Errorf("exit code %d", b.exitCode)
 	})
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

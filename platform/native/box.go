@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -51,7 +52,7 @@ type box struct {
 	cmd     *exec.Cmd
 	exited  chan struct{}
 	logPath string
-	down    bool
+	down    atomic.Bool // torn down (Teardown ran)
 }
 
 func (b *box) provision(ctx context.Context) error {
@@ -73,7 +74,7 @@ func (b *box) provision(ctx context.Context) error {
 	runDir := runDirFor(r.WorkDir)
 	b.layout = dbms.Layout{DataDir: filepath.Join(st.Path, "db"), RunDir: runDir, Listen: "127.0.0.1"}
 	b.facts["host_data_dir"] = b.layout.DataDir
-	if b.layout.Port, err = freePort(); err != nil {
+	if b.layout.Port, err = platform.FreePort(); err != nil {
 		return err
 	}
 	b.ep = driver.Endpoint{Host: "127.0.0.1", Port: b.layout.Port}
@@ -279,13 +280,9 @@ func (b *box) Capture(ctx context.Context, dst string) error {
 // Teardown stops the server, kills whatever is left in its cgroup, removes the cgroup,
 // unmounts the storage and removes the work directory.
 func (b *box) Teardown(ctx context.Context) error {
-	b.mu.Lock()
-	if b.down {
-		b.mu.Unlock()
+	if !b.down.CompareAndSwap(false, true) {
 		return nil
 	}
-	b.down = true
-	b.mu.Unlock()
 	var errs []error
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
 	defer cancel()

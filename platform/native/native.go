@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,15 +64,6 @@ func (p *Platform) Provision(ctx context.Context, r platform.Request) (platform.
 		return nil, err
 	}
 	return b, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Cleanup kills processes and removes cgroups, mounts, loop devices and directories of crashed

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"syscall"
 	"testing"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/driver/mysql"
@@ -221,22 +219,13 @@ func TestOpenLoopShowsStall(t *testing.T) {
 	if err := w.Load(ctx, tg); err != nil {
 		t.Fatal(err)
 	}
-	pids, err := cgroup.Pids(box.Cgroup())
-	if err != nil || len(pids) == 0 {
-		t.Fatalf("server pids: %v %v", pids, err)
-	}
-	signal := func(sig syscall.Signal) {
-		for _, p := range pids {
-			_ = syscall.Kill(p, sig)
-		}
-	}
-	t.Cleanup(func() { signal(syscall.SIGCONT) })
+	pause, resume := testdb.Pauser(t, box)
 	const stall = time.Second
 	go func() {
 		time.Sleep(1500 * time.Millisecond)
-		signal(syscall.SIGSTOP)
+		pause()
 		time.Sleep(stall)
-		signal(syscall.SIGCONT)
+		resume()
 	}()
 	res, err := w.Run(ctx, tg, workload.Clock{Start: time.Now()})
 	if err != nil {

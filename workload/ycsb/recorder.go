@@ -87,9 +87,9 @@ type histSet struct {
 func (s *histSet) reset() {
 	for o := range s.h {
 		for se := range s.h[o] {
-			for e, h := range s.h[o][se] {
+			for _, h := range s.h[o][se] {
 				if h != nil && h.TotalCount() > 0 {
-					s.h[o][se][e].Reset()
+					h.Reset()
 				}
 			}
 		}

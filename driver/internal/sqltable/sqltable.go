@@ -13,6 +13,16 @@ import (
 	"github.com/boxbench/boxbench/driver"
 )
 
+// DefaultTable is the table used until a driver's Setup or UseTable names another (YCSB's name).
+const DefaultTable = "usertable"
+
+// maxParams is the limit of parameters per prepared statement of both servers (PostgreSQL's bind
+// parameters, MySQL's placeholders).
+const maxParams = 65535
+
+// BatchRows is how many rows of fields columns (plus the key) one multi-row INSERT may carry.
+func BatchRows(fields int) int { return maxParams / (fields + 1) }
+
 // Kind is the statement shape.
 type Kind uint8
 
