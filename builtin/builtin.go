@@ -1,27 +1,49 @@
-// Package builtin is the one place where boxbench's built-in platforms and workloads are
-// listed. Nothing registers itself: adding an implementation means adding it here.
+// Package builtin is the one place where boxbench's built-in platforms, databases and workloads
+// are listed. Nothing registers itself: adding an implementation means adding it here, and the
+// spec vocabulary (platforms, their storages and networks, databases) follows from this list.
 package builtin
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os/exec"
 	"sync"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/image"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/platform/docker"
 	"github.com/boxbench/boxbench/platform/native"
+	"github.com/boxbench/boxbench/spec"
 )
 
-// Platforms returns every platform of this build by name.
+// Baseline is the platform a matrix that varies platform is compared with by default.
+const Baseline = native.Name
+
+// Platforms returns every platform of this build by name. Docker is listed whenever a client
+// can be made (DOCKER_HOST honoured); an unreachable engine is reported by Check with the
+// engine's error.
 func Platforms(log *slog.Logger) map[string]platform.Platform {
-	ps := map[string]platform.Platform{"native": native.New()}
-	for name, p := range extraPlatforms(log) {
-		ps[name] = p
+	ps := map[string]platform.Platform{native.Name: native.New()}
+	if engine, err := image.Connect(); err == nil {
+		ps[docker.Name] = docker.New(engine, log)
 	}
 	return ps
+}
+
+// DBMS returns the named database.
+func DBMS(name string) (dbms.DBMS, error) { return dbms.Get(name) }
+
+// Vocabulary is what specs may name in this build: every platform's own description, whether
+// or not this host can run it (that is the planner's question, answered with reasons).
+func Vocabulary(ps map[string]platform.Platform) spec.Vocabulary {
+	v := spec.Vocabulary{DBMSs: dbms.Names(), Baseline: Baseline, Platforms: map[string]spec.PlatformWords{}}
+	for name, p := range ps {
+		i := p.Info()
+		v.Platforms[name] = spec.PlatformWords{Storages: i.Storages, Networks: i.Networks}
+	}
+	return v
 }
 
 // Checker says why the host cannot run a cell. With probe set it also tries runtimes for real
@@ -34,17 +56,20 @@ func Checker(ps map[string]platform.Platform, probe bool) plan.Checker {
 		if p == nil {
 			return fmt.Errorf("platform %s is not available in this build", c.Platform)
 		}
-		d, err := dbms.Get(c.DBMS)
+		d, err := DBMS(c.DBMS)
 		if err != nil {
 			return err
 		}
-		// Data sets are loaded natively and native is the baseline: the server must be installed.
-		if bin := d.StartCommand(dbms.Layout{})[0]; !installed(bin) {
-			return fmt.Errorf("%s is not installed on this host (%s missing): apt-get install %v", d.Name(), bin, d.Packages())
-		}
-		ch := platform.Choice{Storage: c.Storage, Network: c.Network, Runtime: c.Runtime}
+		ch := platform.Choice{DBMS: d, Storage: c.Storage, Network: c.Network, Runtime: c.Runtime}
 		if err := p.Check(ctx, ch); err != nil {
 			return err
+		}
+		// A platform's Check gives its own reasons; its description is the safety net.
+		if info := p.Info(); !info.Offers(c.Storage, c.Network) {
+			return fmt.Errorf("%s offers storage %v and network %v, not storage=%s network=%s",
+				c.Platform, info.Storages, info.Networks, c.Storage, c.Network)
+		} else if c.Runtime != "" && !info.Runtimes {
+			return fmt.Errorf("%s has no OCI runtime (runtime=%s)", c.Platform, c.Runtime)
 		}
 		pr, ok := p.(platform.Prober)
 		if !probe || !ok || c.Runtime == "" {
@@ -60,9 +85,4 @@ func Checker(ps map[string]platform.Platform, probe bool) plan.Checker {
 		probed[key] = err
 		return err
 	}
-}
-
-func installed(bin string) bool {
-	_, err := exec.LookPath(bin)
-	return err == nil
 }

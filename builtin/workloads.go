@@ -2,6 +2,9 @@ package builtin
 
 import (
 	"fmt"
+	"github.com/boxbench/boxbench/workload/stress"
+	"strings"
+	"time"
 
 	"github.com/boxbench/boxbench/driver/mysql"
 	"github.com/boxbench/boxbench/driver/postgres"
@@ -91,4 +94,27 @@ func ycsbConfig(e *spec.Experiment, w *spec.Workload, c *plan.Cell) ycsb.Config 
 		cfg.Seed = uint64(*e.Seed)
 	}
 	return cfg
+}
+
+// Neighbour builds a neighbour's workload to run for the whole measured window.
+func Neighbour(ns *spec.Neighbour, window time.Duration) (workload.Workload, error) {
+	w := ns.Workload
+	switch w.Type {
+	case "fio":
+		cfg := fio.DefaultConfig()
+		cfg.Job, cfg.Duration, cfg.Warmup = w.Job, window, 0
+		if w.Threads > 0 {
+			cfg.Threads = w.Threads
+		}
+		if w.Direct != nil {
+			cfg.Direct = *w.Direct
+		}
+		if w.Size > 0 {
+			cfg.Size = int64(w.Size)
+		}
+		return fio.New(cfg)
+	case "stress":
+		return stress.New(stress.Config{CPU: w.CPU, VM: w.VM, VMBytes: int64(w.VMBytes), Duration: window})
+	}
+	return nil, fmt.Errorf("workload type %q cannot run as a neighbour (valid: %s)", w.Type, strings.Join(spec.NeighbourTypes, ", "))
 }

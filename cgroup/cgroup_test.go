@@ -10,7 +10,7 @@ import (
 
 	. "github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/internal/testenv"
-	"github.com/boxbench/boxbench/telemetry"
+	"github.com/boxbench/boxbench/resource"
 )
 
 // TestGroupLifecycle creates a real group with limits, reads them back from the kernel, puts a
@@ -18,13 +18,13 @@ import (
 func TestGroupLifecycle(t *testing.T) {
 	testenv.NeedRoot(t)
 	path := fmt.Sprintf("/boxbench/test-cgroup-%d/g", os.Getpid())
-	g, err := Create(path, Limits{CPUs: 0.5, Cpuset: "0", MemoryBytes: 256 << 20})
+	g, err := Create(path, resource.Limits{CPUs: 0.5, Cpuset: "0", MemoryBytes: 256 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer Remove(Ref{Version: g.Ref.Version, Path: strings.TrimSuffix(path, "/g")})
 	defer g.Delete()
-	got, err := telemetry.ReadLimits(g.Ref)
+	got, err := ReadLimits(g.Ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestGroupLifecycle(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	done, err := ApplyShares(g.Ref, Shares{CPUWeight: 50, IOWeight: 30})
+	done, err := ApplyShares(g.Ref, resource.Limits{CPUWeight: 50, IOWeight: 30}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,6 +57,9 @@ func TestGroupLifecycle(t *testing.T) {
 		if strings.TrimSpace(string(b)) != "512" || !strings.Contains(done["cpu_weight"], "512") {
 			t.Errorf("cpu.shares %q, recorded %q", b, done["cpu_weight"])
 		}
+	}
+	if back, err := ReadLimits(g.Ref); err != nil || back.CPUWeight != 50 {
+		t.Errorf("cpu weight read back as %d (%v), want 50", back.CPUWeight, err)
 	}
 	if done["io_weight"] == "" {
 		t.Error("io weight outcome not recorded")

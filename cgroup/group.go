@@ -12,14 +12,9 @@ import (
 	"github.com/containerd/cgroups/v3/cgroup1"
 	"github.com/containerd/cgroups/v3/cgroup2"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
-)
 
-// Limits are the resources applied to a group. Zero values mean "no limit".
-type Limits struct {
-	CPUs        float64 `json:"cpus,omitempty"`
-	Cpuset      string  `json:"cpuset,omitempty"`
-	MemoryBytes int64   `json:"memory_bytes,omitempty"`
-}
+	"github.com/boxbench/boxbench/resource"
+)
 
 // CFSPeriod is the CPU bandwidth period boxbench uses (the kernel's and Docker's default).
 const CFSPeriod = 100000
@@ -31,9 +26,10 @@ type Group struct {
 	v2  *cgroup2.Manager
 }
 
-// Create makes the group at path (e.g. "/boxbench/exp/run") with limits applied, on whatever
-// layout the host has.
-func Create(path string, l Limits) (*Group, error) {
+// Create makes the group at path (e.g. "/boxbench/exp/run") with the CPU bandwidth, cpuset and
+// memory limits of l applied, on whatever layout the host has. Weights and I/O limits need the
+// data device and go through ApplyShares.
+func Create(path string, l resource.Limits) (*Group, error) {
 	g := &Group{Ref: Ref{Version: HostVersion(), Path: path}}
 	var err error
 	if g.Ref.Version == V2 {
@@ -47,7 +43,7 @@ func Create(path string, l Limits) (*Group, error) {
 	return g, nil
 }
 
-func resources(l Limits) *specs.LinuxResources {
+func resources(l resource.Limits) *specs.LinuxResources {
 	r := &specs.LinuxResources{CPU: &specs.LinuxCPU{}, Memory: &specs.LinuxMemory{}}
 	if l.CPUs > 0 {
 		q, p := int64(l.CPUs*CFSPeriod), uint64(CFSPeriod)

@@ -3,29 +3,22 @@ package cgroup
 import (
 	"errors"
 	"fmt"
+	"github.com/boxbench/boxbench/resource"
 	"os"
 	"strconv"
 	"strings"
 )
-
-// Shares are the proportional and absolute I/O and CPU controls of a box. Weights use cgroup
-// v2's scale (1–10000, default 100) on every host. Zero fields are left at the kernel default.
-type Shares struct {
-	CPUWeight, IOWeight int
-	ReadBps, WriteBps   int64
-	ReadIOPS, WriteIOPS int64
-	Device              string // "major:minor" of the data directory's block device; "" when it has none
-}
 
 // accountingBps is a throttle far above any real rate. On cgroup v1 the blkio throttle
 // counters of a group stay empty until a rule exists for the device; this rule makes them count
 // without limiting anything.
 const accountingBps = 1 << 50
 
-// ApplyShares writes s into the group's files and returns what it did, control by control, in
+// ApplyShares writes the weights and I/O limits of s (I/O limits on device "major:minor", the
+// data directory's block device; "" when it has none) into the group's files and returns what it did, control by control, in
 // words for the run's facts. A control this host cannot enforce is not an error: it is reported
 // (e.g. io weights without the BFQ scheduler) so the run can carry a warning.
-func ApplyShares(ref Ref, s Shares) (map[string]string, error) {
+func ApplyShares(ref Ref, s resource.Limits, device string) (map[string]string, error) {
 	done := map[string]string{}
 	var errs []error
 	write := func(ctrl, file, value string) bool {
@@ -46,7 +39,7 @@ func ApplyShares(ref Ref, s Shares) (map[string]string, error) {
 				done["cpu_weight"] = "cpu.weight " + strconv.Itoa(s.CPUWeight)
 			}
 		} else {
-			shares := max(2, s.CPUWeight*1024/100)
+			shares := SharesOf(s.CPUWeight)
 			if write("cpu", "cpu.shares", strconv.Itoa(shares)) {
 				done["cpu_weight"] = fmt.Sprintf("cpu.shares %d (weight %d)", shares, s.CPUWeight)
 			}
@@ -56,12 +49,12 @@ func ApplyShares(ref Ref, s Shares) (map[string]string, error) {
 		done["io_weight"] = applyIOWeight(ref, s.IOWeight, exists, write)
 		// A weight file can exist (the bfq module is loaded) while the device is scheduled by
 		// something else, and then the weight is written but ignored.
-		if sched := Scheduler(s.Device); !strings.HasPrefix(done["io_weight"], "not ") && sched != "bfq" {
+		if sched := Scheduler(device); !strings.HasPrefix(done["io_weight"], "not ") && sched != "bfq" {
 			done["io_weight"] = fmt.Sprintf("not enforced: %s was written, but the device %s is scheduled by %q, not bfq, which ignores weights (enable with: echo bfq > /sys/dev/block/%s/queue/scheduler)",
-				done["io_weight"], s.Device, sched, s.Device)
+				done["io_weight"], device, sched, device)
 		}
 	}
-	if s.Device == "" {
+	if device == "" {
 		if s.ReadBps+s.WriteBps+s.ReadIOPS+s.WriteIOPS > 0 {
 			done["io_max"] = "not applied: the data directory has no block device (tmpfs)"
 		}
@@ -74,8 +67,8 @@ func ApplyShares(ref Ref, s Shares) (map[string]string, error) {
 				kv = append(kv, k+"="+strconv.FormatInt(v, 10))
 			}
 		}
-		if len(kv) > 0 && write("", "io.max", s.Device+" "+strings.Join(kv, " ")) {
-			done["io_max"] = "io.max " + s.Device + " " + strings.Join(kv, " ")
+		if len(kv) > 0 && write("", "io.max", device+" "+strings.Join(kv, " ")) {
+			done["io_max"] = "io.max " + device + " " + strings.Join(kv, " ")
 		}
 		return done, errors.Join(errs...)
 	}
@@ -83,14 +76,14 @@ func ApplyShares(ref Ref, s Shares) (map[string]string, error) {
 		"blkio.throttle.read_iops_device": s.ReadIOPS, "blkio.throttle.write_iops_device": s.WriteIOPS}
 	var applied []string
 	for file, v := range rules {
-		if v > 0 && write("blkio", file, fmt.Sprintf("%s %d", s.Device, v)) {
-			applied = append(applied, fmt.Sprintf("%s %s %d", file, s.Device, v))
+		if v > 0 && write("blkio", file, fmt.Sprintf("%s %d", device, v)) {
+			applied = append(applied, fmt.Sprintf("%s %s %d", file, device, v))
 		}
 	}
 	if len(applied) > 0 {
 		done["io_max"] = strings.Join(applied, "; ")
-	} else if write("blkio", "blkio.throttle.read_bps_device", fmt.Sprintf("%s %d", s.Device, int64(accountingBps))) {
-		done["io_accounting"] = fmt.Sprintf("enabled with a read throttle of 2^50 B/s on %s (counts I/O, limits nothing)", s.Device)
+	} else if write("blkio", "blkio.throttle.read_bps_device", fmt.Sprintf("%s %d", device, int64(accountingBps))) {
+		done["io_accounting"] = fmt.Sprintf("enabled with a read throttle of 2^50 B/s on %s (counts I/O, limits nothing)", device)
 	}
 	return done, errors.Join(errs...)
 }

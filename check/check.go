@@ -5,6 +5,7 @@
 package check
 
 import (
+	"github.com/boxbench/boxbench/resource"
 	"time"
 
 	"github.com/boxbench/boxbench/telemetry"
@@ -84,9 +85,9 @@ type Facts struct {
 	// Dataset is DatasetMemory, DatasetDisk or "" (unknown; the I/O checks are skipped).
 	Dataset string
 	// Spec are the limits the cell asked for, Applied those read back from the box's cgroup
-	// (telemetry.ReadLimits). Nil Applied skips the comparison.
-	Spec    telemetry.Limits
-	Applied *telemetry.Limits
+	// (resource.Applied.Limits). Nil Applied skips the comparison.
+	Spec    resource.Limits
+	Applied *resource.Limits
 }
 
 // DefaultPercentiles are the percentiles checked when Facts.Percentiles is nil.

@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"github.com/boxbench/boxbench/resource"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func ops(n, errs int64) []OpCount { return []OpCount{{Op: "read", Count: n, Erro
 func TestEvaluate(t *testing.T) {
 	const mib = 1 << 20
 	enough := ops(100000, 0)
-	applied := func(l telemetry.Limits) *telemetry.Limits { return &l }
+	applied := func(l resource.Limits) *resource.Limits { return &l }
 	for _, tc := range []struct {
 		name string
 		f    Facts
@@ -51,7 +52,7 @@ func TestEvaluate(t *testing.T) {
 		says []string // substrings the messages must contain
 	}{
 		{name: "clean run", f: Facts{Ops: enough, Wall: 60 * time.Second, ClientCPU: 30 * time.Second, ClientCores: 2,
-			PreRun: hostCPU(0.05), Spec: telemetry.Limits{CPUs: 1}, Applied: applied(telemetry.Limits{CPUs: 1})}},
+			PreRun: hostCPU(0.05), Spec: resource.Limits{CPUs: 1}, Applied: applied(resource.Limits{CPUs: 1})}},
 
 		{name: "client saturated", f: Facts{Ops: enough, Wall: 10 * time.Second, ClientCPU: 19 * time.Second, ClientCores: 2},
 			want: []string{"client_cpu_saturated/warning"}, says: []string{"1.90 of its 2", "95.0 %", "90.0 %", "bottleneck"}},
@@ -72,7 +73,7 @@ func TestEvaluate(t *testing.T) {
 			series("client", "sched_run_seconds_per_second", "", 0.1, 0.3, 0.3))}},
 		{name: "client wait unknown", f: Facts{Ops: enough, Samples: series("client", "sched_run_seconds_per_second", "", 0.3)}},
 
-		{name: "throttled", f: Facts{Ops: enough, Applied: applied(telemetry.Limits{CPUs: 0.2}), Spec: telemetry.Limits{CPUs: 0.2},
+		{name: "throttled", f: Facts{Ops: enough, Applied: applied(resource.Limits{CPUs: 0.2}), Spec: resource.Limits{CPUs: 0.2},
 			Samples: join(series("db", "cpu_periods_per_interval", "", 10, 10, 10, 10),
 				series("db", "cpu_throttled_periods_per_interval", "", 9, 0, 1, 2))},
 			want: []string{"db_cpu_throttled/warning"}, says: []string{"30.0 %", "(12 of 40)", "5.0 %", "0.2 cpus"}},
@@ -118,15 +119,15 @@ func TestEvaluate(t *testing.T) {
 		{name: "dataset unknown", f: Facts{Ops: enough, Samples: series("db", "io_read_bytes_per_second", "", 50*mib)}},
 
 		{name: "limits differ", f: Facts{Ops: enough,
-			Spec:    telemetry.Limits{CPUs: 0.5, Cpuset: "1", MemoryBytes: 512 * mib, IOWeight: 300},
-			Applied: applied(telemetry.Limits{CPUs: 0.6, Cpuset: "0-1", IOWeight: 100})},
+			Spec:    resource.Limits{CPUs: 0.5, Cpuset: "1", MemoryBytes: 512 * mib, IOWeight: 300},
+			Applied: applied(resource.Limits{CPUs: 0.6, Cpuset: "0-1", IOWeight: 100})},
 			want: []string{"limits_differ/error", "limits_differ/error", "limits_differ/error", "limits_differ/error"},
 			says: []string{"asks for 0.5 cpus but the cgroup has 0.6 cpus", `"1" but the cgroup has "0-1"`,
 				"512.0 MiB but the cgroup has none", "asks for 300 but the cgroup has 100"}},
 		{name: "limits equal within tolerance", f: Facts{Ops: enough,
-			Spec:    telemetry.Limits{CPUs: 0.5, Cpuset: "0,1", MemoryBytes: 512*mib + 100},
-			Applied: applied(telemetry.Limits{CPUs: 0.5, Cpuset: "0-1", MemoryBytes: 512 * mib, IOWeight: 100})}},
-		{name: "limits unknown", f: Facts{Ops: enough, Spec: telemetry.Limits{CPUs: 1}}},
+			Spec:    resource.Limits{CPUs: 0.5, Cpuset: "0,1", MemoryBytes: 512*mib + 100},
+			Applied: applied(resource.Limits{CPUs: 0.5, Cpuset: "0-1", MemoryBytes: 512 * mib, IOWeight: 100})}},
+		{name: "limits unknown", f: Facts{Ops: enough, Spec: resource.Limits{CPUs: 1}}},
 
 		{name: "error rate", f: Facts{Ops: []OpCount{{"read", 8000, 150}, {"update", 1800, 50}}},
 			want: []string{"error_rate_high/warning"}, says: []string{"2.0 %", "(200 of 10000)", "1.0 %"}},

@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/boxbench/boxbench/builtin"
+	"github.com/boxbench/boxbench/platform"
 	"io"
 	"log/slog"
 	"os"
@@ -132,13 +134,13 @@ func firstLine(s string) string {
 	return s
 }
 
-// loadSpec reads and validates a spec file.
-func loadSpec(path string) (*spec.Experiment, []byte, error) {
+// loadSpec reads and validates a spec file against the vocabulary of the platforms ps.
+func loadSpec(path string, ps map[string]platform.Platform) (*spec.Experiment, []byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, &ExitError{Code: ExitUsage, Err: err}
 	}
-	e, err := spec.Parse(data, path)
+	e, err := spec.Parse(data, path, builtin.Vocabulary(ps))
 	if err != nil {
 		return nil, nil, err
 	}

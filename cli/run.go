@@ -23,11 +23,11 @@ func (a *app) planCmd() *cobra.Command {
 			"reason) and prints the runs in the order run would execute them. Nothing is started.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, _, err := loadSpec(args[0])
+			ps := builtin.Platforms(a.log)
+			e, _, err := loadSpec(args[0], ps)
 			if err != nil {
 				return err
 			}
-			ps := builtin.Platforms(a.log)
 			seed := uint64(0)
 			if e.Seed != nil {
 				seed = uint64(*e.Seed)
@@ -107,14 +107,14 @@ func (a *app) runCmd() *cobra.Command {
 			"Ctrl-C tears the current run down and exits non-zero; --resume continues later.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, text, err := loadSpec(args[0])
+			ps := builtin.Platforms(a.log)
+			e, text, err := loadSpec(args[0], ps)
 			if err != nil {
 				return err
 			}
 			if out == "" {
 				out = filepath.Join("out", e.Name)
 			}
-			ps := builtin.Platforms(a.log)
 			var progress runner.Progress = &logProgress{log: a.log}
 			if isTerminal(a.stderr) && !a.quiet {
 				progress = newBarProgress(a.stderr)
@@ -124,6 +124,7 @@ func (a *app) runCmd() *cobra.Command {
 			}
 			sum, err := runner.Run(cmd.Context(), runner.Config{Spec: e, SpecText: text, OutDir: out,
 				WorkRoot: a.workRoot, Resume: resume, Platforms: ps, Workloads: builtin.Workload,
+				Neighbours: builtin.Neighbour, DBMS: builtin.DBMS,
 				Check: builtin.Checker(ps, true), Log: a.log, Progress: progress})
 			if err != nil {
 				return err

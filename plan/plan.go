@@ -221,7 +221,7 @@ func resolve(e *spec.Experiment, params map[string]string) *Cell {
 	}
 	wl := get("workload", "")
 	c := &Cell{ID: cellID(params), Params: params, DBMS: get("dbms", e.DBMS), Workload: wl,
-		Platform: get("platform", "native"), Runtime: get("runtime", ""),
+		Platform: get("platform", e.DefaultPlatform()), Runtime: get("runtime", ""),
 		Storage: get("storage", "bind"), Network: get("network", "host"), Neighbour: get("neighbour", "none"),
 		Mix: get("mix", e.WorkloadOf(wl).Mix), Bound: get("bound", e.Dataset.Bound),
 		ClientPolicy: get("clientPolicy", cmp.Or(e.Placement.ClientPolicy, placement.PolicyNormal))}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/boxbench/boxbench/internal/vocabtest"
 	"os"
 	"strings"
 	"testing"
@@ -60,7 +61,7 @@ func render(p *Plan) string {
 }
 
 func TestExpandGolden(t *testing.T) {
-	e, err := spec.Parse([]byte(src), "p.yaml")
+	e, err := spec.Parse([]byte(src), "p.yaml", vocabtest.Vocabulary())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestOrderIsBlocked(t *testing.T) {
 
 func TestBaselineMatchesNothing(t *testing.T) {
 	s := strings.Replace(src, "seed: 7\n", "seed: 7\nbaseline: {storage: blockdev, platform: docker}\n", 1)
-	e, err := spec.Parse([]byte(s), "p.yaml")
+	e, err := spec.Parse([]byte(s), "p.yaml", vocabtest.Vocabulary())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestBaselineMatchesNothing(t *testing.T) {
 }
 
 func TestRecordsFromBound(t *testing.T) {
-	e, _ := spec.Parse([]byte(src), "p.yaml")
+	e, _ := spec.Parse([]byte(src), "p.yaml", vocabtest.Vocabulary())
 	mem, disk := Records(e, "memory"), Records(e, "disk")
 	per := int64(10*100 + 24)
 	if mem != (1<<30)/4/per || disk != (1<<30)*4/per || disk <= mem*8 {
@@ -160,7 +161,7 @@ func TestClientPolicy(t *testing.T) {
 			if tc.name == "matrix" {
 				s += "  clientPolicy: [normal, idle]\n"
 			}
-			e, err := spec.Parse([]byte(s+tc.edit), "p.yaml")
+			e, err := spec.Parse([]byte(s+tc.edit), "p.yaml", vocabtest.Vocabulary())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,54 +1,67 @@
-// Package platform provisions boxes: a database server started under one operational model
-// (a host process, a container, later a VM, LXC, Swarm or Kubernetes) with the storage,
-// network, runtime and limits a cell asks for.
+// Package platform is the seam between the runner and every kind of box: a host process, a
+// container, an LXC container, a VM guest, a pod. The runner, telemetry and report see only
+// this package's types; nothing outside a platform's own package and the wiring (package
+// builtin) knows which platform ran a box.
+//
+// A platform
+//   - describes itself (Info): its storages, networks, whether it takes an OCI runtime, whether
+//     its boxes are control groups on this host's tree, how it can load a seed — spec
+//     validation takes its vocabulary from these descriptions;
+//   - provisions a box with storage, network, runtime and all resources, applies the resources
+//     in its own terms and reads back what took effect (Box.Applied);
+//   - says how a box can be observed (Box.Observe) and what cannot be seen;
+//   - moves data in (Request.Seed) and out (Box.Capture) as snapshots;
+//   - tears down idempotently and removes what crashed experiments left (Cleanup).
+//
+// Every platform passes the conformance suite in platform/platformtest.
 package platform
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"strings"
 
-	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
-	"github.com/boxbench/boxbench/telemetry"
+	"github.com/boxbench/boxbench/resource"
 )
 
-// Limits are the resources a box may use. Zero values mean "no limit".
-type Limits struct {
-	CPUs        float64 `json:"cpus,omitempty"`         // CPU bandwidth in cores (quota/period)
-	Cpuset      string  `json:"cpuset,omitempty"`       // cores, e.g. "1" or "0-1"
-	MemoryBytes int64   `json:"memory_bytes,omitempty"` // memory limit
+// Info describes a platform.
+type Info struct {
+	Name string
+	// Storages and Networks are the values of the storage and network keys this platform
+	// offers (whether this host can run each is Check's answer).
+	Storages []string
+	Networks []string
+	// Runtimes says the platform takes the runtime key: an open vocabulary (whatever an engine
+	// has registered), probed by Check and Probe.
+	Runtimes bool
+	// HostCgroup says its boxes are control groups on this host's cgroup tree, so the host sees
+	// their CPU, memory and I/O directly.
+	HostCgroup bool
+	// Load is the storage and network a box of this platform uses to load a data set into a
+	// seed; nil when the platform cannot load seeds. The runner prefers the baseline's platform.
+	Load *Choice
+	// Fallback maps a storage this platform lacks to its closest equivalent, for neighbours
+	// whose storage is "same as the measured box" (a host process has no container layer: its
+	// closest equivalent is a host directory).
+	Fallback map[string]string
 }
 
-// String renders limits for messages.
-func (l Limits) String() string {
-	var p []string
-	if l.CPUs > 0 {
-		p = append(p, fmt.Sprintf("cpus=%g", l.CPUs))
-	}
-	if l.Cpuset != "" {
-		p = append(p, "cpuset="+l.Cpuset)
-	}
-	if l.MemoryBytes > 0 {
-		p = append(p, fmt.Sprintf("memory=%dB", l.MemoryBytes))
-	}
-	if len(p) == 0 {
-		return "none"
-	}
-	return strings.Join(p, " ")
-}
+// Offers says whether the platform offers storage s and network n.
+func (i Info) Offers(s, n string) bool { return has(i.Storages, s) && has(i.Networks, n) }
 
-// AppliedLimits reads the limits in effect from a box's own cgroup files (quota/period, cpuset,
-// memory limit), so what a platform asked for can be checked against what the kernel holds.
-func AppliedLimits(ref cgroup.Ref) (Limits, error) {
-	l, err := telemetry.ReadLimits(ref)
-	return Limits{CPUs: l.CPUs, Cpuset: l.Cpuset, MemoryBytes: l.MemoryBytes}, err
+func has(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
 }
 
 // Choice is the part of a cell a platform must support.
 type Choice struct {
+	DBMS    dbms.DBMS // nil when only the storage, network and runtime are asked about
 	Storage string
 	Network string
 	Runtime string
@@ -56,16 +69,18 @@ type Choice struct {
 
 // Request asks for one box.
 type Request struct {
-	Experiment string // experiment id: labels, cgroup and directory names
-	Run        string // run id, unique within the experiment
+	Experiment string // experiment id: labels, cgroup and directory names (a validated identifier)
+	Run        string // run id, unique within the experiment (a validated identifier)
 	WorkDir    string // a host directory reserved for this box; teardown removes it
 	DBMS       dbms.DBMS
 	Choice
-	Limits      Limits
+	// Resources are every limit, weight and I/O cap of the box. The platform applies all of
+	// them in its own terms and reports in Box.Applied and Box.Warnings what took effect.
+	Resources   resource.Limits
 	StorageOpts StorageOptions
-	// Seed is a host directory holding a cleanly stopped data directory to restore into the
-	// box's storage; "" initialises an empty data directory.
-	Seed string
+	// Seed is a cleanly stopped data directory to restore into the box's storage; nil
+	// initialises an empty data directory.
+	Seed *Snapshot
 	Log  *slog.Logger
 }
 
@@ -79,28 +94,35 @@ type StorageOptions struct {
 
 // Box is one provisioned database server.
 //
-// Contract: a Box returned by Provision is running and ready. Teardown is idempotent and safe
-// after any failure, from any goroutine, and removes everything the box created. Other methods
-// must not be called after Teardown.
+// Contract: a Box returned by Provision is running and ready. Endpoint, DataDir, Observe,
+// Applied, Warnings and Facts are fixed after Provision and cheap. Teardown is idempotent and
+// safe after any failure, from any goroutine, concurrently, and removes everything the box
+// created. Other methods must not be called after Teardown.
 type Box interface {
 	// Endpoint is where the client (on the host) reaches the server.
 	Endpoint() driver.Endpoint
-	// Cgroup is the control group the server runs in.
-	Cgroup() cgroup.Ref
-	// DataDir is the data directory as the server sees it.
+	// DataDir is the data directory as the server sees it (Exec runs there).
 	DataDir() string
-	// Applied returns the limits read back from the cgroup files after start.
-	Applied() Limits
+	// Observe says how telemetry can see the box, and what it cannot see.
+	Observe() Observation
+	// Applied is what took effect of Request.Resources, read back from the source of truth.
+	Applied() resource.Applied
+	// Warnings are doubts about the box the run must carry: a control the platform could not
+	// enforce, a server version that differs from the baseline's, an emulated machine.
+	Warnings() []Warning
 	// Facts describe the box for the stored environment: storage backing and mount options,
 	// restore method, image, runtime, the exact server command.
 	Facts() map[string]string
-	// Exec runs argv inside the box (same cgroup and mount view as the server) as root.
+	// Exec runs argv inside the box (the server's cgroup, namespaces and mount view) as root, in
+	// DataDir. A failure is a *command.Error with argv, the exit status and the output.
 	Exec(ctx context.Context, argv []string) ([]byte, error)
 	// LogTail returns up to n bytes of the end of the server's log.
 	LogTail(n int) string
 	// Stop shuts the server down cleanly; its data stays for Capture.
 	Stop(ctx context.Context) error
-	// Capture copies the stopped server's data directory to the host directory dst.
+	// Capture copies the stopped server's data directory into the host directory dst (which it
+	// creates): from a host directory where the box's storage is visible, as a stream out of the
+	// box otherwise.
 	Capture(ctx context.Context, dst string) error
 	// Teardown stops everything and removes what the box created.
 	Teardown(ctx context.Context) error
@@ -108,22 +130,23 @@ type Box interface {
 
 // Platform is one operational model.
 type Platform interface {
-	Name() string
+	Info() Info
 	// Check says why this host cannot run c on this platform (nil when it can). It must not
-	// start anything; probes that need a real container are run by Probe.
+	// start anything; trials that need a real box are run by Probe.
 	Check(ctx context.Context, c Choice) error
 	// Provision creates, starts and waits for a box. On error it has already removed whatever it
 	// created, and the error carries the server's log tail when the server did start.
 	Provision(ctx context.Context, r Request) (Box, error)
-	// Cleanup removes leftovers of experiments whose ids pass keep==false (crashed ones):
-	// processes, cgroups, containers, volumes, mounts, loop devices. It returns what it removed.
+	// Cleanup removes leftovers of experiments for which crashed returns true: processes,
+	// cgroups, containers, volumes, networks, mounts, loop devices, directories under workRoot.
+	// It touches nothing of any other experiment and returns what it removed.
 	Cleanup(ctx context.Context, workRoot string, crashed func(experiment string) bool) ([]string, error)
 }
 
 // Prober is implemented by platforms whose abilities need a real trial (e.g. a runtime that is
 // registered but fails on this kernel).
 type Prober interface {
-	// Probe tries runtime for real, bounded in time, and returns the engine's own error.
+	// Probe tries c for real, bounded in time, and returns the engine's own error.
 	Probe(ctx context.Context, c Choice) error
 }
 

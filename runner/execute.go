@@ -4,19 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/check"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/placement"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/resource"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/spec"
 	"github.com/boxbench/boxbench/telemetry"
@@ -36,23 +34,13 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 	for k, v := range r.env {
 		rec.Env[k] = v
 	}
-	defer func() {
-		rec.Ended = time.Now()
-		// Doubts about the box itself (an image whose database version differs from native, a
-		// share the kernel cannot enforce) are recorded as warning_* facts; they belong with
-		// the run's warnings.
-		for _, k := range slices.Sorted(maps.Keys(rec.Facts)) {
-			if strings.HasPrefix(k, "warning_") {
-				rec.Warnings = append(rec.Warnings, results.Warning{Code: strings.TrimPrefix(k, "warning_"), Severity: "warning", Message: rec.Facts[k]})
-			}
-		}
-	}()
+	defer func() { rec.Ended = time.Now() }()
 	fail := func(stage string, err error) *results.RunRecord {
 		rec.Status, rec.Reason = "failed", stage+": "+err.Error()
 		r.cfg.Log.Warn("run failed", "run", rec.ID, "stage", stage, "err", err)
 		return rec
 	}
-	d, err := dbms.Get(c.DBMS)
+	d, err := r.cfg.DBMS(c.DBMS)
 	if err != nil {
 		return fail("dbms", err)
 	}
@@ -63,26 +51,26 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 
 	r.cfg.Progress.Phase(run, "load")
 	lctx, cancel := context.WithTimeout(ctx, e.Timeouts.Load.D())
-	seed, err := r.seeds.Get(lctx, d, wl)
+	seed, err := r.seeds.Get(lctx, d, wl, c.Platform)
 	cancel()
 	if err != nil {
 		return fail("load data", err)
 	}
 	if seed.Loaded {
-		_ = r.store.Event("load", fmt.Sprintf("seed %s for %s loaded in %s", seed.Key, c.ID, seed.Took.Round(time.Millisecond)))
+		_ = r.store.Event("load", fmt.Sprintf("seed %s for %s loaded on %s in %s", seed.Key, c.ID, seed.Platform, seed.Took.Round(time.Millisecond)))
 	}
 	for k, v := range envOfDBMS(ctx, d) {
 		rec.Env[k] = v
 	}
 
 	r.cfg.Progress.Phase(run, "provision")
-	lim := limitsOf(e)
+	lim := e.Limits.Resources()
 	rec.LimitsRequested = lim
 	pctx, cancel := context.WithTimeout(ctx, e.Timeouts.Provision.D())
 	box, err := p.Provision(pctx, platform.Request{Experiment: r.id, Run: runDirName(r.seq + 1),
 		WorkDir: fmt.Sprintf("%s/%s/%s", r.cfg.WorkRoot, r.id, runDirName(r.seq+1)), DBMS: d,
-		Choice: platform.Choice{Storage: c.Storage, Network: c.Network, Runtime: c.Runtime},
-		Limits: lim, StorageOpts: storageOpts(e), Seed: seed.Dir, Log: r.cfg.Log})
+		Choice:    platform.Choice{Storage: c.Storage, Network: c.Network, Runtime: c.Runtime},
+		Resources: lim, StorageOpts: storageOpts(e), Seed: seed.Snapshot(), Log: r.cfg.Log})
 	cancel()
 	if err != nil {
 		return fail("provision", err)
@@ -96,10 +84,11 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 	}()
 	rec.Facts = box.Facts()
 	rec.Facts["seed"] = seed.Key
-
+	if seed.Key != "" {
+		rec.Facts["seed_loaded_on"] = seed.Platform
+	}
 	rec.LimitsApplied = box.Applied()
-
-	r.applyShares(box, e.Limits, rec.Facts, "")
+	rec.Warnings = append(rec.Warnings, boxWarnings(box, "")...)
 	ws := e.WorkloadOf(c.Workload)
 	window := e.Telemetry.Interval.D() + ws.Warmup.D() + ws.Duration.D()
 	nbs, err := r.provisionNeighbours(ctx, c, d, fmt.Sprintf("%s/%s", r.cfg.WorkRoot, r.id), r.seq+1, window)
@@ -113,14 +102,18 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 		return fail("neighbour", err)
 	}
 	for _, n := range nbs {
-		r.applyShares(n.box, n.spec.Limits, rec.Facts, "neighbour_"+n.name+"_")
+		prefix := "neighbour_" + n.name + "_"
+		rec.Warnings = append(rec.Warnings, boxWarnings(n.box, prefix)...)
 		for k, v := range n.box.Facts() {
-			rec.Facts["neighbour_"+n.name+"_"+k] = v
+			rec.Facts[prefix+k] = v
+		}
+		for k, v := range n.box.Applied().How {
+			rec.Facts[prefix+"applied_"+k] = v
 		}
 	}
 
 	r.cfg.Progress.Phase(run, "warmup+measure")
-	res, samples, err := r.measure(ctx, box, d, wl, ws, nbs, c.ClientPolicy, rec.Env)
+	res, samples, missing, err := r.measure(ctx, box, d, wl, ws, nbs, c.ClientPolicy, rec.Env)
 	rec.Result = res
 	for _, s := range samples {
 		rec.Series = append(rec.Series, results.Point{T: s.T, Source: s.Source, Metric: s.Metric, Label: s.Label, Value: s.Value})
@@ -134,6 +127,9 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 	}
 	rec.Status = "ok"
 	rec.Warnings = append(rec.Warnings, r.validity(c, res, samples, box, lim)...)
+	if len(missing) > 0 {
+		rec.Facts["telemetry_missing"] = strings.Join(missing, "; ")
+	}
 	return rec
 }
 
@@ -141,26 +137,24 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 // state) and through the whole workload, on one clock. The workload runs under the client
 // policy given; env["client_policy"] records the policy the kernel reports for the client then.
 func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl workload.Workload, ws *spec.Workload,
-	nbs []*neighbour, policy string, env map[string]string) (*workload.Result, []telemetry.Sample, error) {
+	nbs []*neighbour, policy string, env map[string]string) (*workload.Result, []telemetry.Sample, []string, error) {
 	e := r.cfg.Spec
 	clk := workload.Clock{Start: time.Now()}
-	ref := box.Cgroup()
 	targets := []telemetry.Target{
-		{Source: "db", Cgroup: &ref, DataDir: box.Facts()["host_data_dir"]},
+		targetOf("db", box.Observe()),
 		{Source: "client", PID: os.Getpid()},
 		{Source: "host", Host: true},
 	}
 	for _, n := range nbs {
-		nref := n.box.Cgroup()
-		targets = append(targets, telemetry.Target{Source: n.source(), Cgroup: &nref, DataDir: n.box.Facts()["host_data_dir"]})
+		targets = append(targets, targetOf(n.source(), n.box.Observe()))
 	}
 	sampler, err := telemetry.New(targets, e.Telemetry.Interval.D(), clk, r.cfg.Log)
 	if err != nil {
 		// Telemetry is not optional: a run without its resource story is not reported.
-		return nil, nil, fmt.Errorf("telemetry: %w", err)
+		return nil, nil, nil, fmt.Errorf("telemetry: %w", err)
 	}
 	if err := sampler.Start(ctx); err != nil {
-		return nil, nil, fmt.Errorf("telemetry: %w", err)
+		return nil, nil, nil, fmt.Errorf("telemetry: %w", err)
 	}
 	select {
 	case <-time.After(e.Telemetry.Interval.D() + 50*time.Millisecond):
@@ -198,27 +192,21 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	if werr == nil && res == nil {
 		werr = errors.New("workload returned no result")
 	}
-	return res, samples, werr
+	return res, samples, sampler.Missing(), werr
 }
 
-// applyShares writes a box's weights and I/O limits (and, on cgroup v1, the rule that makes its
-// block I/O counted) into its cgroup, and records what took effect under prefix.
-func (r *Runner) applyShares(box platform.Box, l spec.Limits, facts map[string]string, prefix string) {
-	sh := cgroup.Shares{CPUWeight: l.CPUWeight, IOWeight: l.IOWeight, ReadBps: int64(l.ReadBps),
-		WriteBps: int64(l.WriteBps), ReadIOPS: l.ReadIOPS, WriteIOPS: l.WriteIOPS}
-	if dev, err := telemetry.ResolveDevice(box.Facts()["host_data_dir"]); err == nil {
-		sh.Device = cgroup.DeviceOf(dev.Major, dev.Minor)
+// targetOf turns what a box says of its visibility into a telemetry target.
+func targetOf(source string, o platform.Observation) telemetry.Target {
+	return telemetry.Target{Source: source, Cgroup: o.Cgroup, PID: o.PID, DataDir: o.DataDir, Missing: o.Missing}
+}
+
+// boxWarnings are a box's own doubts as run warnings, their codes under prefix.
+func boxWarnings(b platform.Box, prefix string) []results.Warning {
+	var out []results.Warning
+	for _, w := range b.Warnings() {
+		out = append(out, results.Warning{Code: prefix + w.Code, Severity: "warning", Message: w.Message})
 	}
-	done, err := cgroup.ApplyShares(box.Cgroup(), sh)
-	for k, v := range done {
-		facts[prefix+k] = v
-		if strings.HasPrefix(v, "not ") {
-			facts["warning_"+prefix+k+"_not_enforced"] = k + " " + v
-		}
-	}
-	if err != nil {
-		facts["warning_"+prefix+"shares_failed"] = "applying weights or I/O limits failed: " + err.Error()
-	}
+	return out
 }
 
 // neighbourResults adds the neighbours' own throughput and the configured-versus-obtained
@@ -257,7 +245,7 @@ func (r *Runner) neighbourResults(res *workload.Result, samples []telemetry.Samp
 }
 
 // validity turns the run's facts into warnings.
-func (r *Runner) validity(c *plan.Cell, res *workload.Result, samples []telemetry.Sample, box platform.Box, lim platform.Limits) []results.Warning {
+func (r *Runner) validity(c *plan.Cell, res *workload.Result, samples []telemetry.Sample, box platform.Box, lim resource.Limits) []results.Warning {
 	interval := r.cfg.Spec.Telemetry.Interval.D()
 	cores := float64(runtime.NumCPU())
 	if pinned := r.env["client_cpus"]; pinned != "" {
@@ -265,12 +253,12 @@ func (r *Runner) validity(c *plan.Cell, res *workload.Result, samples []telemetr
 	}
 	f := check.Facts{Wall: res.Measured, ClientCPU: res.ClientCPU, ClientCores: cores,
 		DBSource: "db", Dataset: c.Bound, WarmupEnd: interval + res.Warmup,
-		Spec: telemetry.Limits{CPUs: lim.CPUs, Cpuset: lim.Cpuset, MemoryBytes: lim.MemoryBytes}}
-	a := box.Applied()
-	f.Applied = &telemetry.Limits{CPUs: a.CPUs, Cpuset: a.Cpuset, MemoryBytes: a.MemoryBytes}
+		Spec: lim}
+	a := box.Applied().Limits
 	if lim.Cpuset == "" {
-		f.Applied.Cpuset = "" // an unpinned group inherits every cpu; not a difference
+		a.Cpuset = "" // an unpinned group inherits every cpu; not a difference
 	}
+	f.Applied = &a
 	for _, o := range res.Ops {
 		if o.Series == "latency" {
 			f.Ops = append(f.Ops, check.OpCount{Op: o.Op, Count: o.Count, Errors: o.Errors})

@@ -13,8 +13,6 @@ import (
 	"github.com/boxbench/boxbench/spec"
 	"github.com/boxbench/boxbench/telemetry"
 	"github.com/boxbench/boxbench/workload"
-	"github.com/boxbench/boxbench/workload/fio"
-	"github.com/boxbench/boxbench/workload/stress"
 )
 
 // neighbour is one co-located box running its own workload beside the measured database.
@@ -41,7 +39,7 @@ func (r *Runner) provisionNeighbours(ctx context.Context, c *plan.Cell, d dbms.D
 	}
 	ns := r.cfg.Spec.Neighbours[c.Neighbour]
 	n := &neighbour{name: c.Neighbour, spec: ns}
-	wl, err := neighbourWorkload(ns, window)
+	wl, err := r.cfg.Neighbours(ns, window)
 	if err != nil {
 		return nil, fmt.Errorf("neighbour %s: %w", n.name, err)
 	}
@@ -57,14 +55,14 @@ func (r *Runner) provisionNeighbours(ctx context.Context, c *plan.Cell, d dbms.D
 	st := ns.Storage
 	if st == "" || st == "same" {
 		st = c.Storage // same kind: bind shares the host filesystem, blockdev gets its own
-	}
-	if pname == "native" && (st == "overlay" || st == "volume") {
-		st = "bind" // a host process's closest equivalent: a directory on the host filesystem
+		if eq := p.Info().Fallback[st]; eq != "" {
+			st = eq // the neighbour's platform lacks it: its closest equivalent
+		}
 	}
 	run := fmt.Sprintf("%s-nb-%s", runDirName(seq), n.name)
 	box, err := p.Provision(ctx, platform.Request{Experiment: r.id, Run: run, WorkDir: dir + "/" + run,
 		DBMS: dbms.Idle(d), Choice: platform.Choice{Storage: st, Network: "host", Runtime: c.Runtime},
-		Limits:      platform.Limits{CPUs: ns.Limits.CPUs, Cpuset: ns.Limits.Cpuset, MemoryBytes: int64(ns.Limits.Memory)},
+		Resources:   ns.Limits.Resources(),
 		StorageOpts: storageOpts(r.cfg.Spec), Log: r.cfg.Log})
 	if err != nil {
 		return nil, fmt.Errorf("neighbour %s: %w", n.name, err)
@@ -79,29 +77,6 @@ func (r *Runner) provisionNeighbours(ctx context.Context, c *plan.Cell, d dbms.D
 		}
 	}
 	return []*neighbour{n}, nil
-}
-
-// neighbourWorkload builds a neighbour's workload to run for the whole window.
-func neighbourWorkload(ns *spec.Neighbour, window time.Duration) (workload.Workload, error) {
-	w := ns.Workload
-	switch w.Type {
-	case "fio":
-		cfg := fio.DefaultConfig()
-		cfg.Job, cfg.Duration, cfg.Warmup = w.Job, window, 0
-		if w.Threads > 0 {
-			cfg.Threads = w.Threads
-		}
-		if w.Direct != nil {
-			cfg.Direct = *w.Direct
-		}
-		if w.Size > 0 {
-			cfg.Size = int64(w.Size)
-		}
-		return fio.New(cfg)
-	case "stress":
-		return stress.New(stress.Config{CPU: w.CPU, VM: w.VM, VMBytes: int64(w.VMBytes), Duration: window})
-	}
-	return nil, fmt.Errorf("workload type %q cannot run as a neighbour (valid: fio, stress)", w.Type)
 }
 
 // start runs the neighbour's workload in the background.

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/hostenv"
 	"github.com/boxbench/boxbench/placement"
 	"github.com/boxbench/boxbench/plan"
@@ -38,18 +39,26 @@ var ErrInterrupted = errors.New("interrupted")
 // input is reported for every cell before anything starts.
 type WorkloadFactory func(e *spec.Experiment, c *plan.Cell) (workload.Workload, error)
 
-// Config is everything a Runner needs.
+// NeighbourFactory builds a neighbour's workload to run for the whole measured window.
+type NeighbourFactory func(n *spec.Neighbour, window time.Duration) (workload.Workload, error)
+
+// DBMSFactory returns the database of a cell by name.
+type DBMSFactory func(name string) (dbms.DBMS, error)
+
+// Config is everything a Runner needs. The factories come from package builtin.
 type Config struct {
-	Spec      *spec.Experiment
-	SpecText  []byte
-	OutDir    string
-	WorkRoot  string
-	Resume    bool
-	Platforms map[string]platform.Platform
-	Workloads WorkloadFactory
-	Check     plan.Checker
-	Log       *slog.Logger
-	Progress  Progress
+	Spec       *spec.Experiment
+	SpecText   []byte
+	OutDir     string
+	WorkRoot   string
+	Resume     bool
+	Platforms  map[string]platform.Platform
+	Workloads  WorkloadFactory
+	Neighbours NeighbourFactory
+	DBMS       DBMSFactory
+	Check      plan.Checker
+	Log        *slog.Logger
+	Progress   Progress
 }
 
 // Summary is what an experiment did.
@@ -115,7 +124,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err := r.storePlan(); err != nil {
 		return Summary{}, err
 	}
-	r.seeds = newSeedCache(filepath.Join(cfg.WorkRoot, "seeds"), r.id, cfg.Platforms["native"], cfg.Log)
+	r.seeds = newSeedCache(filepath.Join(cfg.WorkRoot, "seeds"), r.id, cfg.Platforms, cfg.Spec.DefaultPlatform(), cfg.Log)
 
 	done, err := store.Done()
 	if err != nil {

@@ -18,32 +18,71 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// seedCache loads each distinct data set once, natively, and keeps the stopped data directory
-// under WORKROOT/seeds/<key>; every run restores it into its own storage. The key covers the
-// database build and everything the load depends on, so seeds are shared across experiments.
+// seedCache loads each distinct data set once and keeps the stopped data directory under
+// WORKROOT/seeds/<key>; every run restores it into its own storage (a copy or reflink on this
+// host, a tar stream into a box the host cannot see into). The key covers the database build and
+// everything the load depends on, so seeds are shared across experiments.
+//
+// A seed is loaded by the first platform, of the preferred one (the experiment's baseline
+// platform) and the cell's own, that can load seeds and run the database here: a host without
+// the native server still gets its seeds from the cell's platform.
 type seedCache struct {
-	dir    string
-	exp    string
-	native platform.Platform
-	log    *slog.Logger
-	failed map[string]error // a load that failed once fails the same way: do not repeat it
+	dir       string
+	exp       string
+	platforms map[string]platform.Platform
+	preferred string
+	log       *slog.Logger
+	failed    map[string]error // a load that failed once fails the same way: do not repeat it
 }
 
-func newSeedCache(dir, exp string, native platform.Platform, log *slog.Logger) *seedCache {
-	return &seedCache{dir: dir, exp: exp, native: native, log: log, failed: map[string]error{}}
+func newSeedCache(dir, exp string, platforms map[string]platform.Platform, preferred string, log *slog.Logger) *seedCache {
+	return &seedCache{dir: dir, exp: exp, platforms: platforms, preferred: preferred, log: log, failed: map[string]error{}}
 }
 
 // SeedInfo tells a run where its data came from.
 type SeedInfo struct {
-	Dir    string
-	Key    string
-	Loaded bool          // true when this call did the load
-	Took   time.Duration // load time when Loaded
+	Dir      string
+	Key      string
+	Platform string        // the platform that loaded it (when Loaded) or will load it
+	Loaded   bool          // true when this call did the load
+	Took     time.Duration // load time when Loaded
+}
+
+// Snapshot is the seed as a request's data, nil when the workload needs none.
+func (i SeedInfo) Snapshot() *platform.Snapshot {
+	if i.Key == "" {
+		return nil
+	}
+	return &platform.Snapshot{Key: i.Key, Dir: i.Dir}
+}
+
+// loader picks the platform that loads seeds of d for a cell on cellPlatform.
+func (s *seedCache) loader(ctx context.Context, d dbms.DBMS, cellPlatform string) (string, platform.Platform, platform.Choice, error) {
+	var why []error
+	for _, name := range []string{s.preferred, cellPlatform} {
+		p := s.platforms[name]
+		if p == nil {
+			continue
+		}
+		load := p.Info().Load
+		if load == nil {
+			why = append(why, fmt.Errorf("%s cannot load data sets", name))
+			continue
+		}
+		ch := *load
+		ch.DBMS = d
+		if err := p.Check(ctx, ch); err != nil {
+			why = append(why, fmt.Errorf("%s: %w", name, err))
+			continue
+		}
+		return name, p, ch, nil
+	}
+	return "", nil, platform.Choice{}, fmt.Errorf("no platform can load the data set here: %w", errors.Join(why...))
 }
 
 // Get returns the seed directory for wl on d, loading it first when absent. A workload with
 // an empty LoadKey needs no data: the result is empty.
-func (s *seedCache) Get(ctx context.Context, d dbms.DBMS, wl workload.Workload) (SeedInfo, error) {
+func (s *seedCache) Get(ctx context.Context, d dbms.DBMS, wl workload.Workload, cellPlatform string) (SeedInfo, error) {
 	if wl.LoadKey() == "" {
 		return SeedInfo{}, nil
 	}
@@ -57,9 +96,11 @@ func (s *seedCache) Get(ctx context.Context, d dbms.DBMS, wl workload.Workload) 
 	if _, err := os.Stat(info.Dir); err == nil { // renamed into place only when complete
 		return info, nil
 	}
-	if s.native == nil {
-		return info, errors.New("loading data needs the native platform")
+	name, p, ch, err := s.loader(ctx, d, cellPlatform)
+	if err != nil {
+		return info, err
 	}
+	info.Platform = name
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return info, err
 	}
@@ -77,7 +118,7 @@ func (s *seedCache) Get(ctx context.Context, d dbms.DBMS, wl workload.Workload) 
 		return info, nil
 	}
 	start := time.Now()
-	err = s.load(ctx, d, wl, info)
+	err = s.load(ctx, p, ch, d, wl, info)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.failed[key] = err
@@ -85,17 +126,17 @@ func (s *seedCache) Get(ctx context.Context, d dbms.DBMS, wl workload.Workload) 
 		return info, err
 	}
 	info.Loaded, info.Took = true, time.Since(start)
-	s.log.Info("data set loaded", "seed", key, "took", info.Took.Round(time.Millisecond))
+	s.log.Info("data set loaded", "seed", key, "platform", name, "took", info.Took.Round(time.Millisecond))
 	return info, nil
 }
 
-func (s *seedCache) load(ctx context.Context, d dbms.DBMS, wl workload.Workload, info SeedInfo) (err error) {
+func (s *seedCache) load(ctx context.Context, p platform.Platform, ch platform.Choice, d dbms.DBMS, wl workload.Workload, info SeedInfo) (err error) {
 	tmp := info.Dir + ".tmp"
 	_ = os.RemoveAll(tmp)
 	_ = os.RemoveAll(info.Dir)
 	work := filepath.Join(filepath.Dir(s.dir), s.exp, "seed-"+info.Key)
-	box, err := s.native.Provision(ctx, platform.Request{Experiment: s.exp, Run: "seed-" + info.Key[len(info.Key)-8:],
-		WorkDir: work, DBMS: d, Choice: platform.Choice{Storage: "bind", Network: "host"}, Log: s.log})
+	box, err := p.Provision(ctx, platform.Request{Experiment: s.exp, Run: "seed-" + info.Key[len(info.Key)-8:],
+		WorkDir: work, DBMS: d, Choice: ch, Log: s.log})
 	if err != nil {
 		return fmt.Errorf("start %s to load data: %w", d.Name(), err)
 	}

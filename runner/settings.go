@@ -11,11 +11,6 @@ import (
 	"github.com/boxbench/boxbench/spec"
 )
 
-// limitsOf: every platform gets the spec's limits, native included.
-func limitsOf(e *spec.Experiment) platform.Limits {
-	return platform.Limits{CPUs: e.Limits.CPUs, Cpuset: e.Limits.Cpuset, MemoryBytes: int64(e.Limits.Memory)}
-}
-
 func storageOpts(e *spec.Experiment) platform.StorageOptions {
 	s := e.StorageOptions
 	return platform.StorageOptions{BlockdevFS: s.Blockdev.FS, BlockdevSize: int64(s.Blockdev.Size),

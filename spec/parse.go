@@ -46,8 +46,9 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Parse reads and validates a spec. The error, if any, is an *Error with every problem.
-func Parse(data []byte, file string) (*Experiment, error) {
+// Parse reads and validates a spec against the vocabulary of this build's parts (package
+// builtin). The error, if any, is an *Error with every problem.
+func Parse(data []byte, file string, v Vocabulary) (*Experiment, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, &Error{File: file, Problems: []Problem{{Message: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}}}
@@ -55,7 +56,7 @@ func Parse(data []byte, file string) (*Experiment, error) {
 	if len(root.Content) == 0 {
 		return nil, &Error{File: file, Problems: []Problem{{Message: "the file is empty; see examples/quickstart.yaml"}}}
 	}
-	e := &Experiment{lines: map[string]int{}}
+	e := &Experiment{lines: map[string]int{}, vocab: v}
 	collectLines(root.Content[0], "", e.lines)
 	var problems []Problem
 	dec := yaml.NewDecoder(bytes.NewReader(data))

@@ -3,7 +3,11 @@
 // the field, the bad value and what would be valid. docs/spec.md documents every field.
 package spec
 
-import "time"
+import (
+	"time"
+
+	"github.com/boxbench/boxbench/resource"
+)
 
 // APIVersion is the only version this package reads.
 const APIVersion = "boxbench/v1alpha1"
@@ -31,6 +35,7 @@ type Experiment struct {
 	Timeouts       Timeouts              `yaml:"timeouts"`
 
 	lines map[string]int // field path → line, for semantic errors
+	vocab Vocabulary     // what this build offers
 }
 
 // Workload is what the client does. Common fields first; the rest apply to one type each
@@ -89,7 +94,8 @@ type Dataset struct {
 	Bound       string `yaml:"bound"`
 }
 
-// Limits every box gets, native included. Weights use cgroup v2's scale (1–10000, default
+// Limits every box gets, native included: the file syntax (sizes with units) of
+// resource.Limits, which Resources returns. Weights use cgroup v2's scale (1–10000, default
 // 100) on every host; on cgroup v1 they are converted (cpu.shares = w×1024/100,
 // blkio weight = w×5 clamped to 10–1000).
 type Limits struct {
@@ -102,6 +108,12 @@ type Limits struct {
 	WriteBps  Bytes   `yaml:"writeBps"`
 	ReadIOPS  int64   `yaml:"readIops"`
 	WriteIOPS int64   `yaml:"writeIops"`
+}
+
+// Resources converts the limits to the one type every platform applies and reads back.
+func (l Limits) Resources() resource.Limits {
+	return resource.Limits{CPUs: l.CPUs, Cpuset: l.Cpuset, MemoryBytes: int64(l.Memory), CPUWeight: l.CPUWeight,
+		IOWeight: l.IOWeight, ReadBps: int64(l.ReadBps), WriteBps: int64(l.WriteBps), ReadIOPS: l.ReadIOPS, WriteIOPS: l.WriteIOPS}
 }
 
 // Neighbour is a co-located box that runs its own workload while the measured database runs:

@@ -10,13 +10,9 @@ import (
 	"github.com/boxbench/boxbench/placement"
 )
 
-// Known values of the closed vocabularies. Runtimes are open (whatever an engine registers) and
-// are checked by the planner against the host.
+// Closed vocabularies of the spec itself. The vocabularies of the parts a build registers
+// (databases, platforms with their storages and networks) come from a Vocabulary.
 var (
-	DBMSs         = []string{"mariadb", "postgresql", "redis"}
-	Platforms     = []string{"native", "docker"}
-	Storages      = []string{"bind", "overlay", "volume", "tmpfs", "blockdev"}
-	Networks      = []string{"host", "bridge-published", "bridge-direct", "unix"}
 	WorkloadTypes = []string{"ycsb", "sysbench", "fio"}
 	// NeighbourTypes are the workloads a neighbour can run inside its box.
 	NeighbourTypes = []string{"fio", "stress"}
@@ -28,19 +24,62 @@ var (
 		"clientPolicy"}
 )
 
-// Values lists the valid values of a matrix key (nil for open vocabularies).
-func Values(key string) []string {
+// Vocabulary is what the parts registered in this build offer (package builtin makes it from
+// the platforms' own descriptions): validation takes its lists from here, so a new platform
+// needs no change in this package.
+type Vocabulary struct {
+	DBMSs     []string
+	Platforms map[string]PlatformWords
+	// Baseline is the platform of a cell whose matrix does not vary platform, and the platform a
+	// matrix that varies it is compared with by default.
+	Baseline string
+}
+
+// PlatformWords are the storage and network values one platform offers.
+type PlatformWords struct {
+	Storages []string
+	Networks []string
+}
+
+// PlatformNames returns the platforms in sorted order.
+func (v Vocabulary) PlatformNames() []string { return sortedKeys(v.Platforms) }
+
+// union of one field over the named platforms (every platform when names is empty), sorted.
+func (v Vocabulary) union(names []string, field func(PlatformWords) []string) []string {
+	if len(names) == 0 {
+		names = v.PlatformNames()
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range names {
+		for _, x := range field(v.Platforms[n]) {
+			if !seen[x] {
+				seen[x] = true
+				out = append(out, x)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// DefaultPlatform is the platform of cells whose matrix does not vary platform.
+func (e *Experiment) DefaultPlatform() string { return e.vocab.Baseline }
+
+// Values lists the valid values of a matrix key in e (nil for open vocabularies). Storages and
+// networks are those any platform of this build offers: a cell whose platform lacks one is
+// skipped by the planner with the platform's reason, not refused here.
+func (e *Experiment) Values(key string) []string {
+	v := e.vocab
 	switch key {
 	case "dbms":
-		return DBMSs
+		return v.DBMSs
 	case "platform":
-		return Platforms
-	case "neighbour":
-		return nil // names under neighbours:, checked there
+		return v.PlatformNames()
 	case "storage":
-		return Storages
+		return v.union(nil, func(w PlatformWords) []string { return w.Storages })
 	case "network":
-		return Networks
+		return v.union(nil, func(w PlatformWords) []string { return w.Networks })
 	case "mix":
 		return Mixes
 	case "bound":
@@ -48,7 +87,18 @@ func Values(key string) []string {
 	case "clientPolicy":
 		return placement.Policies
 	}
-	return nil
+	return nil // neighbour (names under neighbours:), workload, runtime (probed on the host)
+}
+
+// known keeps the platform names v has (unknown ones are reported by the matrix check).
+func known(names []string, v Vocabulary) []string {
+	var out []string
+	for _, n := range names {
+		if _, ok := v.Platforms[n]; ok {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // workloadFields says which workload fields belong to which type (common fields are absent).
@@ -122,8 +172,8 @@ func (e *Experiment) workloadDefaults(w *Workload, path string) {
 
 func (e *Experiment) defaultBaseline() map[string]string {
 	for _, d := range append(append([]Dim{}, e.Matrix.Dims...), e.Matrix.Zip...) {
-		if d.Key == "platform" && contains(d.Values, "native") {
-			return map[string]string{"platform": "native"}
+		if b := e.vocab.Baseline; d.Key == "platform" && b != "" && contains(d.Values, b) {
+			return map[string]string{"platform": b}
 		}
 	}
 	for _, d := range e.Matrix.Dims {
@@ -166,9 +216,9 @@ func (e *Experiment) validate() []Problem {
 		c.add("name", "%q is not a valid name: use 1-63 lower-case letters, digits, '.', '_' or '-', starting with a letter or digit", e.Name)
 	}
 	if e.DBMS == "" && !e.varies("dbms") {
-		c.add("dbms", "missing (valid: %s)", strings.Join(DBMSs, ", "))
+		c.add("dbms", "missing (valid: %s)", strings.Join(e.vocab.DBMSs, ", "))
 	} else if e.DBMS != "" {
-		c.oneOf("dbms", e.DBMS, DBMSs)
+		c.oneOf("dbms", e.DBMS, e.vocab.DBMSs)
 	}
 	if e.varies("workload") {
 		if _, set := e.lines["workload"]; set {
@@ -328,10 +378,11 @@ func (c *checker) neighbours() {
 			continue
 		}
 		if nb.Platform != "" {
-			c.oneOf(p+".platform", nb.Platform, Platforms)
+			c.oneOf(p+".platform", nb.Platform, e.vocab.PlatformNames())
 		}
 		if nb.Storage != "" && nb.Storage != "same" {
-			c.oneOf(p+".storage", nb.Storage, append([]string{"same"}, Storages...))
+			plats := known([]string{nb.Platform}, e.vocab) // empty: any platform's
+			c.oneOf(p+".storage", nb.Storage, append([]string{"same"}, e.vocab.union(plats, func(w PlatformWords) []string { return w.Storages })...))
 		}
 		c.limits(p+".limits", nb.Limits)
 		w := nb.Workload
@@ -376,7 +427,7 @@ func (c *checker) matrix() {
 			c.problems = append(c.problems, Problem{Line: line, Field: where + d.Key, Message: "has no values"})
 		}
 		seen[d.Key] = true
-		valid := Values(d.Key)
+		valid := c.e.Values(d.Key)
 		dup := map[string]bool{}
 		for _, v := range d.Values {
 			if dup[v] {
@@ -475,7 +526,9 @@ func (e *Experiment) needsRecords() bool {
 	return e.Workload.Type == "ycsb"
 }
 
-func sortedNames(m map[string]*Workload) []string {
+func sortedNames(m map[string]*Workload) []string { return sortedKeys(m) }
+
+func sortedKeys[V any](m map[string]V) []string {
 	n := make([]string, 0, len(m))
 	for k := range m {
 		n = append(n, k)

@@ -78,6 +78,17 @@ func describeMount(path string) string {
 	return m.Source + " on " + m.Target + " type " + m.FSType + " (" + m.Options + ")"
 }
 
+// MountedUnder reports whether anything is mounted on a path below dir.
+func MountedUnder(dir string) bool {
+	dir = filepath.Clean(dir)
+	for _, m := range mounts() {
+		if strings.HasPrefix(m.Target, dir+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // Leftovers unmounts every mount under root and detaches every loop device whose backing file
 // is under root. It returns what it removed.
 func Leftovers(ctx context.Context, root string, keep func(path string) bool) ([]string, error) {

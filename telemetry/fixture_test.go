@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bufio"
 	"errors"
+	"github.com/boxbench/boxbench/resource"
 	"io"
 	"log/slog"
 	"os"
@@ -272,24 +273,24 @@ func TestV2CollectorOnCapturedUnifiedGroup(t *testing.T) {
 func TestReadLimitsOnCapturedContainer(t *testing.T) {
 	f := loadFixture(t)
 	withCgroupRoot(t, f.snap[0].cgrp)
-	got, err := ReadLimits(f.ref(cgroup.V1))
+	got, err := cgroup.ReadLimits(f.ref(cgroup.V1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Limits{CPUs: 0.5, Cpuset: "0-1", MemoryBytes: 256 << 20, IOWeight: 100}
+	want := resource.Limits{CPUs: 0.5, Cpuset: "0-1", MemoryBytes: 256 << 20, IOWeight: 20} // blkio.weight 100 on v2's scale
 	if got != want {
 		t.Errorf("v1 limits = %+v, want %+v", got, want)
 	}
 	withCgroupRoot(t, filepath.Join(f.snap[0].cgrp, "unified"))
-	got, err = ReadLimits(f.ref(cgroup.V2))
+	got, err = cgroup.ReadLimits(f.ref(cgroup.V2))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != (Limits{}) {
+	if got != (resource.Limits{}) {
 		t.Errorf("v2 limits of a group without controllers = %+v, want none", got)
 	}
 	withCgroupRoot(t, f.snap[0].cgrp)
-	if _, err := ReadLimits(cgroup.Ref{Version: cgroup.V1, Path: "/no/such/group"}); err == nil {
+	if _, err := cgroup.ReadLimits(cgroup.Ref{Version: cgroup.V1, Path: "/no/such/group"}); err == nil {
 		t.Error("ReadLimits of a missing v1 group: no error")
 	}
 }

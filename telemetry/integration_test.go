@@ -190,7 +190,7 @@ func TestIntegrationV1CgroupThrottling(t *testing.T) {
 	if d["cpu_throttled_periods_total"] <= 0 || d["cpu_usage_seconds_total"] <= 0 {
 		t.Errorf("snapshot deltas %v: want throttled periods and CPU use", d)
 	}
-	lim, err := ReadLimits(ref)
+	lim, err := cgroup.ReadLimits(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestIntegrationDockerThrottling(t *testing.T) {
 	}
 	checkDocumented(t, samples)
 	checkThrottled(t, db, 0.2)
-	lim, err := ReadLimits(ref)
+	lim, err := cgroup.ReadLimits(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -435,7 +435,7 @@ func TestIntegrationV2Mount(t *testing.T) {
 			t.Errorf("%s present=%v, but %s exists=%v", metric, ok, file, statErr == nil)
 		}
 	}
-	if _, err := ReadLimits(ref); err != nil {
+	if _, err := cgroup.ReadLimits(ref); err != nil {
 		t.Errorf("ReadLimits: %v", err)
 	}
 }

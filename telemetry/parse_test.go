@@ -128,34 +128,6 @@ func TestBlkioHasDevices(t *testing.T) {
 	}
 }
 
-func TestCPUsAndWeights(t *testing.T) {
-	for _, tc := range []struct {
-		quota, period string
-		want          float64
-		bad           bool
-	}{
-		{"20000", "100000", 0.2, false},
-		{"-1", "100000", 0, false},
-		{"max", "100000", 0, false},
-		{"150000", "100000", 1.5, false},
-		{"x", "100000", 0, true},
-		{"1000", "0", 0, true},
-	} {
-		got, err := cpusOf(tc.quota, tc.period)
-		if (err != nil) != tc.bad || got != tc.want {
-			t.Errorf("cpusOf(%s, %s) = %g, %v", tc.quota, tc.period, got, err)
-		}
-	}
-	for in, want := range map[string]int{"100": 100, "default 100": 100, "default 250\n8:0 50": 250} {
-		if got, err := parseWeight(in); err != nil || got != want {
-			t.Errorf("parseWeight(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	if _, err := parseWeight("a b c"); err == nil {
-		t.Error("parseWeight: no error on garbage")
-	}
-}
-
 func TestSnapshotSince(t *testing.T) {
 	a := Snapshot{Values: map[string]float64{"cpu_throttled_periods_total": 10, "memory_usage_bytes": 5, "io_read_bytes_total": 9}}
 	b := Snapshot{Values: map[string]float64{"cpu_throttled_periods_total": 25, "memory_usage_bytes": 7, "io_read_bytes_total": 3, "cpu_periods_total": 4}}

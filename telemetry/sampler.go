@@ -57,6 +57,7 @@ type Sampler struct {
 	clk      workload.Clock
 	log      *slog.Logger
 	series   []*series
+	missing  []string // "source: what cannot be seen and why"
 
 	mu      sync.Mutex
 	started bool
@@ -99,6 +100,9 @@ func newSampler(targets []Target, interval time.Duration, clk workload.Clock, lo
 			continue
 		}
 		seen[t.Source] = true
+		for _, m := range t.Missing {
+			s.missing = append(s.missing, t.Source+": "+m)
+		}
 		cs, err := collectorsFor(t, rt, log)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("target %q: %w", t.Source, err))
@@ -116,6 +120,9 @@ func newSampler(targets []Target, interval time.Duration, clk workload.Clock, lo
 	}
 	return s, nil
 }
+
+// Missing lists what the targets said cannot be observed, as "source: what and why".
+func (s *Sampler) Missing() []string { return slices.Clone(s.missing) }
 
 // collectorsFor builds the collectors one target asks for.
 func collectorsFor(t Target, rt roots, log *slog.Logger) ([]collector, error) {

@@ -65,6 +65,10 @@ type Target struct {
 	// Interfaces restricts network metrics to these interfaces; set without Host it adds
 	// network metrics for just these.
 	Interfaces []string
+	// Missing says what of this source cannot be observed and why (a box that is not a group on
+	// this host, a data directory the host cannot see). It is not sampled; Sampler.Missing
+	// reports it, so the run records the gap instead of silently lacking the values.
+	Missing []string
 }
 
 func (t Target) validate() error {
@@ -72,7 +76,7 @@ func (t Target) validate() error {
 	if t.Source == "" {
 		p = append(p, "empty source")
 	}
-	if t.Cgroup == nil && t.PID == 0 && !t.Host && t.DataDir == "" && len(t.Interfaces) == 0 {
+	if t.Cgroup == nil && t.PID == 0 && !t.Host && t.DataDir == "" && len(t.Interfaces) == 0 && len(t.Missing) == 0 {
 		p = append(p, "nothing to sample (set Cgroup, PID, Host, DataDir or Interfaces)")
 	}
 	if t.PID < 0 {

@@ -55,7 +55,7 @@ func Start(t testing.TB, name string) (platform.Box, dbms.DBMS) {
 // they are when Pauser is called; they are resumed when the test ends in any case.
 func Pauser(t testing.TB, box platform.Box) (pause, resume func()) {
 	t.Helper()
-	pids, err := cgroup.Pids(box.Cgroup())
+	pids, err := cgroup.Pids(*box.Observe().Cgroup)
 	if err != nil || len(pids) == 0 {
 		t.Fatalf("server pids: %v %v", pids, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,8 @@ import (
 	"github.com/boxbench/boxbench/image"
 	"github.com/boxbench/boxbench/image/tarball"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/platform/hostcg"
+	"github.com/boxbench/boxbench/resource"
 	"github.com/boxbench/boxbench/storage"
 )
 
@@ -33,18 +36,21 @@ import (
 const removeTimeout = 60 * time.Second
 
 type box struct {
-	p      *Platform
-	req    platform.Request
-	img    image.Image
-	facts  map[string]string
-	layout dbms.Layout
-	ep     driver.Endpoint
-	group  cgroup.Ref
-	limits platform.Limits
+	p       *Platform
+	req     platform.Request
+	img     image.Image
+	facts   map[string]string
+	layout  dbms.Layout
+	ep      driver.Endpoint
+	group   cgroup.Ref
+	device  string // "major:minor" of the data's host block device ("" for a tmpfs or unknown)
+	applied resource.Applied
+	warns   []platform.Warning
 
-	store   *storage.Dir // host-side storage (bind, tmpfs, blockdev)
-	hostDir string       // host path of the storage root when this process can reach it
-	volume  string       // engine volume (storage=volume)
+	store      *storage.Dir // host-side storage (bind, tmpfs, blockdev)
+	hostDir    string       // host path of the storage root when this process can reach it
+	dataOnHost string       // host path of the data directory (any storage), "" when not visible
+	volume     string       // engine volume (storage=volume)
 
 	defaultRuntime string
 
@@ -89,10 +95,17 @@ func (b *box) removeHelper(ctx context.Context, id string) {
 	}
 }
 
-func (b *box) Endpoint() driver.Endpoint { return b.ep }
-func (b *box) Cgroup() cgroup.Ref        { return b.group }
+func (b *box) Endpoint() driver.Endpoint    { return b.ep }
+func (b *box) Warnings() []platform.Warning { return slices.Clone(b.warns) }
+
+// Observe: the container's group on this host; its data on the host when the storage is a host
+// directory, a local volume or the writable layer of a local engine.
+func (b *box) Observe() platform.Observation {
+	return hostcg.Observation(b.group, b.dataOnHost, b.device)
+}
+
 func (b *box) DataDir() string           { return b.layout.DataDir }
-func (b *box) Applied() platform.Limits  { return b.limits }
+func (b *box) Applied() resource.Applied { return b.applied }
 
 func (b *box) Facts() map[string]string { return maps.Clone(b.facts) }
 

@@ -26,7 +26,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -146,7 +145,16 @@ func (p *Platform) Image(ctx context.Context, d dbms.DBMS) (image.Image, error) 
 	return im, nil
 }
 
-func (*Platform) Name() string { return "docker" }
+// Name is the platform's name in specs.
+const Name = "docker"
+
+// Info: containers of a local engine are groups on this host's tree; any registered OCI runtime.
+func (p *Platform) Info() platform.Info {
+	return platform.Info{Name: Name,
+		Storages: []string{StorageOverlay, StorageBind, StorageVolume, StorageTmpfs, StorageBlock},
+		Networks: []string{NetworkHost, NetworkPublished, NetworkDirect}, Runtimes: true, HostCgroup: true,
+		Load: &platform.Choice{Storage: StorageBind, Network: NetworkHost}}
+}
 
 // Check says why c cannot run here, asking the engine (info only: nothing is started).
 func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
@@ -254,15 +262,8 @@ func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(st
 		}
 		done = append(done, fmt.Sprintf("network %s (experiment %s)", n.Name, exp))
 	}
-	if workRoot != "" {
-		gone, err := storage.Leftovers(ctx, workRoot, func(path string) bool {
-			rel, _ := filepath.Rel(workRoot, path)
-			return !crashed(strings.SplitN(rel, string(filepath.Separator), 2)[0])
-		})
-		done = append(done, gone...)
-		errs = append(errs, err)
-	}
-	return done, errors.Join(errs...)
+	gone, err := platform.CleanupWorkRoot(ctx, workRoot, crashed)
+	return append(done, gone...), errors.Join(append(errs, err)...)
 }
 
 // labels are the labels of everything one box creates.

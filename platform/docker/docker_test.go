@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/boxbench/boxbench/resource"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -29,7 +30,7 @@ import (
 var (
 	storages = []string{StorageOverlay, StorageBind, StorageVolume, StorageTmpfs, StorageBlock}
 	networks = []string{NetworkHost, NetworkPublished, NetworkDirect}
-	limits   = platform.Limits{CPUs: 1, Cpuset: "1", MemoryBytes: 512 << 20}
+	limits   = resource.Limits{CPUs: 1, Cpuset: "1", MemoryBytes: 512 << 20, CPUWeight: 200}
 	sizes    = platform.StorageOptions{BlockdevSize: 1 << 30, TmpfsSize: 1 << 30}
 )
 
@@ -78,7 +79,7 @@ func (w testWriter) Write(b []byte) (int, error) {
 
 func (e *env) request(d dbms.DBMS, run, st, nw string) platform.Request {
 	return platform.Request{Experiment: e.exp, Run: run, WorkDir: filepath.Join(e.root, e.exp, run),
-		DBMS: d, Choice: platform.Choice{Storage: st, Network: nw}, Limits: limits, StorageOpts: sizes}
+		DBMS: d, Choice: platform.Choice{Storage: st, Network: nw}, Resources: limits, StorageOpts: sizes}
 }
 
 // assertClean fails when a container, volume or network of the test's experiment, a mount under
@@ -150,7 +151,7 @@ func TestProvision(t *testing.T) {
 				for _, nw := range networks {
 					t.Run(st+"/"+nw, func(t *testing.T) {
 						r := e.request(d, name+"-"+st+"-"+nw, st, nw)
-						r.Seed = seed
+						r.Seed = &platform.Snapshot{Key: "seed", Dir: seed}
 						p := e.p
 						if st == StorageVolume && nw == NetworkDirect {
 							p = vp
@@ -218,28 +219,29 @@ func use(ctx context.Context, t *testing.T, b platform.Box, d dbms.DBMS, key str
 
 func checkFacts(t *testing.T, b platform.Box, r platform.Request) {
 	t.Helper()
-	if got := b.Applied(); got != r.Limits {
-		t.Errorf("applied limits %+v, want %+v", got, r.Limits)
+	ref := *b.Observe().Cgroup
+	if d := resource.Differences(r.Resources, b.Applied().Limits); len(d) > 0 {
+		t.Errorf("applied limits differ: %v", d)
 	}
-	got, err := platform.AppliedLimits(b.Cgroup())
-	if err != nil || platform.Limits(got) != r.Limits {
-		t.Errorf("cgroup %s holds %+v (%v), want %+v", b.Cgroup().Path, got, err, r.Limits)
+	got, err := cgroup.ReadLimits(ref)
+	if d := resource.Differences(r.Resources, got); err != nil || len(d) > 0 {
+		t.Errorf("cgroup %s holds %+v (%v): %v", ref.Path, got, err, d)
 	}
 	f := b.Facts()
-	if pids, _ := cgroup.Pids(b.Cgroup()); !containsPid(pids, f["server_pid"]) {
-		t.Errorf("server pid %s not in its cgroup %s %v", f["server_pid"], b.Cgroup().Path, pids)
+	if pids, _ := cgroup.Pids(ref); !containsPid(pids, f["server_pid"]) {
+		t.Errorf("server pid %s not in its cgroup %s %v", f["server_pid"], ref.Path, pids)
 	}
 	want := map[string]string{"platform": "docker", "storage": r.Storage, "network": r.Network, "runtime": "runc",
-		"config_hash": dbms.ConfigHash(r.DBMS.ConfigFiles(dbms.Settings{MemoryBytes: r.Limits.MemoryBytes}))}
+		"config_hash": dbms.ConfigHash(r.DBMS.ConfigFiles(dbms.Settings{MemoryBytes: r.Resources.MemoryBytes}))}
 	for k, v := range want {
 		if f[k] != v {
 			t.Errorf("fact %s = %q, want %q", k, f[k], v)
 		}
 	}
 	if _, err := image.HostVersion(context.Background(), r.DBMS.ServerPackage()); err == nil && f["version_check"] == "" {
-		t.Errorf("native and image versions differ: %s", f["warning_version"])
+		t.Errorf("native and image versions differ: %v", b.Warnings())
 	}
-	for name, want := range r.DBMS.ConfigFiles(dbms.Settings{MemoryBytes: r.Limits.MemoryBytes}) {
+	for name, want := range r.DBMS.ConfigFiles(dbms.Settings{MemoryBytes: r.Resources.MemoryBytes}) {
 		if got, err := os.ReadFile(filepath.Join(f["host_data_dir"], name)); err != nil || string(got) != string(want) {
 			t.Errorf("host_data_dir %q does not hold the box's %s: %v", f["host_data_dir"], name, err)
 		}
@@ -299,7 +301,7 @@ func recapture(ctx context.Context, t *testing.T, e *env, b platform.Box, d dbms
 		t.Fatal(err)
 	}
 	r := e.request(d, d.Name()+"-recaptured", StorageOverlay, NetworkPublished)
-	r.Seed = dst
+	r.Seed = &platform.Snapshot{Key: "recaptured", Dir: dst}
 	b2 := provision(ctx, t, e.p, r)
 	defer teardown(t, b2, r)
 	c, err := dial(ctx, d, b2.Endpoint())

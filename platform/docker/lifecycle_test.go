@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/boxbench/boxbench/platform"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,7 +27,7 @@ func TestNotReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.request(d, "bad", StorageBind, NetworkDirect)
-	r.Seed = seed
+	r.Seed = &platform.Snapshot{Key: "seed", Dir: seed}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	b, err := e.p.Provision(ctx, r)

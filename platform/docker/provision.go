@@ -14,10 +14,12 @@ import (
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/go-connections/nat"
 
+	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/image"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/platform/hostcg"
 	"github.com/boxbench/boxbench/storage"
 )
 
@@ -57,13 +59,13 @@ func (b *box) provision(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	seed := r.Seed
-	if seed == "" {
-		if seed, err = b.initialise(ctx); err != nil {
-			return err
-		}
+	var seed string
+	if r.Seed != nil {
+		seed = r.Seed.Dir
+	} else if seed, err = b.initialise(ctx); err != nil {
+		return err
 	}
-	files := r.DBMS.ConfigFiles(dbms.Settings{MemoryBytes: r.Limits.MemoryBytes})
+	files := r.DBMS.ConfigFiles(dbms.Settings{MemoryBytes: r.Resources.MemoryBytes})
 	b.facts["config_hash"] = dbms.ConfigHash(files)
 	if b.hostDir != "" {
 		if err := b.restoreHost(ctx, seed, files); err != nil {
@@ -86,14 +88,14 @@ func (b *box) provision(ctx context.Context) error {
 // is a warning on the run, not a failure: a user-named image differs by design.
 func (b *box) versionCheck(ctx context.Context) {
 	for i, w := range b.img.Warnings {
-		b.facts["warning_image_"+strconv.Itoa(i)] = w
+		b.warns = append(b.warns, platform.Warning{Code: "image_" + strconv.Itoa(i), Message: w})
 	}
 	err := image.CheckNative(ctx, b.img)
 	if ctx.Err() != nil {
 		return // the provision is being cancelled
 	}
 	if err != nil {
-		b.facts["warning_version"] = err.Error()
+		b.warns = append(b.warns, platform.Warning{Code: "version", Message: err.Error()})
 		b.req.Log.Warn("server versions differ", "err", err)
 		return
 	}
@@ -183,12 +185,15 @@ func (b *box) create(ctx context.Context, mounts []mount.Mount) error {
 	cfg := &container.Config{Image: b.img.ID, Cmd: argv, User: r.DBMS.User(), WorkingDir: "/",
 		Labels: labels(r, "server"), StopSignal: signalName(r.DBMS.StopSignal())}
 	shm := defaultShm
-	if r.Limits.MemoryBytes > 0 {
-		shm = r.Limits.MemoryBytes
+	lim := r.Resources
+	if lim.MemoryBytes > 0 {
+		shm = lim.MemoryBytes
 	}
 	hc := &container.HostConfig{Mounts: mounts, Runtime: r.Runtime, ShmSize: shm,
-		Resources: container.Resources{NanoCPUs: int64(r.Limits.CPUs * 1e9),
-			CpusetCpus: r.Limits.Cpuset, Memory: r.Limits.MemoryBytes}}
+		Resources: container.Resources{NanoCPUs: int64(lim.CPUs * 1e9), CpusetCpus: lim.Cpuset, Memory: lim.MemoryBytes}}
+	if lim.CPUWeight > 0 {
+		hc.Resources.CPUShares = int64(cgroup.SharesOf(lim.CPUWeight)) // the engine converts to cpu.weight on v2
+	}
 	b.facts["shm_bytes"] = strconv.FormatInt(shm, 10)
 	switch r.Network {
 	case NetworkHost:
@@ -244,7 +249,8 @@ func (b *box) start(ctx context.Context) error {
 		return fmt.Errorf("inspect container: %w", err)
 	}
 	b.facts["data_dir"] = b.layout.DataDir
-	b.facts["host_data_dir"] = b.hostDataDir(ins)
+	b.dataOnHost = b.hostDataDir(ins)
+	b.facts["host_data_dir"] = b.dataOnHost
 	b.facts["runtime"] = ins.HostConfig.Runtime
 	if b.facts["runtime"] == "" {
 		b.facts["runtime"] = b.defaultRuntime
@@ -257,7 +263,19 @@ func (b *box) start(ctx context.Context) error {
 		return err
 	}
 	b.facts["cgroup"] = b.group.Path
-	if b.limits, err = platform.AppliedLimits(b.group); err != nil {
+	// CPU bandwidth, cpuset, memory and CPU weight went in as engine options; I/O weights and
+	// limits need the data's host device and are written into the container's group now, before
+	// any load reaches the server.
+	b.device = hostcg.Device(b.dataOnHost)
+	how := map[string]string{"cpus_cpuset_memory": "engine HostConfig.Resources (NanoCPUs, CpusetCpus, Memory)"}
+	if r := b.req.Resources; r.CPUWeight > 0 {
+		how["cpu_weight_engine"] = fmt.Sprintf("engine HostConfig.Resources.CPUShares %d", cgroup.SharesOf(r.CPUWeight))
+	}
+	rest := b.req.Resources
+	rest.CPUWeight = 0 // applied by the engine; read back from the kernel below
+	applied, warns, err := hostcg.Apply(b.group, rest, b.device, how)
+	b.applied, b.warns = applied, append(b.warns, warns...)
+	if err != nil {
 		return err
 	}
 	return b.endpoint(ins)

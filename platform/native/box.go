@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,6 +24,8 @@ import (
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/platform/hostcg"
+	"github.com/boxbench/boxbench/resource"
 	"github.com/boxbench/boxbench/storage"
 )
 
@@ -40,13 +43,15 @@ const joinScript = `while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; 
 	`chrt --other --pid 0 $$ || exit 125; exec "$@"`
 
 type box struct {
-	req    platform.Request
-	facts  map[string]string
-	layout dbms.Layout
-	ep     driver.Endpoint
-	store  *storage.Dir
-	group  *cgroup.Group
-	limits platform.Limits
+	req     platform.Request
+	facts   map[string]string
+	layout  dbms.Layout
+	ep      driver.Endpoint
+	store   *storage.Dir
+	group   *cgroup.Group
+	device  string // "major:minor" of the data directory's block device, "" for a tmpfs
+	applied resource.Applied
+	warns   []platform.Warning
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -69,6 +74,7 @@ func (b *box) provision(ctx context.Context) error {
 	for k, v := range st.Facts {
 		b.facts["storage_"+k] = v
 	}
+	b.facts["storage"] = r.Storage
 	// Sockets go to a short directory of their own: a unix socket path is limited to 107 bytes,
 	// and the work root is the user's choice.
 	runDir := runDirFor(r.WorkDir)
@@ -92,20 +98,24 @@ func (b *box) provision(ctx context.Context) error {
 	if err := b.fillData(ctx); err != nil {
 		return err
 	}
-	files := r.DBMS.ConfigFiles(dbms.Settings{MemoryBytes: r.Limits.MemoryBytes})
+	files := r.DBMS.ConfigFiles(dbms.Settings{MemoryBytes: r.Resources.MemoryBytes})
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(b.layout.DataDir, name), content, 0o644); err != nil {
 			return err
 		}
 	}
 	b.facts["config_hash"] = dbms.ConfigHash(files)
+	b.facts["network"] = r.Network
 	if err := chown(ctx, r.DBMS.User(), b.layout.DataDir); err != nil {
 		return err
 	}
-	if b.group, err = cgroup.Create(CgroupPath(r.Experiment, r.Run), cgroup.Limits(r.Limits)); err != nil {
+	// Every control is in place before the server starts: it never runs unlimited.
+	if b.group, err = cgroup.Create(CgroupPath(r.Experiment, r.Run), r.Resources.Basic()); err != nil {
 		return err
 	}
-	if b.limits, err = platform.AppliedLimits(b.group.Ref); err != nil {
+	b.device = hostcg.Device(b.layout.DataDir)
+	if b.applied, b.warns, err = hostcg.Apply(b.group.Ref, r.Resources, b.device,
+		map[string]string{"cpus_cpuset_memory": "cgroup files of " + b.group.Ref.Path}); err != nil {
 		return err
 	}
 	if err := b.start(); err != nil {
@@ -134,8 +144,8 @@ func unixSocket(d dbms.DBMS, l dbms.Layout) string {
 // fillData restores the seed, or initialises an empty data directory.
 func (b *box) fillData(ctx context.Context) error {
 	r := b.req
-	if r.Seed != "" {
-		method, err := storage.Restore(ctx, r.Seed, b.layout.DataDir)
+	if r.Seed != nil {
+		method, err := storage.Restore(ctx, r.Seed.Dir, b.layout.DataDir)
 		if err != nil {
 			return err
 		}
@@ -211,10 +221,15 @@ func (b *box) waitReady(ctx context.Context) error {
 	})
 }
 
-func (b *box) Endpoint() driver.Endpoint { return b.ep }
-func (b *box) Cgroup() cgroup.Ref        { return b.group.Ref }
-func (b *box) DataDir() string           { return b.layout.DataDir }
-func (b *box) Applied() platform.Limits  { return b.limits }
+func (b *box) Endpoint() driver.Endpoint    { return b.ep }
+func (b *box) DataDir() string              { return b.layout.DataDir }
+func (b *box) Applied() resource.Applied    { return b.applied }
+func (b *box) Warnings() []platform.Warning { return slices.Clone(b.warns) }
+
+// Observe: a host process in a group of its own, its data in a host directory.
+func (b *box) Observe() platform.Observation {
+	return hostcg.Observation(b.group.Ref, b.layout.DataDir, b.device)
+}
 
 func (b *box) Facts() map[string]string { return maps.Clone(b.facts) }
 

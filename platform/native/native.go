@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/storage"
 )
@@ -22,7 +24,16 @@ type Platform struct{}
 // New returns the native platform.
 func New() *Platform { return &Platform{} }
 
-func (*Platform) Name() string { return "native" }
+// Name is the platform's name in specs.
+const Name = "native"
+
+// Info: a host process has no container layer, no engine volumes and no OCI runtime.
+func (*Platform) Info() platform.Info {
+	return platform.Info{Name: Name, Storages: []string{storage.Bind, storage.Tmpfs, storage.Blockdev},
+		Networks: []string{"host", "unix"}, HostCgroup: true,
+		Load:     &platform.Choice{Storage: storage.Bind, Network: "host"},
+		Fallback: map[string]string{"overlay": storage.Bind, "volume": storage.Bind, "rootfs": storage.Bind}}
+}
 
 // Check: a host process has no container layer, no engine volumes and no OCI runtime.
 func (*Platform) Check(_ context.Context, c platform.Choice) error {
@@ -44,7 +55,18 @@ func (*Platform) Check(_ context.Context, c platform.Choice) error {
 	if c.Runtime != "" {
 		errs = append(errs, fmt.Errorf("native has no OCI runtime (runtime=%s)", c.Runtime))
 	}
+	if c.DBMS != nil {
+		if bin := c.DBMS.StartCommand(dbms.Layout{})[0]; !installed(bin) {
+			errs = append(errs, fmt.Errorf("%s is not installed on this host (%s missing): apt-get install %s",
+				c.DBMS.Name(), bin, strings.Join(c.DBMS.Packages(), " ")))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+func installed(bin string) bool {
+	_, err := exec.LookPath(bin)
+	return err == nil
 }
 
 // CgroupPath is the control group of one run: /boxbench/<experiment>/<run>.
@@ -90,15 +112,8 @@ func (*Platform) Cleanup(ctx context.Context, workRoot string, crashed func(stri
 		}
 		done = append(done, "cgroup "+ref.Path)
 	}
-	gone, err := storage.Leftovers(ctx, workRoot, func(path string) bool {
-		rel, _ := filepath.Rel(workRoot, path)
-		return !crashed(strings.SplitN(rel, string(filepath.Separator), 2)[0])
-	})
-	done = append(done, gone...)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	return done, errors.Join(errs...)
+	gone, err := platform.CleanupWorkRoot(ctx, workRoot, crashed)
+	return append(done, gone...), errors.Join(append(errs, err)...)
 }
 
 // killTree kills the processes of every run group under an experiment group.

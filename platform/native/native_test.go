@@ -3,6 +3,7 @@ package native
 import (
 	"context"
 	"fmt"
+	"github.com/boxbench/boxbench/resource"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -52,19 +53,19 @@ func TestProvision(t *testing.T) {
 				work := filepath.Join(testenv.WorkRoot(t), "boxbench-"+run)
 				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 				defer cancel()
-				lim := platform.Limits{CPUs: 1, MemoryBytes: 512 << 20}
+				lim := resource.Limits{CPUs: 1, MemoryBytes: 512 << 20, CPUWeight: 200}
 				b, err := New().Provision(ctx, platform.Request{Experiment: exp, Run: run, WorkDir: work,
-					DBMS: d, Choice: platform.Choice{Storage: st, Network: "host"}, Limits: lim,
+					DBMS: d, Choice: platform.Choice{Storage: st, Network: "host"}, Resources: lim,
 					StorageOpts: platform.StorageOptions{BlockdevSize: 512 << 20, TmpfsSize: 512 << 20}})
 				if err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { _ = b.Teardown(context.Background()) })
-				if got := b.Applied(); got.CPUs != 1 || got.MemoryBytes != 512<<20 {
-					t.Errorf("applied limits %+v, want cpus=1 memory=512MiB", got)
+				if got := b.Applied().Limits; got.CPUs != 1 || got.MemoryBytes != 512<<20 || got.CPUWeight != 200 {
+					t.Errorf("applied limits %+v, want cpus=1 memory=512MiB cpu_weight=200", got)
 				}
 				pid := b.(*box).pid()
-				pids, _ := cgroup.Pids(b.Cgroup())
+				pids, _ := cgroup.Pids(*b.Observe().Cgroup)
 				if !contains(pids, pid) {
 					t.Errorf("server pid %d not in its cgroup %v", pid, pids)
 				}
@@ -77,8 +78,8 @@ func TestProvision(t *testing.T) {
 				if err := syscall.Kill(pid, 0); err == nil {
 					t.Errorf("server pid %d still alive after teardown", pid)
 				}
-				if _, err := os.Stat(b.Cgroup().Dir("memory")); !os.IsNotExist(err) {
-					t.Errorf("cgroup %s left behind", b.Cgroup().Dir("memory"))
+				if _, err := os.Stat(b.Observe().Cgroup.Dir("memory")); !os.IsNotExist(err) {
+					t.Errorf("cgroup %s left behind", b.Observe().Cgroup.Dir("memory"))
 				}
 				if storage.IsMountPoint(filepath.Join(work, "data")) {
 					t.Errorf("storage still mounted")

@@ -1,0 +1,45 @@
+package builtin
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/boxbench/boxbench/internal/vocabtest"
+	"github.com/boxbench/boxbench/spec"
+)
+
+// TestExamples loads every file under examples/ against this build's vocabulary: a shipped
+// example must always be valid.
+func TestExamples(t *testing.T) {
+	files, err := filepath.Glob("../examples/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples found: %v", err)
+	}
+	v := Vocabulary(Platforms(nil))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := spec.Parse(data, f, v); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// TestVocabularyFixture keeps the vocabulary other packages' tests use truthful: every platform
+// it names is described here exactly so.
+func TestVocabularyFixture(t *testing.T) {
+	got := Vocabulary(Platforms(nil))
+	want := vocabtest.Vocabulary()
+	if !reflect.DeepEqual(got.DBMSs, want.DBMSs) || got.Baseline != want.Baseline {
+		t.Errorf("dbms %v baseline %q; fixture %v %q", got.DBMSs, got.Baseline, want.DBMSs, want.Baseline)
+	}
+	for name, w := range want.Platforms {
+		if g, ok := got.Platforms[name]; !ok || !reflect.DeepEqual(g, w) {
+			t.Errorf("platform %s: builtin %+v, fixture %+v", name, g, w)
+		}
+	}
+}

@@ -1,0 +1,19 @@
+// Package vocabtest holds the spec vocabulary of this build's built-in parts for tests of
+// packages that package builtin imports (and so cannot import it). builtin's tests check that
+// it matches builtin.Vocabulary.
+package vocabtest
+
+import "github.com/boxbench/boxbench/spec"
+
+// Vocabulary is the built-in vocabulary.
+func Vocabulary() spec.Vocabulary {
+	return spec.Vocabulary{
+		DBMSs:    []string{"mariadb", "postgresql", "redis"},
+		Baseline: "native",
+		Platforms: map[string]spec.PlatformWords{
+			"native": {Storages: []string{"bind", "tmpfs", "blockdev"}, Networks: []string{"host", "unix"}},
+			"docker": {Storages: []string{"overlay", "bind", "volume", "tmpfs", "blockdev"},
+				Networks: []string{"host", "bridge-published", "bridge-direct"}},
+		},
+	}
+}

@@ -1,0 +1,46 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/volume"
+
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/platform/platformtest"
+	"github.com/boxbench/boxbench/resource"
+)
+
+// TestConformance runs the platform suite on the Docker platform with Redis.
+func TestConformance(t *testing.T) {
+	e := newEnv(t, "redis")
+	d, _ := dbms.Get("redis")
+	platformtest.Run(t, platformtest.Config{
+		Platform: e.p, DBMS: d, WorkRoot: e.root, Experiment: fmt.Sprintf("pt-docker-%d", os.Getpid()),
+		Choices: []platform.Choice{{Storage: StorageBind, Network: NetworkHost}, {Storage: StorageOverlay, Network: NetworkDirect},
+			{Storage: StorageVolume, Network: NetworkPublished}},
+		Resources:   resource.Limits{CPUs: 1, Cpuset: "1", MemoryBytes: 512 << 20, CPUWeight: 200, WriteBps: 64 << 20},
+		StorageOpts: sizes,
+		Leftovers: func(ctx context.Context, exp string) []string {
+			left := platformtest.HostLeftovers(e.root, exp)
+			f := filters.NewArgs(filters.Arg("label", LabelExperiment+"="+exp))
+			cs, err := e.engine.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+			for _, c := range cs {
+				left = append(left, "container "+c.Names[0])
+			}
+			vs, err2 := e.engine.VolumeList(ctx, volume.ListOptions{Filters: f})
+			for _, v := range vs.Volumes {
+				left = append(left, "volume "+v.Name)
+			}
+			if err != nil || err2 != nil {
+				left = append(left, fmt.Sprintf("engine: %v %v", err, err2))
+			}
+			return left
+		},
+	})
+}

@@ -1,0 +1,76 @@
+// Package hostcg applies the resources that platforms with boxes on this host's cgroup tree
+// (native, docker, lxc) have in common, in the terms of the cgroup files: weights and I/O
+// limits on the data directory's device, and the read-back of every control from the kernel.
+// CPU bandwidth, cpuset and memory are each platform's own business (cgroup.Create, engine
+// options, LXC keys); the read-back here covers them too.
+package hostcg
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/resource"
+	"github.com/boxbench/boxbench/telemetry"
+)
+
+// Device returns "major:minor" of the block device holding the host directory dir ("" when it
+// has none, e.g. a tmpfs, or when dir is "").
+func Device(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	dev, err := telemetry.ResolveDevice(dir)
+	if err != nil {
+		return ""
+	}
+	return cgroup.DeviceOf(dev.Major, dev.Minor)
+}
+
+// Apply writes the weights and I/O limits of req into ref (on cgroup v1 also the rule that makes
+// block I/O counted), then reads every control back from the kernel. how records how each
+// control was applied by the caller (e.g. "memory": "lxc.cgroup.memory.limit_in_bytes"); Apply
+// adds its own. A control this host cannot enforce becomes a warning, not an error; the error
+// is for a group whose limits cannot be read at all.
+func Apply(ref cgroup.Ref, req resource.Limits, device string, how map[string]string) (resource.Applied, []platform.Warning, error) {
+	a := resource.Applied{From: fmt.Sprintf("cgroup v%d %s", ref.Version, ref.Path), How: maps.Clone(how)}
+	if a.How == nil {
+		a.How = map[string]string{}
+	}
+	var warns []platform.Warning
+	done, err := cgroup.ApplyShares(ref, req.Shares(), device)
+	for _, k := range slices.Sorted(maps.Keys(done)) {
+		v := done[k]
+		a.How[k] = v
+		if strings.HasPrefix(v, "not ") {
+			warns = append(warns, platform.Warning{Code: k + "_not_enforced", Message: k + " " + v})
+		}
+	}
+	if err != nil {
+		warns = append(warns, platform.Warning{Code: "shares_failed", Message: "applying weights or I/O limits failed: " + err.Error()})
+	}
+	back, err := cgroup.ReadLimits(ref)
+	if err != nil {
+		return a, warns, err
+	}
+	io, err := cgroup.ReadIOMax(ref, device)
+	if err != nil {
+		return a, warns, err
+	}
+	back.ReadBps, back.WriteBps, back.ReadIOPS, back.WriteIOPS = io.ReadBps, io.WriteBps, io.ReadIOPS, io.WriteIOPS
+	a.Limits = back
+	return a, warns, nil
+}
+
+// Observation is what the host sees of a box that is the group ref with its data in the host
+// directory dataDir.
+func Observation(ref cgroup.Ref, dataDir, device string) platform.Observation {
+	o := platform.Observation{Cgroup: &ref, DataDir: dataDir, Device: device}
+	if dataDir == "" {
+		o.Missing = append(o.Missing, "data device I/O: the data directory is not visible on the host")
+	}
+	return o
+}

@@ -1,0 +1,32 @@
+package native
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/platform/platformtest"
+	"github.com/boxbench/boxbench/resource"
+)
+
+// TestConformance runs the platform suite on the native platform with Redis.
+func TestConformance(t *testing.T) {
+	testenv.NeedRoot(t)
+	d, _ := dbms.Get("redis")
+	testenv.NeedCommands(t, d.StartCommand(dbms.Layout{})[0])
+	root := testenv.WorkRoot(t)
+	platformtest.Run(t, platformtest.Config{
+		Platform: New(), DBMS: d, WorkRoot: root, Experiment: fmt.Sprintf("pt-native-%d", os.Getpid()),
+		Choices: []platform.Choice{{Storage: "bind", Network: "host"}, {Storage: "tmpfs", Network: "unix"},
+			{Storage: "blockdev", Network: "host"}},
+		Resources:   resource.Limits{CPUs: 1, Cpuset: "0", MemoryBytes: 512 << 20, CPUWeight: 200, WriteBps: 64 << 20},
+		StorageOpts: platform.StorageOptions{BlockdevSize: 256 << 20, TmpfsSize: 256 << 20},
+		Leftovers: func(_ context.Context, exp string) []string {
+			return platformtest.HostLeftovers(root, exp)
+		},
+	})
+}

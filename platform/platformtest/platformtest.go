@@ -1,0 +1,239 @@
+// Package platformtest is the conformance suite every platform passes: provision → the endpoint
+// answers → Exec works → resources read back equal the request → stop, capture and restore keep
+// the data → teardown is idempotent and safe to call concurrently → Cleanup after a simulated
+// crash removes everything of that experiment and nothing of another.
+//
+// A platform's own test calls Run with a real platform on a real host (no fakes); the suite
+// needs root and the database's image or packages, like every integration test.
+package platformtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/resource"
+)
+
+// Config says what to run the suite on.
+type Config struct {
+	Platform platform.Platform
+	// DBMS runs in every box (Redis is the quickest to start).
+	DBMS dbms.DBMS
+	// Choices are provisioned once each in the "provision" step; the first one is used for the
+	// other steps.
+	Choices []platform.Choice
+	// Resources are requested for every box and must read back unchanged.
+	Resources   resource.Limits
+	StorageOpts platform.StorageOptions
+	// WorkRoot holds the boxes' work directories (a fresh directory of the test's).
+	WorkRoot string
+	// Leftovers lists what of experiment exp exists on the host: processes, cgroups,
+	// containers, networks, mounts, directories. Empty means nothing is left.
+	Leftovers func(ctx context.Context, exp string) []string
+	// Experiment is the prefix of the experiment ids the suite uses (unique per test process).
+	Experiment string
+}
+
+const marker = "platformtest.marker"
+
+// Run runs the suite.
+func Run(t *testing.T, cfg Config) {
+	if len(cfg.Choices) == 0 || cfg.DBMS == nil || cfg.Leftovers == nil {
+		t.Fatal("platformtest: Config needs Choices, DBMS and Leftovers")
+	}
+	s := &suite{cfg: cfg}
+	t.Run("provision", s.provision)
+	t.Run("snapshot", s.snapshot)
+	t.Run("teardown", s.teardown)
+	t.Run("crash-cleanup", s.crashCleanup)
+}
+
+// clean removes what the experiment's torn-down boxes share (its parent cgroup, its work
+// directory) as the runner does at the end of an experiment, and requires nothing be left.
+func (s *suite) clean(t *testing.T, exp string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.cfg.Platform.Cleanup(ctx, s.cfg.WorkRoot, func(e string) bool { return e == exp }); err != nil {
+		t.Errorf("cleanup of %s: %v", exp, err)
+	}
+	if left := s.cfg.Leftovers(ctx, exp); len(left) > 0 {
+		t.Errorf("left after teardown and cleanup of %s: %v", exp, left)
+	}
+}
+
+type suite struct {
+	cfg Config
+	seq int
+}
+
+func (s *suite) request(exp string, c platform.Choice) platform.Request {
+	s.seq++
+	run := fmt.Sprintf("pt%02d", s.seq)
+	return platform.Request{Experiment: exp, Run: run, WorkDir: filepath.Join(s.cfg.WorkRoot, exp, run),
+		DBMS: s.cfg.DBMS, Choice: c, Resources: s.cfg.Resources, StorageOpts: s.cfg.StorageOpts}
+}
+
+func (s *suite) exp(step string) string { return s.cfg.Experiment + "-" + step }
+
+// up provisions a box and registers its teardown.
+func (s *suite) up(ctx context.Context, t *testing.T, r platform.Request) platform.Box {
+	t.Helper()
+	b, err := s.cfg.Platform.Provision(ctx, r)
+	if err != nil {
+		t.Fatalf("provision %s/%s: %v", r.Storage, r.Network, err)
+	}
+	t.Cleanup(func() { _ = b.Teardown(context.Background()) })
+	return b
+}
+
+func ctxFor(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// provision: every choice answers, runs commands inside, and got exactly the resources asked.
+func (s *suite) provision(t *testing.T) {
+	ctx := ctxFor(t)
+	exp := s.exp("provision")
+	defer s.clean(t, exp)
+	info := s.cfg.Platform.Info()
+	for _, c := range s.cfg.Choices {
+		t.Run(c.Storage+"/"+c.Network, func(t *testing.T) {
+			b := s.up(ctx, t, s.request(exp, c))
+			if err := s.cfg.DBMS.Ready(ctx, b.Endpoint()); err != nil {
+				t.Errorf("endpoint %s does not answer: %v", b.Endpoint(), err)
+			}
+			if out, err := b.Exec(ctx, []string{"id", "-u"}); err != nil || strings.TrimSpace(string(out)) != "0" {
+				t.Errorf("exec id -u: %q %v (want root)", out, err)
+			}
+			_, err := b.Exec(ctx, []string{"sh", "-c", "echo oops >&2; exit 3"})
+			var ce *command.Error
+			if !errors.As(err, &ce) || !strings.Contains(ce.Output, "oops") {
+				t.Errorf("a failing exec must return a *command.Error with its output: %v", err)
+			}
+			a := b.Applied()
+			if d := resource.Differences(s.cfg.Resources, a.Limits); len(d) > 0 {
+				t.Errorf("resources read back from %s differ: %s (how: %v)", a.From, strings.Join(d, "; "), a.How)
+			}
+			if a.From == "" {
+				t.Error("Applied.From: where the limits were read back is not said")
+			}
+			o := b.Observe()
+			if info.HostCgroup && o.Cgroup == nil {
+				t.Error("Info says HostCgroup but Observe gives no cgroup")
+			}
+			if o.Cgroup == nil && o.PID == 0 && len(o.Missing) == 0 {
+				t.Error("Observe gives nothing to observe and does not say what is missing")
+			}
+			if o.DataDir != "" {
+				if _, err := os.Stat(o.DataDir); err != nil {
+					t.Errorf("Observe.DataDir %s: %v", o.DataDir, err)
+				}
+			}
+			for _, k := range []string{"storage", "network", "command", "config_hash"} {
+				if b.Facts()[k] == "" {
+					t.Errorf("fact %s missing", k)
+				}
+			}
+		})
+	}
+}
+
+// snapshot: data written in a box survives Stop, Capture and a restore into a new box.
+func (s *suite) snapshot(t *testing.T) {
+	ctx := ctxFor(t)
+	exp := s.exp("snapshot")
+	t.Cleanup(func() { s.clean(t, exp) })
+	c := s.cfg.Choices[0]
+	b := s.up(ctx, t, s.request(exp, c))
+	want := fmt.Sprintf("written in %s at %d", exp, time.Now().UnixNano())
+	if _, err := b.Exec(ctx, []string{"sh", "-c", `printf %s "$1" > "$2"`, "sh", want, b.DataDir() + "/" + marker}); err != nil {
+		t.Fatalf("write the marker: %v", err)
+	}
+	if err := b.Stop(ctx); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	dst := filepath.Join(s.cfg.WorkRoot, exp+"-captured")
+	t.Cleanup(func() { _ = os.RemoveAll(dst) })
+	if err := b.Capture(ctx, dst); err != nil {
+		t.Fatalf("capture: %v", err)
+	}
+	if got, err := os.ReadFile(filepath.Join(dst, marker)); err != nil || string(got) != want {
+		t.Fatalf("captured marker %q (%v), want %q", got, err, want)
+	}
+	if err := b.Teardown(ctx); err != nil {
+		t.Fatalf("teardown: %v", err)
+	}
+	r := s.request(exp, c)
+	r.Seed = &platform.Snapshot{Key: "platformtest", Dir: dst}
+	b2 := s.up(ctx, t, r)
+	if err := s.cfg.DBMS.Ready(ctx, b2.Endpoint()); err != nil {
+		t.Errorf("restored box does not answer: %v", err)
+	}
+	got, err := b2.Exec(ctx, []string{"cat", b2.DataDir() + "/" + marker})
+	if err != nil || string(got) != want {
+		t.Errorf("restored marker %q (%v), want %q", got, err, want)
+	}
+}
+
+// teardown: concurrent and repeated teardowns all succeed and leave nothing.
+func (s *suite) teardown(t *testing.T) {
+	ctx := ctxFor(t)
+	exp := s.exp("teardown")
+	b := s.up(ctx, t, s.request(exp, s.cfg.Choices[0]))
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = b.Teardown(ctx) }()
+	}
+	wg.Wait()
+	if err := errors.Join(append(errs, b.Teardown(ctx))...); err != nil {
+		t.Errorf("teardown: %v", err)
+	}
+	s.clean(t, exp)
+}
+
+// crashCleanup: boxes of a "crashed" experiment (never torn down) are removed by Cleanup, and
+// a live experiment's box beside it keeps running.
+func (s *suite) crashCleanup(t *testing.T) {
+	ctx := ctxFor(t)
+	crashed, live := s.exp("crashed"), s.exp("live")
+	c := s.cfg.Choices[0]
+	r := s.request(crashed, c)
+	if _, err := s.cfg.Platform.Provision(ctx, r); err != nil { // abandoned: no teardown, as after kill -9
+		t.Fatal(err)
+	}
+	other := s.up(ctx, t, s.request(live, c))
+	if left := s.cfg.Leftovers(ctx, crashed); len(left) == 0 {
+		t.Fatal("Leftovers sees nothing of a running box: the check cannot fail")
+	}
+	gone, err := s.cfg.Platform.Cleanup(ctx, s.cfg.WorkRoot, func(e string) bool { return e == crashed })
+	if err != nil {
+		t.Errorf("cleanup: %v", err)
+	}
+	if len(gone) == 0 {
+		t.Error("cleanup reports nothing removed")
+	}
+	if left := s.cfg.Leftovers(ctx, crashed); len(left) > 0 {
+		t.Errorf("left after cleanup: %v", left)
+	}
+	if err := s.cfg.DBMS.Ready(ctx, other.Endpoint()); err != nil {
+		t.Errorf("cleanup of %s hurt the live experiment %s: %v", crashed, live, err)
+	}
+	if err := other.Teardown(ctx); err != nil {
+		t.Error(err)
+	}
+	s.clean(t, live)
+}
