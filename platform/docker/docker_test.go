@@ -23,6 +23,7 @@ import (
 	"github.com/boxbench/boxbench/image"
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/rootfs"
 	"github.com/boxbench/boxbench/storage"
 )
 
@@ -236,7 +237,7 @@ func checkFacts(t *testing.T, b platform.Box, r platform.Request) {
 			t.Errorf("fact %s = %q, want %q", k, f[k], v)
 		}
 	}
-	if _, err := image.HostVersion(context.Background(), r.DBMS.ServerPackage()); err == nil && f["version_check"] == "" {
+	if _, err := rootfs.HostVersion(context.Background(), r.DBMS.ServerPackage()); err == nil && f["version_check"] == "" {
 		t.Errorf("native and image versions differ: %s", f["warning_version"])
 	}
 	for name, want := range r.DBMS.ConfigFiles(dbms.Settings{MemoryBytes: r.Limits.MemoryBytes}) {
