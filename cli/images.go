@@ -9,20 +9,22 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/image"
+	"github.com/boxbench/boxbench/rootfs"
 )
 
 func (a *app) imagesCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "images",
-		Short: "Build and list the database images, offline, from Debian packages",
+		Short: "Build and list the database root filesystems and images, offline, from Debian packages",
 	}
 	var only []string
 	build := &cobra.Command{
 		Use:   "build",
-		Short: "Build each database image (debootstrap + import); a no-op when the inputs are unchanged",
-		Long: "build makes one image per database from the same Debian packages and versions the host\n" +
-			"runs natively (debootstrap with the host's apt sources, then import into the engine). The\n" +
-			"tag is the hash of the inputs, so a rebuild with the same inputs does nothing.",
+		Short: "Build each database's root filesystem and image; a no-op when the inputs are unchanged",
+		Long: "build makes one root filesystem per database from the same Debian packages and versions the\n" +
+			"host runs natively (debootstrap with the host's apt sources), keeps it under " + rootfs.DefaultRoot + "\n" +
+			"for every platform, and imports it into the engine as an image. Both are named by the hash of\n" +
+			"the inputs, so a rebuild with the same inputs does nothing.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			names := only
@@ -50,16 +52,19 @@ func (a *app) imagesCmd() *cobra.Command {
 			store := image.NewStore(engine, a.log)
 			var errs []error
 			for _, d := range ds {
+				// The tree first, also when the engine has the image: other platforms use it.
+				tree, built, err := store.Rootfs.Get(cmd.Context(), d)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("%s: %w", d.Name(), err))
+					continue
+				}
+				fmt.Fprintf(a.stdout, "%-10s %s  %s %s  (%s)\n", d.Name(), tree.Dir, tree.ServerPackage, tree.ServerVersion, state(built))
 				im, built, err := store.Build(cmd.Context(), d)
 				if err != nil {
 					errs = append(errs, fmt.Errorf("%s: %w", d.Name(), err))
 					continue
 				}
-				state := "cached"
-				if built {
-					state = "built"
-				}
-				fmt.Fprintf(a.stdout, "%-10s %s  %s %s  (%s)\n", d.Name(), im.Ref, im.ServerPackage, im.ServerVersion, state)
+				fmt.Fprintf(a.stdout, "%-10s %s  %s %s  (%s)\n", d.Name(), im.Ref, im.ServerPackage, im.ServerVersion, state(built))
 				if err := image.CheckNative(cmd.Context(), im); err != nil {
 					fmt.Fprintf(a.stderr, "warning: %s: %v\n", d.Name(), err)
 				}
@@ -73,9 +78,20 @@ func (a *app) imagesCmd() *cobra.Command {
 	build.Flags().StringSliceVar(&only, "dbms", nil, "only these databases (default: all: "+strings.Join(dbms.Names(), ", ")+")")
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List boxbench's images with their database versions",
+		Short: "List boxbench's root filesystems and images with their database versions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			trees, err := rootfs.NewCache("", a.log).List()
+			if err != nil {
+				return &ExitError{Code: ExitFailure, Err: err}
+			}
+			for _, t := range trees {
+				size := "?"
+				if n, err := t.Size(); err == nil {
+					size = fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
+				}
+				fmt.Fprintf(a.stdout, "%-10s %s  %s %s  %s\n", t.DBMS, t.Dir, t.ServerPackage, t.ServerVersion, size)
+			}
 			engine, err := image.Connect()
 			if err != nil {
 				return &ExitError{Code: ExitFailure, Err: err}
@@ -93,4 +109,11 @@ func (a *app) imagesCmd() *cobra.Command {
 	}
 	cmd.AddCommand(build, list)
 	return cmd
+}
+
+func state(built bool) string {
+	if built {
+		return "built"
+	}
+	return "cached"
 }

@@ -1,11 +1,11 @@
 // Package image provides the container images boxbench runs databases in.
 //
-// Images are built offline from Debian packages: debootstrap a minimal root filesystem with the
-// database's packages from the mirror the host's apt uses, then import it into the engine. An
-// image is content-addressed: its tag is derived from the hash of everything that decides its
-// content (dbms, package list, suite, mirror, architecture, recipe version), so building again
-// with the same inputs finds the image and does nothing. The versions of the installed packages
-// are stored in the image's labels, so the native platform's version can be checked against it.
+// A built image is a root filesystem from the rootfs cache (Debian packages at the host's
+// versions) imported into a container engine. It is content-addressed like the tree: its tag and
+// labels carry the hash of the tree's recipe, so importing again with the same inputs finds the
+// image and does nothing, and an image already in the engine is used without its tree. The
+// versions of the installed packages are stored in the image's labels, so the native platform's
+// version can be checked against it.
 //
 // A user may name an image instead (e.g. "postgres:16" where a registry is reachable); its
 // digest is recorded and a warning says that native and container versions are not the same
@@ -14,48 +14,32 @@ package image
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
-	"sort"
 	"strconv"
 
 	"github.com/docker/docker/client"
 
-	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/rootfs"
 )
-
-// RecipeVersion changes whenever the way an image is built changes; it is part of the hash, so
-// old images are not mistaken for new ones.
-const RecipeVersion = 2
-
-// DefaultSuite is the Debian release images are built from, the one the native host runs.
-const DefaultSuite = "bookworm"
-
-// ExtraPackages go into every image besides the database's own packages: fio measures the
-// storage from inside the box the same way it does natively; stress-ng is the CPU and memory
-// hog of noisy neighbours.
-var ExtraPackages = []string{"fio", "stress-ng"}
 
 // Repository is the name every built image is tagged under: boxbench/<dbms>:<hash prefix>.
 const Repository = "boxbench"
 
-// Labels on built images. Every container, volume and network boxbench creates also carries
-// LabelBoxbench; the platform adds the experiment and run.
+// Labels on built images: a tree's labels (rootfs.Tree.Labels), unchanged since images were
+// built here. Every container, volume and network boxbench creates also carries LabelBoxbench;
+// the platform adds the experiment and run.
 const (
-	LabelBoxbench      = "boxbench"        // "1"
-	LabelDBMS          = "boxbench.dbms"   // dbms name
-	LabelInputs        = "boxbench.inputs" // sha256 of the Recipe (hex)
-	LabelRecipe        = "boxbench.recipe" // Recipe as JSON
-	LabelServerPackage = "boxbench.server.package"
-	LabelServerVersion = "boxbench.server.version"
-	LabelPackages      = "boxbench.packages" // "name=version …" of every installed package
-	LabelUser          = "boxbench.user"     // the account the server runs as
-	LabelUID           = "boxbench.uid"      // its numeric uid inside the image
-	LabelGID           = "boxbench.gid"      // its numeric primary gid inside the image
+	LabelBoxbench      = rootfs.LabelBoxbench
+	LabelDBMS          = rootfs.LabelDBMS
+	LabelInputs        = rootfs.LabelInputs
+	LabelRecipe        = rootfs.LabelRecipe
+	LabelServerPackage = rootfs.LabelServerPackage
+	LabelServerVersion = rootfs.LabelServerVersion
+	LabelPackages      = rootfs.LabelPackages
+	LabelUser          = rootfs.LabelUser
+	LabelUID           = rootfs.LabelUID
+	LabelGID           = rootfs.LabelGID
 )
 
 // Image is an image a box can run.
@@ -88,75 +72,9 @@ func (im Image) Facts() map[string]string {
 	return f
 }
 
-// Recipe is everything that decides a built image's content.
-type Recipe struct {
-	DBMS     string   `json:"dbms"`
-	Packages []string `json:"packages"` // sorted, extras included
-	Suite    string   `json:"suite"`
-	// Sources are the apt sources the image installs from: the suite's mirror first (debootstrap
-	// uses it), then its companion suites (updates, security), as the host's apt has them.
-	Sources []Source `json:"sources"`
-	// Pins are the host's installed versions of Packages: the image installs exactly these, so
-	// native and container run the same build. A host upgrade changes the inputs.
-	Pins    map[string]string `json:"pins,omitempty"`
-	Arch    string            `json:"arch"`
-	Version int               `json:"recipe_version"`
-}
-
-// NewRecipe describes the image of d built from sources (sources[0] is suite's mirror) with
-// pinned package versions, for this host's architecture.
-func NewRecipe(d dbms.DBMS, suite string, sources []Source, pins map[string]string) Recipe {
-	pkgs := append(append([]string{}, d.Packages()...), ExtraPackages...)
-	sort.Strings(pkgs)
-	pkgs = dedup(pkgs)
-	return Recipe{DBMS: d.Name(), Packages: pkgs, Suite: suite, Sources: sources, Pins: pins,
-		Arch: debianArch(runtime.GOARCH), Version: RecipeVersion}
-}
-
-// Mirror is the suite's mirror, where debootstrap fetches the base system.
-func (r Recipe) Mirror() string {
-	if len(r.Sources) == 0 {
-		return ""
-	}
-	return r.Sources[0].URI
-}
-
-func dedup(s []string) []string {
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-func debianArch(goarch string) string {
-	switch goarch {
-	case "386":
-		return "i386"
-	case "arm":
-		return "armhf"
-	case "ppc64le":
-		return "ppc64el"
-	}
-	return goarch // amd64, arm64, s390x, riscv64 are spelled the same
-}
-
-// JSON is the canonical encoding the hash is taken over (encoding/json sorts map keys).
-func (r Recipe) JSON() string {
-	b, _ := json.Marshal(r) // strings, ints, slices and maps of strings always encode
-	return string(b)
-}
-
-// Hash is the hex sha256 of the recipe.
-func (r Recipe) Hash() string {
-	s := sha256.Sum256([]byte(r.JSON()))
-	return hex.EncodeToString(s[:])
-}
-
-// Tag is the image reference a recipe is built under: boxbench/<dbms>:<first 16 hex digits>.
-func (r Recipe) Tag() string { return Repository + "/" + r.DBMS + ":" + r.Hash()[:16] }
+// Tag is the image reference a recipe is imported under: boxbench/<dbms>:<first 16 hex digits
+// of its hash>, the name its tree has in the rootfs cache.
+func Tag(r rootfs.Recipe) string { return Repository + "/" + r.DBMS + ":" + r.Hash()[:16] }
 
 // Connect opens the engine named by the environment (DOCKER_HOST, DOCKER_API_VERSION, …; a
 // podman socket works the same way) and negotiates the API version with it.
@@ -178,7 +96,7 @@ var ErrVersionMismatch = errors.New("native and image server versions differ")
 func fromLabels(ref, id string, labels map[string]string) (Image, error) {
 	im := Image{Ref: ref, ID: id, DBMS: labels[LabelDBMS], Inputs: labels[LabelInputs],
 		ServerPackage: labels[LabelServerPackage], ServerVersion: labels[LabelServerVersion],
-		PackageVersions: parseVersions(labels[LabelPackages]), User: labels[LabelUser]}
+		PackageVersions: rootfs.ParseVersions(labels[LabelPackages]), User: labels[LabelUser]}
 	var err1, err2 error
 	im.UID, err1 = strconv.Atoi(labels[LabelUID])
 	im.GID, err2 = strconv.Atoi(labels[LabelGID])
@@ -192,7 +110,7 @@ func fromLabels(ref, id string, labels map[string]string) (Image, error) {
 // when they are the same version; an error wrapping ErrVersionMismatch when they differ, the
 // package is missing on either side, or the image was named by the user.
 func CheckNative(ctx context.Context, im Image) error {
-	host, err := HostVersion(ctx, im.ServerPackage)
+	host, err := rootfs.HostVersion(ctx, im.ServerPackage)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrVersionMismatch, err)
 	}

@@ -3,138 +3,29 @@ package image
 import (
 	"context"
 	"errors"
-	"io"
-	"os"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/rootfs"
 )
 
-// The fixtures were captured from a bookworm host and a debootstrapped root filesystem; mirror
-// host names are replaced by example.invalid, and one removed-but-not-purged package was added
-// to dpkg-status.
-
-func TestParseSources(t *testing.T) {
-	const m, sec = "http://mirror.example.invalid/debian", "http://mirror.example.invalid/debian-security"
-	for _, tc := range []struct {
-		file  string
-		parse func(io.Reader) ([]Source, error)
-		suite string
-		want  []Source
-	}{
-		{"testdata/debian.sources", parseDeb822, "bookworm", []Source{
-			{m, "bookworm", []string{"main"}}, {sec, "bookworm-security", []string{"main"}},
-			{m, "bookworm-updates", []string{"main"}}}},
-		{"testdata/debian.sources", parseDeb822, "trixie", nil},
-		{"testdata/sources.list", parseOneLine, "bookworm", []Source{
-			{m, "bookworm", []string{"main", "contrib"}}, {sec, "bookworm-security", []string{"main"}}}},
-		{"testdata/sources.list", parseOneLine, "sid", nil},
-	} {
-		f, err := os.Open(tc.file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all, err := tc.parse(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := forSuite(all, tc.suite); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s %s:\n got %v\nwant %v", tc.file, tc.suite, got, tc.want)
-		}
-	}
-}
-
-func TestParseStatus(t *testing.T) {
-	f, err := os.Open("testdata/dpkg-status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	v, err := parseStatus(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{"postgresql-15": "15.18-0+deb12u1", "fio": "3.33-3",
-		"libc6": "2.36-9+deb12u14", "base-files": "12.4+deb12u15"}
-	for k, w := range want {
-		if v[k] != w {
-			t.Errorf("%s = %q, want %q", k, v[k], w)
-		}
-	}
-	if _, ok := v["removed-example"]; ok || len(v) != len(want) {
-		t.Errorf("got %v: a removed package counted, or a package missing", v)
-	}
-	if got := parseVersions(formatVersions(v)); len(got) != len(v) || got["postgresql-15"] != v["postgresql-15"] {
-		t.Errorf("versions label round trip: %v", got)
-	}
-}
-
-func TestParsePasswd(t *testing.T) {
-	f, err := os.Open("testdata/passwd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	uid, gid, err := parsePasswd(f, "postgres")
-	if err != nil || uid != 100 || gid != 103 {
-		t.Errorf("postgres: %d:%d %v, want 100:103", uid, gid, err)
-	}
-	if _, err := f.Seek(0, 0); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := parsePasswd(f, "nobody-here"); err == nil {
-		t.Error("missing user: no error")
-	}
-}
-
-func TestRecipe(t *testing.T) {
+// TestTag: images keep the tag scheme they had before trees were cached, so existing images
+// still match: boxbench/<dbms>:<first 16 hex digits of the recipe hash>.
+func TestTag(t *testing.T) {
 	pg, _ := dbms.Get("postgresql")
-	src := []Source{{URI: "http://mirror.example.invalid/debian", Suite: "bookworm"}}
-	pins := map[string]string{"postgresql-15": "15.18-0+deb12u1"}
-	a := NewRecipe(pg, "bookworm", src, pins)
-	b := NewRecipe(pg, "bookworm", src, map[string]string{"postgresql-15": "15.18-0+deb12u1"})
-	if a.Hash() != b.Hash() || len(a.Hash()) != 64 {
-		t.Fatalf("hash not stable: %s %s", a.Hash(), b.Hash())
-	}
-	if !strings.HasPrefix(a.Tag(), "boxbench/postgresql:") || len(a.Tag()) != len("boxbench/postgresql:")+16 {
-		t.Errorf("tag %q", a.Tag())
-	}
-	if !contains(a.Packages, "fio") || !contains(a.Packages, "postgresql-15") || a.Mirror() != src[0].URI {
-		t.Errorf("recipe %+v", a)
-	}
-	other := []Source{{URI: "http://other.example.invalid/debian", Suite: "bookworm"}}
-	for name, r := range map[string]Recipe{
-		"mirror":  NewRecipe(pg, "bookworm", other, pins),
-		"suite":   NewRecipe(pg, "trixie", src, pins),
-		"pins":    NewRecipe(pg, "bookworm", src, map[string]string{"postgresql-15": "15.19-0+deb12u1"}),
-		"sources": NewRecipe(pg, "bookworm", append(src, Source{URI: src[0].URI, Suite: "bookworm-updates"}), pins),
-		"version": func() Recipe { r := a; r.Version++; return r }(),
-		"dbms":    func() Recipe { r, _ := dbms.Get("redis"); return NewRecipe(r, "bookworm", src, pins) }(),
-	} {
-		if r.Hash() == a.Hash() {
-			t.Errorf("changing the %s does not change the hash", name)
-		}
-	}
-}
-
-func TestSourcesFile(t *testing.T) {
-	all, err := parseDeb822(strings.NewReader(sourcesFile([]Source{
-		{URI: "http://mirror.example.invalid/debian", Suite: "bookworm", Components: []string{"main"}},
-		{URI: "http://mirror.example.invalid/debian-security", Suite: "bookworm-security"}})))
-	if err != nil || len(all) != 2 || all[1].Suite != "bookworm-security" || all[1].Components[0] != "main" {
-		t.Errorf("sources file does not parse back: %v %v", all, err)
+	r := rootfs.NewRecipe(pg, "bookworm", []rootfs.Source{{URI: "http://mirror.example.invalid/debian", Suite: "bookworm"}}, nil)
+	if tag := Tag(r); tag != "boxbench/postgresql:"+r.Hash()[:16] {
+		t.Errorf("tag %q", tag)
 	}
 }
 
 func TestCheckNativeMismatch(t *testing.T) {
-	if _, err := HostVersion(context.Background(), "dpkg"); err != nil {
+	if _, err := rootfs.HostVersion(context.Background(), "dpkg"); err != nil {
 		testenv.Skip(t, "not a Debian host: "+err.Error())
 	}
-	host, _ := HostVersion(context.Background(), "dpkg")
+	host, _ := rootfs.HostVersion(context.Background(), "dpkg")
 	im := Image{Ref: "x", DBMS: "x", ServerPackage: "dpkg", ServerVersion: host}
 	if err := CheckNative(context.Background(), im); err != nil {
 		t.Errorf("same version: %v", err)

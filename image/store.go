@@ -21,55 +21,31 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/image/tarball"
+	"github.com/boxbench/boxbench/rootfs"
 )
 
-// Store builds, finds and inspects database images in one engine.
+// Store imports, finds and inspects database images in one engine. The root filesystems it
+// imports come from Rootfs, which also decides the recipe (and so the tag) of each image.
 //
-// A Store is safe for concurrent use; two builds of the same recipe at once both build and the
-// second import retags the same content.
+// A Store is safe for concurrent use; two imports of the same tree at once both import and the
+// second retags the same content.
 type Store struct {
 	Engine client.APIClient
 	Log    *slog.Logger
-	Suite  string // Debian suite; DefaultSuite when ""
-	// Sources replace the host's apt sources (Sources[0] is the suite's mirror) when set.
-	Sources []Source
-	// TempDir is where the boxbench-named debootstrap work directory is made (os.TempDir when "").
-	TempDir string
+	Rootfs *rootfs.Cache
 }
 
-// NewStore returns a store over engine with the defaults.
+// NewStore returns a store over engine with a rootfs cache at rootfs.DefaultRoot.
 func NewStore(engine client.APIClient, log *slog.Logger) *Store {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Store{Engine: engine, Log: log}
+	return &Store{Engine: engine, Log: log, Rootfs: rootfs.NewCache("", log)}
 }
 
-// Recipe returns the recipe d's image is built from on this host: the host's apt sources for
-// the suite, and the host's installed versions of d's packages as pins.
-func (s *Store) Recipe(ctx context.Context, d dbms.DBMS) (Recipe, error) {
-	suite := s.Suite
-	if suite == "" {
-		suite = DefaultSuite
-	}
-	sources := s.Sources
-	if len(sources) == 0 {
-		var err error
-		if sources, err = HostSources(suite); err != nil {
-			return Recipe{}, err
-		}
-	}
-	r := NewRecipe(d, suite, sources, nil)
-	pins := map[string]string{}
-	for _, p := range r.Packages {
-		if v, err := HostVersion(ctx, p); err == nil {
-			pins[p] = v
-		}
-	}
-	if len(pins) > 0 {
-		r.Pins = pins
-	}
-	return r, nil
+// Recipe returns the recipe d's image is imported from on this host (see rootfs.Cache.Recipe).
+func (s *Store) Recipe(ctx context.Context, d dbms.DBMS) (rootfs.Recipe, error) {
+	return s.Rootfs.Recipe(ctx, d)
 }
 
 // Resolve finds d's built image in the engine the environment names (DOCKER_HOST); see
@@ -93,7 +69,7 @@ func (s *Store) Resolve(ctx context.Context, d dbms.DBMS) (Image, error) {
 	return s.find(ctx, r)
 }
 
-func (s *Store) find(ctx context.Context, r Recipe) (Image, error) {
+func (s *Store) find(ctx context.Context, r rootfs.Recipe) (Image, error) {
 	hash := r.Hash()
 	list, err := s.Engine.ImageList(ctx, image.ListOptions{Filters: filters.NewArgs(
 		filters.Arg("label", LabelInputs+"="+hash), filters.Arg("label", LabelDBMS+"="+r.DBMS))})
@@ -102,7 +78,7 @@ func (s *Store) find(ctx context.Context, r Recipe) (Image, error) {
 	}
 	if len(list) > 0 { // equal inputs, equal content: any of them will do
 		sum := list[0]
-		ref := r.Tag()
+		ref := Tag(r)
 		if !contains(sum.RepoTags, ref) {
 			if len(sum.RepoTags) == 0 {
 				ref = sum.ID
@@ -113,7 +89,7 @@ func (s *Store) find(ctx context.Context, r Recipe) (Image, error) {
 		return fromLabels(ref, sum.ID, sum.Labels)
 	}
 	return Image{}, fmt.Errorf("%w: no %s image with inputs %s (tag %s): run `boxbench images build --dbms %s`",
-		ErrNotBuilt, r.DBMS, hash[:16], r.Tag(), r.DBMS)
+		ErrNotBuilt, r.DBMS, hash[:16], Tag(r), r.DBMS)
 }
 
 func contains(xs []string, x string) bool {
@@ -171,14 +147,14 @@ func (s *Store) Named(ctx context.Context, ref string, d dbms.DBMS) (Image, erro
 	if err != nil {
 		return Image{}, err
 	}
-	if im.UID, im.GID, err = parsePasswd(bytes.NewReader(files["/etc/passwd"]), d.User()); err != nil {
+	if im.UID, im.GID, err = rootfs.ParsePasswd(bytes.NewReader(files["/etc/passwd"]), d.User()); err != nil {
 		return Image{}, fmt.Errorf("image %s: %w", ref, err)
 	}
-	im.PackageVersions, _ = parseStatus(bytes.NewReader(files["/var/lib/dpkg/status"]))
+	im.PackageVersions, _ = rootfs.ParseStatus(bytes.NewReader(files["/var/lib/dpkg/status"]))
 	im.ServerVersion = im.PackageVersions[d.ServerPackage()]
 	w := fmt.Sprintf("image %s (digest %q) was named by the user, not built from the host's packages: "+
 		"native and container may run different builds", ref, im.Digest)
-	host, herr := HostVersion(ctx, d.ServerPackage())
+	host, herr := rootfs.HostVersion(ctx, d.ServerPackage())
 	switch {
 	case im.ServerVersion == "":
 		w += fmt.Sprintf("; the image has no Debian package %s, so its version is unknown", d.ServerPackage())

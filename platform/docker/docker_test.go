@@ -24,6 +24,7 @@ import (
 	"github.com/boxbench/boxbench/image"
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/rootfs"
 	"github.com/boxbench/boxbench/storage"
 )
 
@@ -238,7 +239,7 @@ func checkFacts(t *testing.T, b platform.Box, r platform.Request) {
 			t.Errorf("fact %s = %q, want %q", k, f[k], v)
 		}
 	}
-	if _, err := image.HostVersion(context.Background(), r.DBMS.ServerPackage()); err == nil && f["version_check"] == "" {
+	if _, err := rootfs.HostVersion(context.Background(), r.DBMS.ServerPackage()); err == nil && f["version_check"] == "" {
 		t.Errorf("native and image versions differ: %v", b.Warnings())
 	}
 	for name, want := range r.DBMS.ConfigFiles(dbms.Settings{MemoryBytes: r.Resources.MemoryBytes}) {

@@ -10,9 +10,9 @@ import (
 	"github.com/docker/docker/api/types/filters"
 
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/image"
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/rootfs"
 )
 
 // TestCheck needs the engine for the runtimes it has registered.
@@ -47,7 +47,7 @@ func TestDiagnose(t *testing.T) {
 	want := []string{"engine", "runtime runc"}
 	for _, n := range dbms.Names() {
 		d, _ := dbms.Get(n)
-		if _, err := image.HostVersion(context.Background(), d.ServerPackage()); err == nil {
+		if _, err := rootfs.HostVersion(context.Background(), d.ServerPackage()); err == nil {
 			want = append(want, "image "+n) // installed natively: the image must match it
 		}
 	}

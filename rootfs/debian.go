@@ -1,4 +1,4 @@
-package image
+package rootfs
 
 import (
 	"bufio"
@@ -31,7 +31,7 @@ type Source struct {
 // HostSources returns the host's apt sources for suite and its companion suites
 // (<suite>-updates, <suite>-security, …), the main suite first. They are read at run time,
 // never written into boxbench: users behind a firewall point apt at their own mirror, and the
-// images must come from the same place as the host's packages.
+// trees must come from the same place as the host's packages.
 func HostSources(suite string) ([]Source, error) {
 	var errs []error
 	for _, src := range []struct {
@@ -156,8 +156,8 @@ func hasWord(list, w string) bool {
 	return false
 }
 
-// parseStatus reads a dpkg status file and returns the versions of the installed packages.
-func parseStatus(r io.Reader) (map[string]string, error) {
+// ParseStatus reads a dpkg status file and returns the versions of the installed packages.
+func ParseStatus(r io.Reader) (map[string]string, error) {
 	out := map[string]string{}
 	var pkg, ver, status string
 	flush := func() {
@@ -191,8 +191,8 @@ func parseStatus(r io.Reader) (map[string]string, error) {
 	return out, s.Err()
 }
 
-// parsePasswd finds name in an /etc/passwd file.
-func parsePasswd(r io.Reader, name string) (uid, gid int, err error) {
+// ParsePasswd returns the uid and primary gid of name in an /etc/passwd file.
+func ParsePasswd(r io.Reader, name string) (uid, gid int, err error) {
 	s := bufio.NewScanner(r)
 	for s.Scan() {
 		f := strings.Split(s.Text(), ":")
@@ -209,12 +209,12 @@ func parsePasswd(r io.Reader, name string) (uid, gid int, err error) {
 	if err := s.Err(); err != nil {
 		return 0, 0, err
 	}
-	return 0, 0, fmt.Errorf("user %s not in the image's /etc/passwd", name)
+	return 0, 0, fmt.Errorf("user %s not in /etc/passwd", name)
 }
 
-// formatVersions renders package versions as one label value: "name=version" pairs, sorted,
+// FormatVersions renders package versions as one label value: "name=version" pairs, sorted,
 // separated by spaces (neither names nor Debian versions contain spaces).
-func formatVersions(v map[string]string) string {
+func FormatVersions(v map[string]string) string {
 	names := make([]string, 0, len(v))
 	for n := range v {
 		names = append(names, n)
@@ -230,7 +230,8 @@ func formatVersions(v map[string]string) string {
 	return b.String()
 }
 
-func parseVersions(s string) map[string]string {
+// ParseVersions reads what FormatVersions wrote.
+func ParseVersions(s string) map[string]string {
 	out := map[string]string{}
 	for _, f := range strings.Fields(s) {
 		if n, v, ok := strings.Cut(f, "="); ok {
