@@ -46,7 +46,9 @@ func TestHostileSpecs(t *testing.T) {
 		{"traversal in matrix.neighbour", r("[none, n1]", "[none, n1, ../../x]"), []string{`matrix.neighbour: "../../x" is not a valid neighbour name`}},
 		{"dot-dot as a neighbour", r("  n1:", "  ..:"), []string{`neighbours: ".." is not a valid neighbour name`}},
 		{"dot as a workload", r("  w1:", "  .:"), []string{`workloads: "." is not a valid workload name`}},
-		{"slash in a runtime", func(s string) string { return strings.Replace(s, "matrix:\n", "matrix:\n  runtime: [runc, /usr/bin/x]\n", 1) }, []string{`matrix.runtime: "/usr/bin/x" is not a valid runtime name`}},
+		{"slash in a runtime", func(s string) string {
+			return strings.Replace(s, "matrix:\n", "matrix:\n  runtime: [runc, /usr/bin/x]\n", 1)
+		}, []string{`matrix.runtime: "/usr/bin/x" is not a valid runtime name`}},
 		{"traversal in the experiment name", r("name: hostile", "name: ../../root"), []string{`name: "../../root" is not a valid name`}},
 		{"traversal in a baseline value", func(s string) string { return s + "baseline: {neighbour: ../x}\n" }, []string{`baseline: neighbour="../x" is not a valid value`}},
 		{"traversal in an exclude value", func(s string) string {
