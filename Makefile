@@ -5,7 +5,7 @@ COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X github.com/boxbench/boxbench/version.Version=$(VERSION) -X github.com/boxbench/boxbench/version.Commit=$(COMMIT)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build setup images test test-short lint bench quickstart clean
+.PHONY: build setup images test test-short lint bench quickstart clean fuzz
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/boxbench ./cmd/boxbench
@@ -24,6 +24,14 @@ test: build images
 
 test-short:
 	$(GO) test -short ./...
+
+# Each fuzz target for a bounded time (FUZZTIME each). Their seed corpora in testdata/fuzz also
+# run as ordinary tests in `make test` and `make test-short`.
+FUZZTIME ?= 20s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./spec
+	$(GO) test -run '^$$' -fuzz '^FuzzExtract$$' -fuzztime $(FUZZTIME) ./image/tarball
+	$(GO) test -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME) ./results
 
 lint:
 	$(GO) vet ./...

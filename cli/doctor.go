@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -16,6 +17,7 @@ import (
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/hostenv"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/runner"
 	"github.com/boxbench/boxbench/telemetry"
 )
@@ -49,12 +51,12 @@ func (a *app) doctorCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&cleanup, "cleanup", false, "remove leftovers of crashed experiments (and only those)")
+	cmd.Flags().BoolVar(&cleanup, "cleanup", false, "remove leftovers of crashed experiments (and only those: experiments whose lock under --work-root no process holds)")
 	return cmd
 }
 
 func (a *app) cleanup(ctx context.Context, ps map[string]platform.Platform) error {
-	crashed := runner.Crashed(a.workRoot)
+	crashed := crashedHere(a.workRoot)
 	var failed []string
 	n := 0
 	names := make([]string, 0, len(ps))
@@ -77,6 +79,23 @@ func (a *app) cleanup(ctx context.Context, ps map[string]platform.Platform) erro
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("cleanup incomplete:\n  %s", strings.Join(failed, "\n  "))}
 	}
 	return nil
+}
+
+// crashedHere decides which experiments cleanup may touch: only one whose id is valid, whose
+// lock file exists under this very work root, and whose lock can be taken (no live boxbench
+// holds it). An experiment that never locked here — one running under another --work-root,
+// whose containers carry the same labels — is left alone.
+func crashedHere(workRoot string) func(id string) bool {
+	crashed := runner.Crashed(workRoot)
+	return func(id string) bool {
+		if results.ValidExperimentID(id) != nil {
+			return false
+		}
+		if fi, err := os.Lstat(filepath.Join(workRoot, "locks", id+".lock")); err != nil || !fi.Mode().IsRegular() {
+			return false
+		}
+		return crashed(id)
+	}
 }
 
 func diagnose(ctx context.Context, ps map[string]platform.Platform, workRoot string) []platform.Finding {

@@ -136,9 +136,17 @@ func firstLine(s string) string {
 
 // loadSpec reads and validates a spec file against the vocabulary of the platforms ps.
 func loadSpec(path string, ps map[string]platform.Platform) (*spec.Experiment, []byte, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, &ExitError{Code: ExitUsage, Err: err}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, spec.MaxSpecBytes+1))
+	if err != nil {
+		return nil, nil, &ExitError{Code: ExitUsage, Err: err}
+	}
+	if len(data) > spec.MaxSpecBytes {
+		return nil, nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s is larger than %d bytes (valid: a spec of at most 1 MiB)", path, spec.MaxSpecBytes)}
 	}
 	e, err := spec.Parse(data, path, builtin.Vocabulary(ps))
 	if err != nil {

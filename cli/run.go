@@ -115,6 +115,16 @@ func (a *app) runCmd() *cobra.Command {
 			if out == "" {
 				out = filepath.Join("out", e.Name)
 			}
+			// Everything that can refuse the spec runs before the runner opens --out: a spec
+			// that fails validation must never claim the directory (the plan's problems do not
+			// depend on the seed; the runner expands it again with the real one).
+			p, problems := plan.Expand(cmd.Context(), e, 0, builtin.Checker(ps, false))
+			if len(problems) > 0 {
+				return &spec.Error{File: args[0], Problems: problems}
+			}
+			if err := a.buildWorkloads(e, p); err != nil {
+				return err
+			}
 			var progress runner.Progress = &logProgress{log: a.log}
 			if isTerminal(a.stderr) && !a.quiet {
 				progress = newBarProgress(a.stderr)

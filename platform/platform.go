@@ -23,6 +23,7 @@ import (
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/resource"
+	"github.com/boxbench/boxbench/storage"
 )
 
 // Info describes a platform.
@@ -88,8 +89,20 @@ type Request struct {
 type StorageOptions struct {
 	BlockdevFS     string // "ext4" (default) or "xfs"
 	BlockdevSize   int64  // bytes of the loop file; 0 = default
-	BlockdevDevice string // a device the user names instead of a loop file (it is reformatted)
+	BlockdevDevice string // a device the user names instead of a loop file (checked, then reformatted)
+	BlockdevWipe   bool   // the user agreed to lose a signature found on BlockdevDevice
 	TmpfsSize      int64  // bytes; 0 = default
+	// Protect are host paths whose devices must never be formatted (the work root, the results).
+	Protect []string
+}
+
+// Host returns the options of host-side storage of kind (storage.Prepare).
+func (o StorageOptions) Host(kind string) storage.Options {
+	size := o.BlockdevSize
+	if kind == storage.Tmpfs {
+		size = o.TmpfsSize
+	}
+	return storage.Options{FS: o.BlockdevFS, Size: size, Device: o.BlockdevDevice, Wipe: o.BlockdevWipe, Protect: o.Protect}
 }
 
 // Box is one provisioned database server.

@@ -202,7 +202,7 @@ func writeFixture(t testing.TB, dir, name, specText string, cells []fixCell) {
 	}
 	defer st.Close()
 	env, _ := json.Marshal(fixEnv)
-	if err := st.SetMeta(map[string]string{"experiment_id": "20250314-090000-" + name, "name": name, "spec": specText,
+	if err := st.SetMeta(map[string]string{"experiment_id": name + "-20250314", "name": name, "spec": specText,
 		"seed": "1789", "created_at": fixStart.Format(time.RFC3339), "boxbench_version": "0.3.0 85b219c",
 		"env": string(env)}); err != nil {
 		t.Fatal(err)

@@ -60,12 +60,16 @@ type Store struct {
 	path string
 }
 
-// Open opens (creating if needed) DIR/results.db.
+// Open opens (creating if needed) DIR/results.db. An existing file that is not a results file
+// of this schema version is refused (ErrForeign) before anything in it changes.
 func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	path := filepath.Join(dir, FileName)
+	if err := checkExisting(path); err != nil {
+		return nil, err
+	}
 	// WAL and synchronous=FULL: a committed run survives a crash or a power cut.
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)")
 	if err != nil {
@@ -93,12 +97,19 @@ func (s *Store) Close() error { return s.db.Close() }
 // Path is the results file's path.
 func (s *Store) Path() string { return s.path }
 
-// Meta returns a stored experiment attribute ("" when absent).
+// Meta returns a stored experiment attribute ("" when absent). The experiment id is checked
+// with ValidExperimentID: it is read back from a file and used in paths.
 func (s *Store) Meta(key string) (string, error) {
 	var v string
 	err := s.db.QueryRow(`SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
+	}
+	if err == nil && key == "experiment_id" {
+		// The id names directories under the work root that are removed with it.
+		if err := ValidExperimentID(v); err != nil {
+			return "", fmt.Errorf("%s: %w", s.path, err)
+		}
 	}
 	return v, err
 }

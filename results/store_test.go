@@ -14,7 +14,7 @@ func TestRunRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetMeta(map[string]string{"experiment_id": "x-1", "seed": "42"}); err != nil {
+	if err := s.SetMeta(map[string]string{"experiment_id": "x-0000000a", "seed": "42"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.PutCells([]CellRecord{{ID: "platform=native", Params: map[string]string{"platform": "native"}},
@@ -66,7 +66,7 @@ func TestRunRoundTrip(t *testing.T) {
 	if len(cells) != 2 || cells[0].SkippedReason != "no engine" {
 		t.Errorf("cells: %+v", cells)
 	}
-	if id, _ := s.Meta("experiment_id"); id != "x-1" {
+	if id, _ := s.Meta("experiment_id"); id != "x-0000000a" {
 		t.Errorf("meta: %q", id)
 	}
 }

@@ -70,7 +70,7 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 	box, err := p.Provision(pctx, platform.Request{Experiment: r.id, Run: runDirName(r.seq + 1),
 		WorkDir: fmt.Sprintf("%s/%s/%s", r.cfg.WorkRoot, r.id, runDirName(r.seq+1)), DBMS: d,
 		Choice:    platform.Choice{Storage: c.Storage, Network: c.Network, Runtime: c.Runtime},
-		Resources: lim, StorageOpts: storageOpts(e), Seed: seed.Snapshot(), Log: r.cfg.Log})
+		Resources: lim, StorageOpts: r.storageOpts(), Seed: seed.Snapshot(), Log: r.cfg.Log})
 	cancel()
 	if err != nil {
 		return fail("provision", err)

@@ -2,9 +2,9 @@ package runner
 
 import (
 	"fmt"
+	"github.com/boxbench/boxbench/results"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,12 +31,16 @@ func lockExperiment(workRoot, id string) (func(), error) {
 // Crashed reports whether experiment id has no live boxbench process holding its lock.
 func Crashed(workRoot string) func(id string) bool {
 	return func(id string) bool {
-		if strings.ContainsAny(id, "/\x00") || id == "seeds" || id == "locks" {
-			return false // the work root's own directories, not experiments
+		if results.ValidExperimentID(id) != nil {
+			return false // the work root's own directories, or not an experiment id at all
 		}
-		f, err := os.OpenFile(filepath.Join(workRoot, "locks", id+".lock"), os.O_RDWR, 0)
+		p := filepath.Join(workRoot, "locks", id+".lock")
+		if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+			return false // never locked under this work root: it may be alive under another
+		}
+		f, err := os.OpenFile(p, os.O_RDWR|unix.O_NOFOLLOW, 0)
 		if err != nil {
-			return true // never locked here (or lock removed): nobody owns it
+			return false
 		}
 		defer f.Close()
 		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {

@@ -63,7 +63,7 @@ func (r *Runner) provisionNeighbours(ctx context.Context, c *plan.Cell, d dbms.D
 	box, err := p.Provision(ctx, platform.Request{Experiment: r.id, Run: run, WorkDir: dir + "/" + run,
 		DBMS: dbms.Idle(d), Choice: platform.Choice{Storage: st, Network: "host", Runtime: c.Runtime},
 		Resources:   ns.Limits.Resources(),
-		StorageOpts: storageOpts(r.cfg.Spec), Log: r.cfg.Log})
+		StorageOpts: r.storageOpts(), Log: r.cfg.Log})
 	if err != nil {
 		return nil, fmt.Errorf("neighbour %s: %w", n.name, err)
 	}

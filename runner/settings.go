@@ -8,13 +8,13 @@ import (
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/hostenv"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/spec"
 )
 
-func storageOpts(e *spec.Experiment) platform.StorageOptions {
-	s := e.StorageOptions
+func (r *Runner) storageOpts() platform.StorageOptions {
+	s := r.cfg.Spec.StorageOptions
 	return platform.StorageOptions{BlockdevFS: s.Blockdev.FS, BlockdevSize: int64(s.Blockdev.Size),
-		BlockdevDevice: s.Blockdev.Device, TmpfsSize: int64(s.Tmpfs.Size)}
+		BlockdevDevice: s.Blockdev.Device, BlockdevWipe: s.Blockdev.Wipe, TmpfsSize: int64(s.Tmpfs.Size),
+		Protect: []string{r.cfg.WorkRoot, r.cfg.OutDir}}
 }
 
 // runDirName names a run's work directory and cgroup by its sequence number: short, unique

@@ -59,6 +59,7 @@ func Parse(data []byte, file string, v Vocabulary) (*Experiment, error) {
 	e := &Experiment{lines: map[string]int{}, vocab: v}
 	collectLines(root.Content[0], "", e.lines)
 	var problems []Problem
+	problems = append(problems, e.yamlProblems(root.Content[0])...) // spec/safety.go
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(e); err != nil {
@@ -72,7 +73,7 @@ func Parse(data []byte, file string, v Vocabulary) (*Experiment, error) {
 	}
 	e.applyDefaults()
 	problems = append(problems, e.validate()...)
-	if len(problems) > 0 {
+	if problems = e.finish(problems); len(problems) > 0 {
 		sort.SliceStable(problems, func(i, j int) bool { return problems[i].Line < problems[j].Line })
 		return nil, &Error{File: file, Problems: problems}
 	}

@@ -61,7 +61,12 @@ func (b *Bytes) UnmarshalYAML(n *yaml.Node) error {
 		return typeErr(n, "%q: unknown unit %q (valid: B, KiB, MiB, GiB, TiB)", n.Value, m[2])
 	}
 	f, _ := strconv.ParseFloat(m[1], 64)
-	*b = Bytes(math.Round(f * mult))
+	// Above 2^63 the conversion to int64 is undefined (it wraps to a negative or tiny size).
+	v := math.Round(f * mult)
+	if v >= math.MaxInt64 || math.IsInf(v, 0) {
+		return typeErr(n, "%q is too large (valid: below 8388608TiB, the largest 64-bit byte count)", n.Value)
+	}
+	*b = Bytes(v)
 	return nil
 }
 
@@ -86,7 +91,7 @@ func (p *Percent) UnmarshalYAML(n *yaml.Node) error {
 		s, div = strings.TrimSpace(strings.TrimSuffix(s, "%")), 100
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f <= 0 || f/div >= 1 {
+	if err != nil || math.IsNaN(f) || f <= 0 || f/div >= 1 {
 		return typeErr(n, "%q is not a percentage between 0 and 100 (write it like 2%%)", n.Value)
 	}
 	*p = Percent(f / div)

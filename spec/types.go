@@ -34,8 +34,9 @@ type Experiment struct {
 	Telemetry      Telemetry             `yaml:"telemetry"`
 	Timeouts       Timeouts              `yaml:"timeouts"`
 
-	lines map[string]int // field path → line, for semantic errors
-	vocab Vocabulary     // what this build offers
+	lines  map[string]int       // field path → line, for semantic errors
+	fields map[lineValue]string // (line, scalar value) → field path, to name the field of a decode error
+	vocab  Vocabulary           // what this build offers
 }
 
 // Workload is what the client does. Common fields first; the rest apply to one type each
@@ -147,6 +148,9 @@ type BlockdevOptions struct {
 	FS     string `yaml:"fs"`
 	Size   Bytes  `yaml:"size"`
 	Device string `yaml:"device"`
+	// Wipe agrees to lose a filesystem (or other signature) found on Device; without it such a
+	// device is refused.
+	Wipe bool `yaml:"wipe"`
 }
 
 // TmpfsOptions: the size of storage=tmpfs.

@@ -257,6 +257,7 @@ func (e *Experiment) validate() []Problem {
 	if fs := e.StorageOptions.Blockdev.FS; fs != "" {
 		c.oneOf("storageOptions.blockdev.fs", fs, []string{"ext4", "xfs"})
 	}
+	c.safety() // spec/safety.go
 	return c.problems
 }
 

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,6 +36,12 @@ type Options struct {
 	FS     string // blockdev filesystem: "ext4" (default) or "xfs"
 	Size   int64  // blockdev loop file or tmpfs size in bytes
 	Device string // blockdev on this device instead of a loop file (it is reformatted)
+	// Wipe agrees to lose a signature (filesystem, RAID member, partition table) found on
+	// Device; without it such a device is refused (spec: storageOptions.blockdev.wipe).
+	Wipe bool
+	// Protect are paths whose devices must never be formatted: the work root and the results
+	// directory. "/" and the box directory are always protected.
+	Protect []string
 }
 
 // Dir is a prepared host directory. Release is idempotent.
@@ -118,7 +125,19 @@ func (d *Dir) mountBlockdev(ctx context.Context, dir string, o Options) error {
 		d.Facts["backing"] = "loop device over a file on the host filesystem (two journals: not a dedicated disk)"
 		d.Facts["loop_file"] = img
 	} else {
-		d.Facts["backing"] = "device " + dev
+		// Every check before anything is written: a wrong device name must never be formatted.
+		chk, err := CheckDevice(ctx, dev, append([]string{dir}, o.Protect...), o.Wipe)
+		if err != nil {
+			return err
+		}
+		dev = chk.Real
+		if chk.Signature != "" {
+			if _, err := command.Run(ctx, "wipefs", "--all", dev); err != nil {
+				return fmt.Errorf("erase the signature on %s (wipe: true): %w", dev, err)
+			}
+		}
+		maps.Copy(d.Facts, chk.facts())
+		d.Facts["backing"] = "device " + chk.Path
 	}
 	d.Facts["device"] = dev
 	mkfs := []string{"mkfs.ext4", "-q", "-F", "-L", "boxbench", dev}

@@ -163,6 +163,9 @@ func Extract(r io.Reader, dst string, strip int) error {
 		if err != nil {
 			return err
 		}
+		if err := noSymlinkBetween(dst, target, h.Typeflag == tar.TypeDir); err != nil {
+			return err
+		}
 		if err := extractOne(tr, h, dst, target, strip); err != nil {
 			return fmt.Errorf("extract %s: %w", h.Name, err)
 		}
@@ -191,6 +194,32 @@ func inside(dst, rel string) (string, error) {
 		return "", fmt.Errorf("archive entry %q leaves %s", rel, dst)
 	}
 	return t, nil
+}
+
+// noSymlinkBetween refuses a target reached through a symbolic link that an earlier entry
+// created (inside's lexical check cannot see it), and a directory entry naming an existing
+// symbolic link (MkdirAll and Chmod would follow it).
+func noSymlinkBetween(dst, target string, isDir bool) error {
+	rel, err := filepath.Rel(dst, target)
+	if err != nil || rel == "." {
+		return err
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	p := dst
+	for i, part := range parts {
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 && (i < len(parts)-1 || isDir) {
+			return fmt.Errorf("archive entry %q goes through the symbolic link %s", rel, p)
+		}
+	}
+	return nil
 }
 
 func extractOne(tr *tar.Reader, h *tar.Header, dst, target string, strip int) error {
@@ -226,6 +255,9 @@ func extractOne(tr *tar.Reader, h *tar.Header, dst, target string, strip int) er
 		}
 		src, err := inside(dst, rel)
 		if err != nil {
+			return err
+		}
+		if err := noSymlinkBetween(dst, src, false); err != nil {
 			return err
 		}
 		_ = os.Remove(target)

@@ -150,15 +150,12 @@ func (b *box) prepareStorage(ctx context.Context) ([]mount.Mount, error) {
 		}
 		return []mount.Mount{{Type: mount.TypeVolume, Source: v.Name, Target: dataMount}}, nil
 	case StorageBind, StorageTmpfs, StorageBlock:
-		size := r.StorageOpts.BlockdevSize
 		if r.Storage == StorageTmpfs {
-			size = r.StorageOpts.TmpfsSize
 			b.facts["storage_tmpfs"] = tmpfsChoice
 		}
 		// Not cancellable: storage.Prepare undoes a failed step with the context it was given, so a
 		// cancelled one would leave its loop device attached. Its steps are short.
-		st, err := storage.Prepare(context.WithoutCancel(ctx), r.Storage, r.WorkDir, storage.Options{
-			FS: r.StorageOpts.BlockdevFS, Size: size, Device: r.StorageOpts.BlockdevDevice})
+		st, err := storage.Prepare(context.WithoutCancel(ctx), r.Storage, r.WorkDir, r.StorageOpts.Host(r.Storage))
 		if err != nil {
 			return nil, err
 		}

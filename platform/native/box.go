@@ -65,8 +65,7 @@ func (b *box) provision(ctx context.Context) error {
 	if err := os.MkdirAll(r.WorkDir, 0o755); err != nil {
 		return err
 	}
-	st, err := storage.Prepare(ctx, r.Storage, r.WorkDir, storage.Options{
-		FS: r.StorageOpts.BlockdevFS, Size: sizeFor(r), Device: r.StorageOpts.BlockdevDevice})
+	st, err := storage.Prepare(ctx, r.Storage, r.WorkDir, r.StorageOpts.Host(r.Storage))
 	if err != nil {
 		return err
 	}
@@ -122,13 +121,6 @@ func (b *box) provision(ctx context.Context) error {
 		return err
 	}
 	return b.waitReady(ctx)
-}
-
-func sizeFor(r platform.Request) int64 {
-	if r.Choice.Storage == storage.Tmpfs {
-		return r.StorageOpts.TmpfsSize
-	}
-	return r.StorageOpts.BlockdevSize
 }
 
 func unixSocket(d dbms.DBMS, l dbms.Layout) string {

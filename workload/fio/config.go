@@ -48,9 +48,82 @@ var reserved = map[string]string{
 	"runtime": "Duration", "timeout": "Duration", "time_based": "Duration", "ramp_time": "Warmup",
 	"direct": "Direct", "buffered": "Direct", "numjobs": "Threads", "thread": "boxbench (jobs run as threads so a kill stops them all)",
 	"size": "Size", "filesize": "Size",
-	"exec_prerun": "nothing (no commands in a measurement)", "exec_postrun": "nothing (no commands in a measurement)",
-	"write_bw_log": "nothing (only json+ is stored)", "write_iops_log": "nothing (only json+ is stored)",
-	"write_lat_log": "nothing (only json+ is stored)", "write_hist_log": "nothing (only json+ is stored)",
+}
+
+// allowed are the fio job options a job map may set: the presets' options and the common
+// ones that shape the I/O pattern. fio runs as root (on the host, for the native platform), so
+// this is an allowlist: an option that runs a program (ioengine=exec, exec_prerun), loads code
+// (ioengine=external:), reads or writes a file by name (read_iolog, write_iolog, replay_*,
+// verify_state_save, cgroup, ioscheduler, …) or changes the host is refused by omission, and
+// so is every option fio adds in a later release until it is reviewed. A value passes
+// allowedValue as well.
+var allowed = map[string]bool{
+	"rw": true, "readwrite": true, "rwmixread": true, "rwmixwrite": true,
+	"bs": true, "blocksize": true, "bsrange": true, "bssplit": true, "blockalign": true, "ba": true,
+	"ioengine": true, "iodepth": true, "iodepth_batch": true, "iodepth_batch_complete": true, "iodepth_low": true,
+	"fsync": true, "fdatasync": true, "fsync_on_close": true, "end_fsync": true, "sync": true, "write_barrier": true,
+	"invalidate": true, "fadvise_hint": true, "fallocate": true, "overwrite": true, "create_on_open": true,
+	"randrepeat": true, "randseed": true, "norandommap": true, "random_distribution": true, "random_generator": true,
+	"percentage_random": true, "file_service_type": true, "nrfiles": true, "offset": true, "offset_increment": true,
+	"io_size": true, "number_ios": true,
+	"rate": true, "rate_iops": true, "rate_min": true, "rate_iops_min": true, "rate_process": true,
+	"thinktime": true, "thinktime_blocks": true, "thinktime_spin": true,
+	"zero_buffers": true, "refill_buffers": true, "scramble_buffers": true,
+	"buffer_compress_percentage": true, "buffer_compress_chunk": true, "dedupe_percentage": true,
+}
+
+// engines are the ioengine values allowed: the synchronous and native asynchronous engines. exec,
+// external:…, sg, net and the rest either run code, open what the job names, or do not measure
+// the storage path.
+var engines = []string{"psync", "sync", "libaio", "io_uring", "posixaio"}
+
+// AllowedOptions returns the job map options a job may set, sorted.
+func AllowedOptions() []string {
+	n := make([]string, 0, len(allowed))
+	for k := range allowed {
+		n = append(n, k)
+	}
+	slices.Sort(n)
+	return n
+}
+
+// valueRe is what an option value may hold: sizes, numbers, percentages, rw modes, lists
+// (bsrange 4k-16k, bssplit 4k/50:8k/50, random_distribution zipf:1.2). Nothing that fio would
+// read as a path (except bssplit's '/'), an environment variable ($), a second option (=) or
+// a line of a job file.
+var valueRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:%,+-]*$`)
+
+// allowedValue checks one option's value.
+func allowedValue(k, v string) error {
+	check := v
+	if k == "bssplit" {
+		check = strings.ReplaceAll(v, "/", ":") // bssplit's "/" separates a size from its share
+	}
+	if !valueRe.MatchString(check) {
+		return fmt.Errorf("%q is invalid: a value is a size, number, percentage or word of letters, digits and . _ : %% , + - (no '/', '=', '$', spaces or line breaks; not starting with '-')", v)
+	}
+	if k == "ioengine" && !slices.Contains(engines, v) {
+		return fmt.Errorf("%q is invalid: one of %s", v, strings.Join(engines, ", "))
+	}
+	return nil
+}
+
+// jobField names a job map option in a message; a name that is not a plain word is quoted, so
+// that control characters in a hostile spec never reach the terminal.
+func jobField(k string) string {
+	if plainName.MatchString(k) {
+		return "Job." + k
+	}
+	return "Job." + strconv.Quote(k)
+}
+
+var plainName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+
+// CheckJob validates a spec's job value (a preset name or a job map) without the rest of a
+// Config, so that the spec can refuse a hostile job before anything is planned.
+func CheckJob(job any) error {
+	_, _, err := Config{Job: job}.job()
+	return err
 }
 
 // Config configures one fio workload. Start from DefaultConfig; New validates.
@@ -80,8 +153,6 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Job: "fsync-high", Duration: time.Minute, Warmup: 10 * time.Second, Threads: 1, Size: 256 << 20}
 }
-
-var optionName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // Validate returns every problem of c at once (errors.Join), each naming the field, the bad
 // value and what is valid.
@@ -140,7 +211,7 @@ func jobMap(j map[string]any, opts map[string]string) (string, map[string]string
 		ps, _ := p.(string)
 		preset, ok := Presets[ps]
 		if !ok {
-			errs = append(errs, fmt.Errorf("%s: %v is invalid: one of %s", "Job.preset", p, strings.Join(PresetNames(), ", ")))
+			errs = append(errs, fmt.Errorf("%s: %q is invalid: one of %s", "Job.preset", fmt.Sprint(p), strings.Join(PresetNames(), ", ")))
 		}
 		for k, v := range preset {
 			opts[k] = v
@@ -160,11 +231,14 @@ func jobMap(j map[string]any, opts map[string]string) (string, map[string]string
 			errs = append(errs, fmt.Errorf("%s: is set by %s, not by the job map", "Job."+k, by))
 			continue
 		}
-		if !optionName.MatchString(k) {
-			errs = append(errs, fmt.Errorf("%s: is not a fio option name (lower case letters, digits, _)", "Job."+k))
+		if !allowed[k] {
+			errs = append(errs, fmt.Errorf("%s: is not an allowed fio option (allowed: %s)", jobField(k), strings.Join(AllowedOptions(), ", ")))
 			continue
 		}
 		v, err := optionValue(j[k])
+		if err == nil {
+			err = allowedValue(k, v)
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", "Job."+k, err))
 			continue

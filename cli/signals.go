@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// Signals that end boxbench through teardown: Ctrl-C, kill, a dropped ssh session (SIGHUP)
+// and Ctrl-\ (SIGQUIT, which would otherwise dump goroutines and exit without teardown).
+var teardownSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// ForceGrace is how long teardown may still take after a second signal before boxbench exits.
+const ForceGrace = 30 * time.Second
+
+// Run is the process entry point: Main with the teardown signals handled. The first signal
+// cancels the context (the current run is torn down and not stored); a second one gives the
+// teardown ForceGrace more, then exits with ExitInterrupted; a third exits at once.
+func Run(args []string, stdout, stderr io.Writer) int {
+	sigs := make(chan os.Signal, 3)
+	signal.Notify(sigs, teardownSignals...)
+	defer signal.Stop(sigs)
+	ctx, stop := handleSignals(context.Background(), sigs, stderr, ForceGrace, os.Exit)
+	defer stop()
+	return Main(ctx, args, stdout, stderr)
+}
+
+// handleSignals returns a context cancelled by the first signal on sigs. After a second
+// signal, exit(ExitInterrupted) is called when grace passes (or at a third signal), with a
+// message saying how to remove what a cut-short teardown may have left. stop ends the watch.
+func handleSignals(parent context.Context, sigs <-chan os.Signal, stderr io.Writer, grace time.Duration, exit func(int)) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(parent)
+	done := make(chan struct{})
+	forced := func(why string) {
+		fmt.Fprintf(stderr, "\n%s: exiting without finishing teardown; boxes, mounts or servers may be left behind: run boxbench doctor --cleanup\n", why)
+		exit(ExitInterrupted)
+	}
+	go func() {
+		var first os.Signal
+		select {
+		case first = <-sigs:
+		case <-done:
+			return
+		}
+		fmt.Fprintf(stderr, "\nreceived %v: tearing down the current run (send it again to force an exit after %s)\n", first, grace)
+		cancel()
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		fmt.Fprintf(stderr, "\nsecond signal: teardown has %s more, then boxbench exits (a third signal exits now)\n", grace)
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			forced(fmt.Sprintf("teardown took longer than %s", grace))
+		case s := <-sigs:
+			forced(fmt.Sprintf("received %v a third time", s))
+		case <-done:
+		}
+	}()
+	var once bool
+	return ctx, func() {
+		if !once {
+			once = true
+			close(done)
+			cancel()
+		}
+	}
+}

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestSignalsTearDown sends real SIGHUP and SIGQUIT to the test process: each cancels the
+// context like SIGINT does (teardown), instead of ending the process.
+func TestSignalsTearDown(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			sigs := make(chan os.Signal, 3)
+			signal.Notify(sigs, teardownSignals...)
+			defer signal.Stop(sigs)
+			var out lockedBuffer
+			exited := make(chan int, 1)
+			ctx, stop := handleSignals(context.Background(), sigs, &out, time.Hour, func(c int) { exited <- c })
+			defer stop()
+			if err := syscall.Kill(os.Getpid(), sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%v did not cancel the context", sig)
+			}
+			if !strings.Contains(out.String(), "tearing down the current run") {
+				t.Errorf("message: %q", out.String())
+			}
+			select {
+			case c := <-exited:
+				t.Errorf("exit(%d) after one signal", c)
+			default:
+			}
+		})
+	}
+}
+
+// TestSecondSignalForcesExit: after a second signal, exit(130) follows the grace, with a
+// message naming doctor --cleanup; a third signal exits at once.
+func TestSecondSignalForcesExit(t *testing.T) {
+	for _, third := range []bool{false, true} {
+		sigs := make(chan os.Signal, 3)
+		var out lockedBuffer
+		exited := make(chan int, 1)
+		grace := 200 * time.Millisecond
+		if third {
+			grace = time.Hour
+		}
+		ctx, stop := handleSignals(context.Background(), sigs, &out, grace, func(c int) { exited <- c })
+		sigs <- syscall.SIGHUP
+		<-ctx.Done()
+		sigs <- syscall.SIGINT
+		if third {
+			sigs <- syscall.SIGINT
+		}
+		select {
+		case c := <-exited:
+			if c != ExitInterrupted {
+				t.Errorf("exit code %d, want %d", c, ExitInterrupted)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no forced exit")
+		}
+		if !strings.Contains(out.String(), "boxbench doctor --cleanup") {
+			t.Errorf("message: %q", out.String())
+		}
+		stop()
+	}
+}
+
+// TestStopEndsTheWatch: once the command returned, a late signal does nothing.
+func TestStopEndsTheWatch(t *testing.T) {
+	sigs := make(chan os.Signal, 3)
+	exited := make(chan int, 1)
+	_, stop := handleSignals(context.Background(), sigs, &lockedBuffer{}, time.Millisecond, func(c int) { exited <- c })
+	stop()
+	stop()
+	sigs <- syscall.SIGHUP
+	sigs <- syscall.SIGHUP
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case c := <-exited:
+		t.Errorf("exit(%d) after stop", c)
+	default:
+	}
+}
