@@ -14,7 +14,9 @@ import (
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/docker"
+	"github.com/boxbench/boxbench/platform/lxc"
 	"github.com/boxbench/boxbench/platform/native"
+	"github.com/boxbench/boxbench/rootfs"
 	"github.com/boxbench/boxbench/spec"
 )
 
@@ -25,7 +27,8 @@ const Baseline = native.Name
 // can be made (DOCKER_HOST honoured); an unreachable engine is reported by Check with the
 // engine's error.
 func Platforms(log *slog.Logger) map[string]platform.Platform {
-	ps := map[string]platform.Platform{native.Name: native.New()}
+	ps := map[string]platform.Platform{native.Name: native.New(),
+		lxc.Name: lxc.New(rootfs.NewCache(rootfs.DefaultRoot, log), log)}
 	if engine, err := image.Connect(); err == nil {
 		ps[docker.Name] = docker.New(engine, log)
 	}

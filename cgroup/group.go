@@ -134,7 +134,8 @@ func Remove(ref Ref) error {
 			return err
 		}
 		for _, e := range ents {
-			if e.IsDir() && e.Name() != "unified" {
+			// "unified" is the empty v2 hierarchy of a hybrid host: LXC mirrors its groups there.
+			if e.IsDir() {
 				dirs = append(dirs, ref.Dir(e.Name()))
 			}
 		}

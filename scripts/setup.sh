@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 PKGS=(docker.io runc postgresql-15 postgresql-client-15 mariadb-server mariadb-client
       redis-server redis-tools debootstrap sysbench fio stress-ng sysstat xfsprogs e2fsprogs
-      util-linux mount iproute2 chromium crun runsc)
+      util-linux mount iproute2 chromium crun runsc lxc)
 
 missing=()
 for p in "${PKGS[@]}"; do

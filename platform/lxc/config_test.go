@@ -1,0 +1,73 @@
+package lxc
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/boxbench/boxbench/resource"
+)
+
+func TestRenderV1AndV2(t *testing.T) {
+	c := config{Rootfs: "overlay:/t/rootfs:/w/lxc/bb-r1/upper", LogFile: "/w/lxc.log", CgroupDir: "boxbench/e/r1",
+		Init: []string{"/usr/bin/redis-server", "--save", "", "--dir", "/boxbench/data/db"}, UID: 100, GID: 102,
+		Cwd: "/", Halt: "SIGTERM", Mounts: []string{"/w/data boxbench/data none bind,create=dir 0 0"},
+		Net:    &bridgeNet{Bridge: "bbx01020304", Veth: "bbv01020304", Addr: "10.213.7.2/24", Gateway: "10.213.7.1"},
+		Limits: resource.Limits{CPUs: 0.5, Cpuset: "1", MemoryBytes: 512 << 20, CPUWeight: 200}}
+	out, err := c.render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"lxc.cgroup.dir.container = boxbench/e/r1\n", "lxc.cgroup.dir.monitor = boxbench/e/r1.monitor\n",
+		"lxc.cgroup.cpu.cfs_quota_us = 50000\n", "lxc.cgroup.cpuset.cpus = 1\n",
+		"lxc.cgroup.memory.limit_in_bytes = 536870912\n", "lxc.cgroup.cpu.shares = 2048\n",
+		"lxc.init.cmd = /usr/bin/redis-server --save '' --dir /boxbench/data/db\n",
+		"lxc.net.0.veth.pair = bbv01020304\n", "lxc.net.0.ipv4.address = 10.213.7.2/24\n",
+		"lxc.init.uid = 100\n", "lxc.signal.halt = SIGTERM\n", "lxc.tty.max = 0\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	c.V2 = true
+	out, _ = c.render()
+	for _, want := range []string{"lxc.cgroup2.cpu.max = 50000 100000\n", "lxc.cgroup2.memory.max = 536870912\n", "lxc.cgroup2.cpu.weight = 200\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("v2: missing %q", want)
+		}
+	}
+	if strings.Contains(out, "lxc.cgroup.cpu") {
+		t.Error("v2 config holds v1 keys")
+	}
+}
+
+// TestRenderRefuses: a line break would start a new key; both quote kinds cannot be written.
+func TestRenderRefuses(t *testing.T) {
+	for _, c := range []config{
+		{Init: []string{"x"}, Cwd: "/\nlxc.hook.pre-start = /bin/evil"},
+		{Init: []string{`a'b"c`}},
+		{Init: nil},
+	} {
+		if _, err := c.render(); err == nil {
+			t.Errorf("rendered %+v", c)
+		}
+	}
+	if _, err := mountEntry("/a b", "x", "none", "bind"); err == nil {
+		t.Error("a mount source with a blank was accepted")
+	}
+}
+
+func TestUsedSubnets(t *testing.T) {
+	out := "1: lo    inet 127.0.0.1/8 scope host lo\n5: bbx1    inet 10.213.1.1/24 scope global bbx1\n6: eth0    inet 10.213.300.1/24\n"
+	got := usedSubnets(out)
+	if !got[1] || len(got) != 1 {
+		t.Errorf("used = %v, want {1}", got)
+	}
+}
+
+func TestIfaceNames(t *testing.T) {
+	br, veth := ifaceNames("an-experiment-with-a-long-name-1234abcd", "r0001")
+	if len(br) > 15 || len(veth) > 15 || br[3:] != veth[3:] {
+		t.Errorf("names %q %q", br, veth)
+	}
+}

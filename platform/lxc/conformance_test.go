@@ -1,0 +1,64 @@
+package lxc
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/platform/platformtest"
+	"github.com/boxbench/boxbench/resource"
+	"github.com/boxbench/boxbench/rootfs"
+)
+
+// TestConformance runs the platform suite on LXC with Redis, over every storage and both
+// networks.
+func TestConformance(t *testing.T) {
+	p := needLXC(t, "redis")
+	d, _ := dbms.Get("redis")
+	root := testenv.WorkRoot(t)
+	platformtest.Run(t, platformtest.Config{
+		Platform: p, DBMS: d, WorkRoot: root, Experiment: fmt.Sprintf("pt-lxc-%d", os.Getpid()),
+		Choices: []platform.Choice{{Storage: StorageRootfs, Network: NetworkBridge}, {Storage: "bind", Network: NetworkHost},
+			{Storage: "tmpfs", Network: NetworkBridge}, {Storage: "blockdev", Network: NetworkHost}},
+		Resources:   resource.Limits{CPUs: 1, Cpuset: "1", MemoryBytes: 512 << 20, CPUWeight: 200, WriteBps: 64 << 20},
+		StorageOpts: platform.StorageOptions{BlockdevSize: 256 << 20, TmpfsSize: 256 << 20},
+		Leftovers:   func(ctx context.Context, exp string) []string { return leftovers(ctx, root, exp) },
+	})
+}
+
+// leftovers adds the box's interfaces and LXC's lock files to the host's boxbench places.
+func leftovers(ctx context.Context, root, exp string) []string {
+	left := platformtest.HostLeftovers(root, exp)
+	out, _ := command.Run(ctx, "ip", "-o", "link", "show")
+	for _, line := range strings.Split(string(out), "\n") {
+		for _, run := range []string{"pt01", "pt02", "pt03", "pt04", "pt05", "pt06", "pt07", "pt08", "pt09", "pt10"} {
+			br, veth := ifaceNames(exp, run)
+			if strings.Contains(line, " "+br+":") || strings.Contains(line, " "+veth+"@") || strings.Contains(line, " "+veth+":") {
+				left = append(left, "interface "+strings.Fields(line)[1])
+			}
+		}
+	}
+	if _, err := os.Stat(lockRoot + root + "/" + exp); err == nil {
+		left = append(left, "LXC lock directory "+lockRoot+root+"/"+exp)
+	}
+	return left
+}
+
+// needLXC returns the platform when LXC and the database's root filesystem are here.
+func needLXC(t *testing.T, dbName string) *Platform {
+	t.Helper()
+	testenv.NeedRoot(t)
+	testenv.NeedCommands(t, "lxc-start", "lxc-attach", "lxc-stop", "lxc-execute")
+	p := New(rootfs.NewCache(rootfs.DefaultRoot, nil), nil)
+	d, _ := dbms.Get(dbName)
+	if err := p.Check(context.Background(), platform.Choice{DBMS: d, Storage: "bind", Network: NetworkHost}); err != nil {
+		testenv.Skip(t, err.Error()+" (make images builds the root filesystems)")
+	}
+	return p
+}

@@ -1,0 +1,42 @@
+package lxc
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/platform"
+)
+
+// Diagnose says whether LXC works here and why not: its tools, the kernel's overlayfs, the
+// cgroup layout, and the root filesystem of each database.
+func (p *Platform) Diagnose(ctx context.Context) []platform.Finding {
+	var fs []platform.Finding
+	out, err := command.Run(ctx, "lxc-start", "--version")
+	if err != nil {
+		fs = append(fs, platform.Finding{Area: Name, Name: "lxc", Detail: err.Error(), Fix: "apt-get install lxc"})
+	} else {
+		fs = append(fs, platform.Finding{Area: Name, Name: "lxc", OK: true,
+			Detail: "LXC " + strings.TrimSpace(string(out)) + ", application containers; cgroup " + cgroup.HostMode()})
+	}
+	fs = append(fs, platform.Finding{Area: Name, Name: "overlayfs", OK: kernelHas("overlay"),
+		Detail: "the rootfs storage and the shared read-only tree need overlayfs (CONFIG_OVERLAY_FS)"})
+	for _, name := range dbms.Names() {
+		d, _ := dbms.Get(name)
+		t, err := p.trees.Find(ctx, d)
+		f := platform.Finding{Area: Name, Name: "rootfs " + name}
+		switch {
+		case err == nil:
+			f.OK, f.Detail = true, t.Dir+" ("+t.ServerPackage+" "+t.ServerVersion+")"
+		case errors.Is(err, context.Canceled):
+			return fs
+		default:
+			f.Detail, f.Fix = err.Error(), "boxbench images build --dbms "+name
+		}
+		fs = append(fs, f)
+	}
+	return fs
+}

@@ -1,0 +1,108 @@
+package lxc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/boxbench/boxbench/cgroup"
+)
+
+// markerFile is written into a box's work directory before anything else is made, so that a
+// crashed experiment's container can be found and removed.
+const markerFile = "lxc-box.json"
+
+// marker names everything a box makes outside its work directory.
+type marker struct {
+	Experiment string `json:"experiment"`
+	Run        string `json:"run"`
+	Name       string `json:"name"`    // container name
+	LXCPath    string `json:"lxcpath"` // absolute
+	Cgroup     string `json:"cgroup"`  // "/boxbench/<exp>/<run>"
+	Bridge     string `json:"bridge,omitempty"`
+	Veth       string `json:"veth,omitempty"`
+}
+
+func (m marker) write(dir string) error {
+	b, _ := json.Marshal(m)
+	return os.WriteFile(filepath.Join(dir, markerFile), b, 0o644)
+}
+
+func readMarker(path string) (marker, error) {
+	var m marker
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("%s: %w", path, err)
+	}
+	bridge, veth := ifaceNames(m.Experiment, m.Run)
+	if m.Cgroup != "/boxbench/"+m.Experiment+"/"+m.Run || (m.Bridge != "" && m.Bridge != bridge) || (m.Veth != "" && m.Veth != veth) {
+		return m, fmt.Errorf("%s: names that are not this box's", path) // never act on what a file claims
+	}
+	return m, nil
+}
+
+// groups are the container's and its monitor's control groups.
+func (m marker) groups() []cgroup.Ref {
+	v := cgroup.HostVersion()
+	return []cgroup.Ref{{Version: v, Path: m.Cgroup}, {Version: v, Path: m.Cgroup + ".monitor"}}
+}
+
+// lockRoot is where LXC keeps its per-container locks, in directories that mirror each
+// container path; it leaves them behind, and the lock itself when its monitor is killed.
+const lockRoot = "/run/lxc/lock"
+
+// removeLocks removes LXC's lock directory of the box's container path (nothing else uses it)
+// and then its parents while they are empty.
+func (m marker) removeLocks() error {
+	dir := filepath.Join(lockRoot, m.LXCPath)
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	for d := filepath.Dir(dir); d != lockRoot && strings.HasPrefix(d, lockRoot+"/"); d = filepath.Dir(d) {
+		if os.Remove(d) != nil {
+			break // not empty: another container's, or another experiment's
+		}
+	}
+	return nil
+}
+
+// remove kills what is left in the box's groups (by pid) and removes the groups, the box's
+// interfaces and LXC's lock file. Safe when some or all of it is already gone.
+func (m marker) remove(ctx context.Context) ([]string, error) {
+	var done []string
+	var errs []error
+	for _, ref := range m.groups() {
+		if _, err := os.Stat(ref.Dir("memory")); err != nil {
+			continue
+		}
+		if err := cgroup.Kill(ref, 10*time.Second); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := cgroup.Remove(ref); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		done = append(done, "cgroup "+ref.Path)
+	}
+	for _, link := range []string{m.Veth, m.Bridge} {
+		if link == "" {
+			continue
+		}
+		if err := removeLink(ctx, link); err != nil {
+			errs = append(errs, err)
+		} else {
+			done = append(done, "interface "+link)
+		}
+	}
+	errs = append(errs, m.removeLocks())
+	return done, errors.Join(errs...)
+}
