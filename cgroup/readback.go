@@ -69,12 +69,15 @@ func readLimitsV1(ref Ref) (resource.Limits, error) {
 			l.MemoryBytes = v
 		}
 	}
-	for _, f := range []string{"blkio.weight", "blkio.bfq.weight"} {
+	// A file at its kernel default (CFQ's 500, BFQ's 100) means no weight was set: reported
+	// as none, like an unset cpu.shares, rather than as a weight nobody asked for.
+	for f, def := range map[string]int{"blkio.weight": 500, "blkio.bfq.weight": 100} {
 		if s, ok := read("blkio", f); ok {
 			w, err := parseWeight(s)
 			errs = append(errs, err)
-			l.IOWeight = ioWeightFromV1(w)
-			break
+			if err == nil && w != def {
+				l.IOWeight = ioWeightFromV1(w)
+			}
 		}
 	}
 	if s, ok := read("cpu", "cpu.shares"); ok && s != "1024" {

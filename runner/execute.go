@@ -84,7 +84,7 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 	}()
 	rec.Facts = box.Facts()
 	rec.Facts["seed"] = seed.Key
-	if seed.Key != "" {
+	if seed.Platform != "" {
 		rec.Facts["seed_loaded_on"] = seed.Platform
 	}
 	rec.LimitsApplied = box.Applied()

@@ -94,6 +94,7 @@ func (s *seedCache) Get(ctx context.Context, d dbms.DBMS, wl workload.Workload, 
 		return info, err
 	}
 	if _, err := os.Stat(info.Dir); err == nil { // renamed into place only when complete
+		info.Platform = loadedBy(info.Dir)
 		return info, nil
 	}
 	name, p, ch, err := s.loader(ctx, d, cellPlatform)
@@ -115,6 +116,7 @@ func (s *seedCache) Get(ctx context.Context, d dbms.DBMS, wl workload.Workload, 
 	}
 	defer unix.Flock(int(lock.Fd()), unix.LOCK_UN)
 	if _, err := os.Stat(info.Dir); err == nil {
+		info.Platform = loadedBy(info.Dir)
 		return info, nil
 	}
 	start := time.Now()
@@ -153,5 +155,18 @@ func (s *seedCache) load(ctx context.Context, p platform.Platform, ch platform.C
 	if err := box.Capture(ctx, tmp); err != nil {
 		return err
 	}
+	// Which platform loaded it is kept beside the seed (not in it: the seed is copied into boxes).
+	if err := os.WriteFile(info.Dir+".loaded-by", []byte(info.Platform), 0o644); err != nil {
+		return err
+	}
 	return os.Rename(tmp, info.Dir)
+}
+
+// loadedBy reads which platform loaded the seed in dir ("" for a seed from before it was kept).
+func loadedBy(dir string) string {
+	b, err := os.ReadFile(dir + ".loaded-by")
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }

@@ -103,6 +103,24 @@ func TestZipAndExclude(t *testing.T) {
 	}
 }
 
+// TestZipRepeats: zipped keys may repeat values (that is what lists comparable boxes), but a
+// whole tuple may not appear twice; a plain key may not repeat a value.
+func TestZipRepeats(t *testing.T) {
+	ok := strings.Replace(good, "  platform: [native, docker]\n  storage: [bind, overlay]\n",
+		"  zip: {platform: [native, docker, docker], storage: [bind, bind, overlay]}\n", 1)
+	if _, err := Parse([]byte(ok), "z.yaml", vocab); err != nil {
+		t.Errorf("zip with repeated values refused: %v", err)
+	}
+	twice := strings.Replace(ok, "storage: [bind, bind, overlay]", "storage: [bind, overlay, overlay]", 1)
+	if _, err := Parse([]byte(twice), "z.yaml", vocab); err == nil || !strings.Contains(err.Error(), "entries 2 and 3 are the same") {
+		t.Errorf("a repeated tuple: %v", err)
+	}
+	plain := strings.Replace(good, "storage: [bind, overlay]", "storage: [bind, bind]", 1)
+	if _, err := Parse([]byte(plain), "z.yaml", vocab); err == nil || !strings.Contains(err.Error(), "listed twice") {
+		t.Errorf("a repeated plain value: %v", err)
+	}
+}
+
 func TestAdaptiveRepetitions(t *testing.T) {
 	e, err := Parse([]byte(strings.Replace(good, "repetitions: 3", "repetitions: {min: 3, max: 10, targetCIHalfWidth: 2%}", 1)), "a.yaml", vocab)
 	if err != nil {

@@ -431,7 +431,7 @@ func (c *checker) matrix() {
 		valid := c.e.Values(d.Key)
 		dup := map[string]bool{}
 		for _, v := range d.Values {
-			if dup[v] {
+			if dup[v] && where == "matrix." { // zipped keys repeat values; their tuples must differ
 				c.problems = append(c.problems, Problem{Line: line, Field: where + d.Key, Message: fmt.Sprintf("value %q is listed twice", v)})
 			}
 			dup[v] = true
@@ -452,6 +452,23 @@ func (c *checker) matrix() {
 		if len(d.Values) != len(m.Zip[0].Values) {
 			c.problems = append(c.problems, Problem{Line: d.Line, Field: "matrix.zip." + d.Key,
 				Message: fmt.Sprintf("has %d values but %s has %d; zipped keys need lists of equal length", len(d.Values), m.Zip[0].Key, len(m.Zip[0].Values))})
+		}
+	}
+	if len(m.Zip) > 0 {
+		seenTuple := map[string]int{}
+		for i := range m.Zip[0].Values {
+			var t []string
+			for _, d := range m.Zip {
+				if i < len(d.Values) {
+					t = append(t, d.Key+"="+d.Values[i])
+				}
+			}
+			key := strings.Join(t, ",")
+			if j, ok := seenTuple[key]; ok {
+				c.problems = append(c.problems, Problem{Line: m.Zip[0].Line, Field: "matrix.zip",
+					Message: fmt.Sprintf("entries %d and %d are the same (%s)", j+1, i+1, key)})
+			}
+			seenTuple[key] = i
 		}
 	}
 	for i, ex := range m.Exclude {

@@ -277,7 +277,7 @@ func TestReadLimitsOnCapturedContainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := resource.Limits{CPUs: 0.5, Cpuset: "0-1", MemoryBytes: 256 << 20, IOWeight: 20} // blkio.weight 100 on v2's scale
+	want := resource.Limits{CPUs: 0.5, Cpuset: "0-1", MemoryBytes: 256 << 20} // blkio.bfq.weight at its default: no weight
 	if got != want {
 		t.Errorf("v1 limits = %+v, want %+v", got, want)
 	}

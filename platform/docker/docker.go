@@ -205,12 +205,7 @@ func (p *Platform) Provision(ctx context.Context, r platform.Request) (platform.
 	b := &box{p: p, req: r, facts: map[string]string{"platform": "docker"}}
 	b.ctx, b.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if err := b.provision(ctx); err != nil {
-		tail := b.LogTail(4096)
-		err = errors.Join(err, b.Teardown(context.WithoutCancel(ctx)))
-		if tail != "" {
-			err = fmt.Errorf("%w\ncontainer log (tail):\n%s", err, tail)
-		}
-		return nil, fmt.Errorf("docker %s/%s: %w", r.Storage, r.Network, err)
+		return nil, fmt.Errorf("docker %s/%s: %w", r.Storage, r.Network, platform.Undo(ctx, b, err))
 	}
 	return b, nil
 }

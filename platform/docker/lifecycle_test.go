@@ -36,7 +36,7 @@ func TestNotReady(t *testing.T) {
 		t.Fatal("a data directory of PostgreSQL 9 started under 15")
 	}
 	t.Logf("provision failed as expected: %v", err)
-	if !strings.Contains(err.Error(), "container log") || !strings.Contains(err.Error(), "incompatible") {
+	if !strings.Contains(err.Error(), "server log (tail)") || !strings.Contains(err.Error(), "incompatible") {
 		t.Errorf("error without the server's log: %v", err)
 	}
 }

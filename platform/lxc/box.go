@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/boxbench/boxbench/cgroup"
@@ -21,6 +19,7 @@ import (
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/hostcg"
+	"github.com/boxbench/boxbench/platform/hostproc"
 	"github.com/boxbench/boxbench/resource"
 	"github.com/boxbench/boxbench/rootfs"
 	"github.com/boxbench/boxbench/storage"
@@ -62,8 +61,7 @@ type box struct {
 	warns      []platform.Warning
 
 	mu      sync.Mutex
-	cmd     *exec.Cmd // lxc-start -F: the container's monitor, our child
-	exited  chan struct{}
+	proc    *hostproc.Proc // lxc-start -F: the container's monitor, our child
 	logPath string
 	down    atomic.Bool
 }
@@ -138,8 +136,8 @@ func (b *box) provision(ctx context.Context) error {
 	if err := b.applyAndObserve(ctx); err != nil {
 		return err
 	}
-	return platform.WaitReady(ctx, r.DBMS, b.ep, b.exited, func() error {
-		return fmt.Errorf("lxc-start exited (%s); see the server log", b.cmd.ProcessState)
+	return platform.WaitReady(ctx, r.DBMS, b.ep, b.proc.Exited(), func() error {
+		return fmt.Errorf("lxc-start exited (%v); see the server log", b.proc.Err())
 	})
 }
 
@@ -274,31 +272,6 @@ func (b *box) initialise(ctx context.Context) error {
 	return nil
 }
 
-// start runs lxc-start in the foreground as our child: the server inherits its stdout and
-// stderr (the log file, with LXC's own errors), and its exit is the container's.
-func (b *box) start() error {
-	logf, err := os.Create(b.logPath)
-	if err != nil {
-		return err
-	}
-	argv := b.lxc("lxc-start", "-F")
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = "/"
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Ctrl-C reaches boxbench, which stops in order
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return fmt.Errorf("lxc-start: %w", err)
-	}
-	logf.Close()
-	b.mu.Lock()
-	b.cmd, b.exited = cmd, make(chan struct{})
-	b.mu.Unlock()
-	go func() { _ = cmd.Wait(); close(b.exited) }()
-	b.facts["lxc_start"] = strings.Join(argv, " ")
-	return nil
-}
-
 // applyAndObserve waits for the server to be in its group, writes the I/O controls, reads every
 // control back and sets the endpoint.
 func (b *box) applyAndObserve(ctx context.Context) error {
@@ -310,7 +283,7 @@ func (b *box) applyAndObserve(ctx context.Context) error {
 			break
 		}
 		select {
-		case <-b.exited:
+		case <-b.proc.Exited():
 			return errors.New("the container stopped before its server started; see the server log")
 		case <-ctx.Done():
 			return ctx.Err()
@@ -354,84 +327,4 @@ func (b *box) Facts() map[string]string     { return maps.Clone(b.facts) }
 // Observe: the container's group on this host and its data in a host directory.
 func (b *box) Observe() platform.Observation {
 	return hostcg.Observation(b.group, b.dataOnHost, b.device)
-}
-
-func (b *box) LogTail(n int) string {
-	data, err := os.ReadFile(b.logPath)
-	if err != nil {
-		return ""
-	}
-	return command.Tail(data, n)
-}
-
-// Exec runs argv as root in the container (its namespaces and group), in the data directory.
-func (b *box) Exec(ctx context.Context, argv []string) ([]byte, error) {
-	full := append(b.lxc("lxc-attach", "--clear-env", "--", "env", "-C", b.layout.DataDir, "--"), argv...)
-	out, err := command.RunWith(ctx, command.Options{Dir: "/"}, full...)
-	if ce := (*command.Error)(nil); errors.As(err, &ce) {
-		ce.Argv = argv // report the command the caller asked for, not the wrapper
-	}
-	return out, err
-}
-
-// Stop asks LXC to stop the container with the server's own signal and waits for it.
-func (b *box) Stop(ctx context.Context) error {
-	b.mu.Lock()
-	cmd, exited := b.cmd, b.exited
-	b.mu.Unlock()
-	if cmd == nil {
-		return nil
-	}
-	select {
-	case <-exited:
-		return nil
-	default:
-	}
-	sctx, cancel := context.WithTimeout(ctx, stopTimeout+10*time.Second)
-	defer cancel()
-	_, err := command.Run(sctx, b.lxc("lxc-stop", "-t", fmt.Sprint(int(stopTimeout.Seconds())))...)
-	select {
-	case <-exited:
-		return nil
-	case <-time.After(10 * time.Second):
-		_ = cgroup.Kill(b.group, 10*time.Second)
-		_ = cmd.Process.Kill()
-		<-exited
-		return fmt.Errorf("%s did not stop (lxc-stop: %v); killed", b.req.DBMS.Name(), err)
-	}
-}
-
-// Capture copies the stopped data directory from the host side of its storage.
-func (b *box) Capture(ctx context.Context, dst string) error {
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	_, err := storage.Restore(ctx, b.dataOnHost, dst)
-	return err
-}
-
-// Teardown stops the container, kills what is left in its groups, removes the groups, the
-// box's bridge, LXC's lock file, the storage and the work directory. Idempotent.
-func (b *box) Teardown(ctx context.Context) error {
-	if !b.down.CompareAndSwap(false, true) {
-		return nil
-	}
-	ctx = context.WithoutCancel(ctx)
-	var errs []error
-	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	if err := b.Stop(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		errs = append(errs, err)
-	}
-	cancel()
-	_, err := b.m.remove(ctx)
-	errs = append(errs, err)
-	if b.store != nil {
-		errs = append(errs, b.store.Release(ctx))
-	}
-	if storage.MountedUnder(b.req.WorkDir) {
-		errs = append(errs, fmt.Errorf("not removing %s: something is still mounted under it", b.req.WorkDir))
-	} else {
-		errs = append(errs, os.RemoveAll(b.req.WorkDir))
-	}
-	return errors.Join(errs...)
 }

@@ -106,7 +106,7 @@ func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 	}
 	if c.DBMS != nil {
 		if _, err := p.trees.Find(ctx, c.DBMS); err != nil {
-			errs = append(errs, fmt.Errorf("the %s root filesystem is not built: %w", c.DBMS.Name(), err))
+			errs = append(errs, err) // says which tree and how to build it
 		}
 	}
 	return errors.Join(errs...)
@@ -130,12 +130,7 @@ func kernelHas(fs string) bool {
 func (p *Platform) Provision(ctx context.Context, r platform.Request) (platform.Box, error) {
 	b := newBox(p, r)
 	if err := b.provision(ctx); err != nil {
-		tail := b.LogTail(2048)
-		err = errors.Join(err, b.Teardown(context.WithoutCancel(ctx)))
-		if tail != "" {
-			err = fmt.Errorf("%w\nserver log (tail):\n%s", err, tail)
-		}
-		return nil, err
+		return nil, platform.Undo(ctx, b, err)
 	}
 	return b, nil
 }

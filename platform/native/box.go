@@ -9,14 +9,12 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/boxbench/boxbench/cgroup"
@@ -25,6 +23,7 @@ import (
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/hostcg"
+	"github.com/boxbench/boxbench/platform/hostproc"
 	"github.com/boxbench/boxbench/resource"
 	"github.com/boxbench/boxbench/storage"
 )
@@ -54,8 +53,7 @@ type box struct {
 	warns   []platform.Warning
 
 	mu      sync.Mutex
-	cmd     *exec.Cmd
-	exited  chan struct{}
+	proc    *hostproc.Proc
 	logPath string
 	down    atomic.Bool // torn down (Teardown ran)
 }
@@ -185,32 +183,18 @@ func (b *box) start() error {
 	full = append(full, asUser(r.DBMS.User())...)
 	full = append(full, argv...)
 	b.logPath = filepath.Join(r.WorkDir, "server.log")
-	logf, err := os.Create(b.logPath)
+	proc, err := hostproc.Start(full, b.logPath)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(full[0], full[1:]...)
-	cmd.Dir = "/"
-	cmd.Stdout, cmd.Stderr = logf, logf
-	// Own process group: a Ctrl-C at the terminal reaches boxbench, which stops the server in
-	// order, rather than the server directly.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return fmt.Errorf("start %s: %w", argv[0], err)
-	}
-	logf.Close()
 	b.mu.Lock()
-	b.cmd, b.exited = cmd, make(chan struct{})
+	b.proc = proc
 	b.mu.Unlock()
-	go func() { _ = cmd.Wait(); close(b.exited) }()
 	return nil
 }
 
 func (b *box) waitReady(ctx context.Context) error {
-	return platform.WaitReady(ctx, b.req.DBMS, b.ep, b.exited, func() error {
-		return fmt.Errorf("%s", b.cmd.ProcessState)
-	})
+	return platform.WaitReady(ctx, b.req.DBMS, b.ep, b.proc.Exited(), b.proc.Err)
 }
 
 func (b *box) Endpoint() driver.Endpoint    { return b.ep }
@@ -250,29 +234,19 @@ func (b *box) Exec(ctx context.Context, argv []string) ([]byte, error) {
 // Stop sends the database's clean-shutdown signal and waits for the server to exit.
 func (b *box) Stop(ctx context.Context) error {
 	b.mu.Lock()
-	cmd, exited := b.cmd, b.exited
+	proc := b.proc
 	b.mu.Unlock()
-	if cmd == nil {
+	if proc == nil {
 		return nil
 	}
-	select {
-	case <-exited:
+	proc.Signal(b.req.DBMS.StopSignal())
+	if proc.WaitOr(stopTimeout, ctx.Done()) {
 		return nil
-	default:
 	}
-	_ = cmd.Process.Signal(b.req.DBMS.StopSignal())
-	select {
-	case <-exited:
-		return nil
-	case <-time.After(stopTimeout):
-		_ = cmd.Process.Kill()
-		<-exited
-		return fmt.Errorf("%s did not stop within %s; killed", b.req.DBMS.Name(), stopTimeout)
-	case <-ctx.Done():
-		_ = cmd.Process.Kill()
-		<-exited
+	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	return fmt.Errorf("%s did not stop within %s; killed", b.req.DBMS.Name(), stopTimeout)
 }
 
 // Capture copies the stopped data directory to dst.
@@ -310,8 +284,8 @@ func (b *box) Teardown(ctx context.Context) error {
 func (b *box) pid() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.cmd == nil || b.cmd.Process == nil {
+	if b.proc == nil {
 		return 0
 	}
-	return b.cmd.Process.Pid
+	return b.proc.Pid()
 }

@@ -76,14 +76,9 @@ func CgroupPath(experiment, run string) string {
 
 // Provision starts the server natively.
 func (p *Platform) Provision(ctx context.Context, r platform.Request) (platform.Box, error) {
-	b := &box{req: r, facts: map[string]string{"platform": "native"}}
+	b := &box{req: r, facts: map[string]string{"platform": Name}}
 	if err := b.provision(ctx); err != nil {
-		tail := b.LogTail(2048)
-		err = errors.Join(err, b.Teardown(context.WithoutCancel(ctx)))
-		if tail != "" {
-			err = fmt.Errorf("%w\nserver log (tail):\n%s", err, tail)
-		}
-		return nil, err
+		return nil, platform.Undo(ctx, b, err)
 	}
 	return b, nil
 }

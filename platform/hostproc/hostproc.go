@@ -1,0 +1,70 @@
+// Package hostproc is a server process a platform starts on this host and watches: the native
+// server itself, or the monitor of an LXC container (lxc-start -F). Its stdout and stderr go to
+// a log file, it runs in a process group of its own (a Ctrl-C at the terminal reaches boxbench,
+// which stops boxes in order), and its exit is observable without polling.
+package hostproc
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// Proc is a started process. Its methods may be called from any goroutine.
+type Proc struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// Start starts argv in / with stdout and stderr appended to logPath (created).
+func Start(argv []string, logPath string) (*Proc, error) {
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close() // the child holds its own descriptor
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = "/"
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	p := &Proc{cmd: cmd, exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.exited) }()
+	return p, nil
+}
+
+// Exited is closed when the process has exited and been reaped.
+func (p *Proc) Exited() <-chan struct{} { return p.exited }
+
+// Err says how the process ended (call after Exited is closed).
+func (p *Proc) Err() error { return fmt.Errorf("%s", p.cmd.ProcessState) }
+
+// Pid is the process id.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
+// Signal sends sig unless the process has exited.
+func (p *Proc) Signal(sig os.Signal) {
+	select {
+	case <-p.exited:
+	default:
+		_ = p.cmd.Process.Signal(sig)
+	}
+}
+
+// WaitOr waits up to timeout for the process to exit; then it kills it and waits. It returns
+// false when the process had to be killed.
+func (p *Proc) WaitOr(timeout time.Duration, done <-chan struct{}) bool {
+	select {
+	case <-p.exited:
+		return true
+	case <-time.After(timeout):
+	case <-done:
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+	return false
+}

@@ -1,0 +1,107 @@
+package lxc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/platform/hostproc"
+	"github.com/boxbench/boxbench/storage"
+)
+
+// start runs lxc-start in the foreground as our child: the server inherits its stdout and
+// stderr (the log file, with LXC's own errors), and its exit is the container's.
+func (b *box) start() error {
+	argv := b.lxc("lxc-start", "-F")
+	proc, err := hostproc.Start(argv, b.logPath)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.proc = proc
+	b.mu.Unlock()
+	b.facts["lxc_start"] = strings.Join(argv, " ")
+	return nil
+}
+
+func (b *box) LogTail(n int) string {
+	data, err := os.ReadFile(b.logPath)
+	if err != nil {
+		return ""
+	}
+	return command.Tail(data, n)
+}
+
+// Exec runs argv as root in the container (its namespaces and group), in the data directory.
+func (b *box) Exec(ctx context.Context, argv []string) ([]byte, error) {
+	full := append(b.lxc("lxc-attach", "--clear-env", "--", "env", "-C", b.layout.DataDir, "--"), argv...)
+	out, err := command.RunWith(ctx, command.Options{Dir: "/"}, full...)
+	if ce := (*command.Error)(nil); errors.As(err, &ce) {
+		ce.Argv = argv // report the command the caller asked for, not the wrapper
+	}
+	return out, err
+}
+
+// Stop asks LXC to stop the container with the server's own signal and waits for it.
+func (b *box) Stop(ctx context.Context) error {
+	b.mu.Lock()
+	proc := b.proc
+	b.mu.Unlock()
+	if proc == nil {
+		return nil
+	}
+	select {
+	case <-proc.Exited():
+		return nil
+	default:
+	}
+	// lxc-stop sends lxc.signal.halt (the server's own signal), waits, then kills pid 1.
+	sctx, cancel := context.WithTimeout(ctx, stopTimeout+10*time.Second)
+	defer cancel()
+	_, err := command.Run(sctx, b.lxc("lxc-stop", "-t", fmt.Sprint(int(stopTimeout.Seconds())))...)
+	if proc.WaitOr(10*time.Second, ctx.Done()) {
+		return nil
+	}
+	_ = cgroup.Kill(b.group, 10*time.Second)
+	return fmt.Errorf("%s did not stop (lxc-stop: %v); killed", b.req.DBMS.Name(), err)
+}
+
+// Capture copies the stopped data directory from the host side of its storage.
+func (b *box) Capture(ctx context.Context, dst string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	_, err := storage.Restore(ctx, b.dataOnHost, dst)
+	return err
+}
+
+// Teardown stops the container, kills what is left in its groups, removes the groups, the
+// box's bridge, LXC's lock file, the storage and the work directory. Idempotent.
+func (b *box) Teardown(ctx context.Context) error {
+	if !b.down.CompareAndSwap(false, true) {
+		return nil
+	}
+	ctx = context.WithoutCancel(ctx)
+	var errs []error
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	if err := b.Stop(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		errs = append(errs, err)
+	}
+	cancel()
+	_, err := b.m.remove(ctx)
+	errs = append(errs, err)
+	if b.store != nil {
+		errs = append(errs, b.store.Release(ctx))
+	}
+	if storage.MountedUnder(b.req.WorkDir) {
+		errs = append(errs, fmt.Errorf("not removing %s: something is still mounted under it", b.req.WorkDir))
+	} else {
+		errs = append(errs, os.RemoveAll(b.req.WorkDir))
+	}
+	return errors.Join(errs...)
+}
