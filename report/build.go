@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -254,7 +255,43 @@ func (r *Report) compareCells() {
 			continue
 		}
 		c.Overhead = &o
+		if pairs := roundPairs(b, c); len(pairs) >= 2 {
+			if p, err := stats.PairedRatio(pairs, true, o.Alpha, stats.DefaultPower); err == nil {
+				c.Paired = &p
+			}
+		}
 	}
+}
+
+// roundPairs pairs the ok runs of a cell with its baseline's by round (the repetition number
+// after '#' in a run id: runs of one round were interleaved in one randomised block), in round
+// order.
+func roundPairs(base, c *Cell) [][2]float64 {
+	byRound := map[string]float64{}
+	for i, id := range base.RunIDs {
+		if _, round, ok := strings.Cut(id, "#"); ok {
+			byRound[round] = base.Samples[i]
+		}
+	}
+	type pair struct {
+		round int
+		v     [2]float64
+	}
+	var ps []pair
+	for i, id := range c.RunIDs {
+		_, round, ok := strings.Cut(id, "#")
+		bv, found := byRound[round]
+		n, err := strconv.Atoi(round)
+		if ok && found && err == nil {
+			ps = append(ps, pair{n, [2]float64{bv, c.Samples[i]}})
+		}
+	}
+	slices.SortFunc(ps, func(a, b pair) int { return cmp.Compare(a.round, b.round) })
+	out := make([][2]float64, len(ps))
+	for i, p := range ps {
+		out[i] = p.v
+	}
+	return out
 }
 
 // keys lists the matrix keys in canonical order (spec.MatrixKeys, then unknown keys sorted)

@@ -189,7 +189,8 @@ func WriteComparison(w io.Writer, c *Comparison) error {
 		fmt.Fprintln(bw, "  the experiment files differ: check that the workloads are comparable")
 	}
 	wrap(bw, "", "Change: NEXT's mean throughput versus BASE's, in % (negative = slower), with the 95 % Fieller CI; "+
-		"verdict from Mann–Whitney and the CI at α = 0.05. p99: merged histograms, µs.", textCols)
+		"verdict from Mann–Whitney and the CI at α = 0.05; \"no diff >X%\": none larger than X % (detectable at 80 % power). "+
+		"p99: merged histograms, µs.", textCols)
 	fmt.Fprintln(bw)
 
 	head := []string{"CELL", "RUNS", "BASE ops/s", "NEXT ops/s", "CHANGE % (95% CI)", "VERDICT", "p99 µs BASE → NEXT", "RESULT"}
@@ -203,7 +204,7 @@ func WriteComparison(w io.Writer, c *Comparison) error {
 			if t.OverheadPctCI.Valid {
 				row[4] += " (" + oneDec(-t.OverheadPctCI.Hi) + " … " + oneDec(-t.OverheadPctCI.Lo) + ")"
 			}
-			row[5] = verdictShort(string(t.Verdict))
+			row[5] = verdictShort(t)
 			if t.Underpowered {
 				row[5] += "*"
 			}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/boxbench/boxbench/stats"
 	"io"
 	"math"
 	"strconv"
@@ -73,12 +74,16 @@ func pValue(p float64) string {
 	return strconv.FormatFloat(p, 'g', 2, 64)
 }
 
-// verdictShort is the verdict in a table cell.
-func verdictShort(v string) string {
-	if v == "no significant difference" {
-		return "no diff"
+// verdictShort is the verdict in a table cell; "no diff" says what it rules out: no
+// difference larger than the detectable effect ("no diff >12%").
+func verdictShort(o *stats.Comparison) string {
+	if o.Verdict != stats.VerdictNoDifference {
+		return string(o.Verdict)
 	}
-	return v
+	if o.MDEValid {
+		return "no diff >" + strconv.FormatFloat(o.MDEPct, 'f', 0, 64) + "%"
+	}
+	return "no diff"
 }
 
 // width is the display width of s (runes; the report uses no wide characters).

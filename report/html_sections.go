@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/boxbench/boxbench/stats"
 	"html/template"
 	"maps"
 	"math"
@@ -175,12 +176,16 @@ func (v *page) row(r *Report, c *Cell, cols, prev []string) rowView {
 		} else {
 			row.OvhCI = "no CI"
 		}
-		row.Verdict = verdictShort(string(o.Verdict))
-		row.VerdictCls = strings.ReplaceAll(row.Verdict, " ", "")
+		row.Verdict = verdictShort(o)
+		row.VerdictCls = strings.ReplaceAll(verdictShort(&stats.Comparison{Verdict: o.Verdict}), " ", "")
 		if o.Underpowered {
 			row.Verdict, row.VerdictCls = "too few runs", "weak"
 		}
 		row.P = "p = " + pValue(o.UTest.P)
+		if p := c.Paired; p != nil {
+			row.P += fmt.Sprintf(" · by rounds %s %% (%s … %s), n = %d", signed(p.OverheadPct),
+				oneDec(p.OverheadPctCI.Lo), oneDec(p.OverheadPctCI.Hi), p.N)
+		}
 	default:
 		row.Ovh = "–"
 	}

@@ -72,6 +72,11 @@ type Cell struct {
 	// Overhead compares this cell's throughput with its baseline's (HigherIsBetter); nil for
 	// a baseline and when no comparison is possible (a Warning says why).
 	Overhead *stats.Comparison
+	// Paired is the same comparison analysed by rounds (stats.PairedRatio): shown beside the
+	// verdict, which stays with the unpaired test (rounds are not simultaneous, and a failed
+	// run breaks a pair; the paired interval is the narrower one when drift between rounds
+	// dominates). Nil with fewer than 2 complete rounds.
+	Paired *stats.Paired
 	// Latency per operation type, sorted by Op; absent ops have no histogram.
 	Latency []OpLatency
 	// Warnings: the runs' validity warnings aggregated per code, and the report's findings

@@ -97,8 +97,9 @@ func writeTextHeader(w io.Writer, r *Report) {
 		wrap(w, "dbms: ", d, textCols)
 	}
 	wrap(w, "", "Throughput: mean ± 95 % CI half-width over the ok runs (N = ok/all runs). Overhead: throughput lost "+
-		"versus the group's baseline, + is slower, with the 95 % Fieller CI; verdict from Mann–Whitney and the CI at α = 0.05. "+
-		"p99 in µs from the merged latency histograms of the ok runs.", textCols)
+		"versus the group's baseline, + is slower, with the 95 % Fieller CI; verdict from Mann–Whitney and the CI at α = 0.05; "+
+		"\"no diff >X%\": no difference larger than X %, the smallest overhead these runs could detect (80 % power). "+
+		"p99 in µs from the merged latency histograms of the ok runs. JSON and HTML add the comparison by rounds.", textCols)
 	fmt.Fprintln(w)
 }
 
@@ -202,7 +203,7 @@ func textRow(r *Report, c *Cell, cols []string, notes *footnotes) []string {
 		if o.OverheadPctCI.Valid {
 			ovh += " (" + oneDec(o.OverheadPctCI.Lo) + " … " + oneDec(o.OverheadPctCI.Hi) + ")"
 		}
-		verdict = verdictShort(string(o.Verdict))
+		verdict = verdictShort(o)
 		if o.Underpowered {
 			verdict += "*"
 		}

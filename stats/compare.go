@@ -73,6 +73,13 @@ type Comparison struct {
 	// "too few runs", and the report must say so. Notes holds the advice.
 	Underpowered bool `json:"underpowered"`
 
+	// MDEPct is the smallest overhead (in percent of the baseline) these runs could have
+	// detected at Alpha with DefaultPower (DetectableEffect); with no verdict it is what the
+	// comparison rules out: "no difference larger than MDEPct %". MDEValid is false with fewer
+	// than 2 runs in a cell.
+	MDEPct   float64 `json:"mde_pct"`
+	MDEValid bool    `json:"mde_valid"`
+
 	// Verdict is faster/slower only if UTest.P < Alpha, RatioCI is valid and
 	// excludes 1, and both agree on the direction.
 	Verdict Verdict  `json:"verdict"`
@@ -134,6 +141,7 @@ func Compare(baseline, candidate []float64, opts CompareOptions) (Comparison, er
 		hi := OverheadPct(c.RatioCI.Hi, opts.HigherIsBetter)
 		c.OverheadPctCI = Interval{Lo: math.Min(lo, hi), Hi: math.Max(lo, hi), Valid: true}
 	}
+	c.MDEPct, c.MDEValid = DetectableEffect(c.Baseline, c.Candidate, alpha, DefaultPower)
 	u, err := MannWhitneyU(candidate, baseline)
 	if err != nil {
 		return Comparison{}, fmt.Errorf("compare: %w", err) // unreachable: inputs checked above

@@ -1,0 +1,56 @@
+package stats
+
+import (
+	"math"
+	"testing"
+)
+
+// TestDetectableEffect checks the formula against a hand computation and its direction: more
+// runs or less spread detect smaller effects.
+func TestDetectableEffect(t *testing.T) {
+	s := Summary{N: 10, Mean: 100, SD: 10}
+	got, ok := DetectableEffect(s, s, 0.05, 0.8)
+	// se = sqrt(2·10²/10) = 4.472; df = 18; t(.975) = 2.1009, t(.8) = 0.8621.
+	if want := (2.1009 + 0.8621) * math.Sqrt(20); !ok || math.Abs(got-want) > 0.05 {
+		t.Errorf("MDE = %.3f %%, want %.3f", got, want)
+	}
+	more := Summary{N: 40, Mean: 100, SD: 10}
+	if m, _ := DetectableEffect(more, more, 0.05, 0.8); m >= got {
+		t.Errorf("40 runs detect %.2f %%, not less than 10 runs' %.2f %%", m, got)
+	}
+	if _, ok := DetectableEffect(Summary{N: 1, Mean: 1}, s, 0.05, 0.8); ok {
+		t.Error("one run: ok")
+	}
+	if m, ok := DetectableEffect(Summary{N: 3, Mean: 5}, Summary{N: 3, Mean: 5}, 0.05, 0.8); !ok || m != 0 {
+		t.Errorf("no spread: %v %v", m, ok)
+	}
+}
+
+// TestPairedRemovesDrift: a drift shared by both cells in each round widens the unpaired
+// interval but not the paired one.
+func TestPairedRemovesDrift(t *testing.T) {
+	var pairs [][2]float64
+	var b, c []float64
+	for i, drift := range []float64{1, 0.7, 1.3, 0.9, 1.1, 0.8} {
+		wobble := 1 + 0.005*float64(i%2)
+		pairs = append(pairs, [2]float64{100 * drift, 97 * drift * wobble})
+		b, c = append(b, 100*drift), append(c, 97*drift*wobble)
+	}
+	p, err := PairedRatio(pairs, true, 0.05, 0.8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(p.Ratio-0.9724) > 0.01 || !p.RatioCI.Valid || p.RatioCI.Contains(1) {
+		t.Errorf("paired ratio %.4f CI %+v: want ≈0.97 excluding 1", p.Ratio, p.RatioCI)
+	}
+	u, _ := Compare(b, c, CompareOptions{HigherIsBetter: true})
+	if !u.RatioCI.Contains(1) || p.MDEPct >= 5 {
+		t.Errorf("unpaired CI %+v should contain 1 under the drift; paired MDE %.2f %% should be small", u.RatioCI, p.MDEPct)
+	}
+	if _, err := PairedRatio(pairs[:1], true, 0.05, 0.8); err == nil {
+		t.Error("one round accepted")
+	}
+	if _, err := PairedRatio([][2]float64{{1, 0}, {1, 1}}, true, 0.05, 0.8); err == nil {
+		t.Error("a zero accepted")
+	}
+}
