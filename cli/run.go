@@ -64,9 +64,15 @@ func printPlan(w io.Writer, e *spec.Experiment, p *plan.Plan) {
 		fmt.Fprint(w, "; run draws a new seed and records it, set seed: in the spec to fix the order")
 	}
 	fmt.Fprintln(w, ")")
-	if e.Repetitions.Adaptive() {
-		fmt.Fprintf(w, "repetitions: %d per cell, up to %d while the 95%% CI half-width exceeds %g%% of the mean\n",
-			e.Repetitions.Min, e.Repetitions.Max, float64(e.Repetitions.TargetCIHalfWidth)*100)
+	if r := e.Repetitions; r.Adaptive() {
+		var while []string
+		if r.TargetCIHalfWidth > 0 {
+			while = append(while, fmt.Sprintf("the 95%% CI half-width exceeds %g%% of the mean", float64(r.TargetCIHalfWidth)*100))
+		}
+		if r.TargetEffect > 0 {
+			while = append(while, fmt.Sprintf("the comparison with the baseline cannot detect a %g%% overhead", float64(r.TargetEffect)*100))
+		}
+		fmt.Fprintf(w, "repetitions: %d per cell, up to %d while %s\n", r.Min, r.Max, strings.Join(while, " or "))
 	}
 	fmt.Fprintln(w, "\ncells:")
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)

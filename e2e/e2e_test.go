@@ -398,27 +398,32 @@ func TestNeighbours(t *testing.T) {
 	}
 }
 
-// TestAdaptiveRepetitions: with a target no noisy host can meet, every cell gets runs added
-// up to max, each decision is recorded, and the report shows them.
+// TestAdaptiveRepetitions: with a target no noisy host can meet — a CI half-width, or an effect
+// each comparison must be able to detect — every cell (for the effect: the candidate and its
+// baseline) gets runs added up to max, each decision is recorded, and the report shows them.
 func TestAdaptiveRepetitions(t *testing.T) {
-	e := setup(t, "adaptive", "1s", 1)
-	spec := strings.NewReplacer("repetitions: 1", "repetitions: {min: 2, max: 3, targetCIHalfWidth: 0.001%}",
-		"storage: [bind, tmpfs, overlay]", "storage: [bind, tmpfs]").Replace(fmt.Sprintf(nativeSpec, "adaptive", "1s", 1))
-	if err := os.WriteFile(e.specFile, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(e.dir, "out")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	b, err := e.boxbench(ctx, "run", e.specFile, "--out", out).CombinedOutput()
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, b)
-	}
-	if n := storedRuns(t, out); n != 6 {
-		t.Errorf("%d runs, want 2 cells × 3 (min 2, one adaptive round)", n)
-	}
-	if !bytes.Contains(b, []byte("adaptive repetitions:")) || !bytes.Contains(b, []byte("run 3 added")) {
-		t.Errorf("the report does not show the adaptive decisions:\n%s", b)
+	for _, target := range []string{"targetCIHalfWidth: 0.001%", "targetEffect: 0.001%"} {
+		t.Run(strings.Fields(target)[0], func(t *testing.T) {
+			e := setup(t, "adaptive", "1s", 1)
+			spec := strings.NewReplacer("repetitions: 1", "repetitions: {min: 2, max: 3, "+target+"}",
+				"storage: [bind, tmpfs, overlay]", "storage: [bind, tmpfs]").Replace(fmt.Sprintf(nativeSpec, "adaptive", "1s", 1))
+			if err := os.WriteFile(e.specFile, []byte(spec), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(e.dir, "out")
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			b, err := e.boxbench(ctx, "run", e.specFile, "--out", out).CombinedOutput()
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, b)
+			}
+			if n := storedRuns(t, out); n != 6 {
+				t.Errorf("%d runs, want 2 cells × 3 (min 2, one adaptive round)", n)
+			}
+			if !bytes.Contains(b, []byte("adaptive repetitions:")) || !bytes.Contains(b, []byte("run 3 added")) {
+				t.Errorf("the report does not show the adaptive decisions:\n%s", b)
+			}
+		})
 	}
 }
 

@@ -188,18 +188,32 @@ func (r *Runner) adaptive(ctx context.Context, done map[string]bool) error {
 	if !reps.Adaptive() {
 		return nil
 	}
-	rule := stats.AdaptiveRule{Min: reps.Min, Max: reps.Max, TargetCIHalfWidth: float64(reps.TargetCIHalfWidth)}
+	rule := stats.AdaptiveRule{Min: reps.Min, Max: reps.Max, TargetCIHalfWidth: float64(reps.TargetCIHalfWidth),
+		TargetEffect: float64(reps.TargetEffect)}
 	for rep := reps.Min + 1; rep <= reps.Max; rep++ {
 		samples, err := r.throughputs()
 		if err != nil {
 			return err
 		}
 		var need []*plan.Cell
-		for _, c := range r.plan.Cells {
-			more, why := stats.NeedMore(samples[c.ID], rule)
-			if more {
+		added := map[*plan.Cell]bool{}
+		add := func(c *plan.Cell, why string) {
+			if !added[c] {
+				added[c] = true
 				need = append(need, c)
 				_ = r.store.Event("adaptive", fmt.Sprintf("%s: run %d added: %s", c.ID, rep, why))
+			}
+		}
+		for _, c := range r.plan.Cells {
+			more, why := stats.NeedMore(samples[c.ID], rule)
+			if b := r.plan.Baseline[c]; b != nil && b != c {
+				more, why = stats.NeedMoreVs(samples[b.ID], samples[c.ID], rule)
+				if more && len(samples[b.ID]) < rule.Max {
+					add(b, "its comparison with "+c.ID+" needs it: "+why) // the effect shrinks only with both
+				}
+			}
+			if more {
+				add(c, why)
 			}
 		}
 		if len(need) == 0 {

@@ -103,7 +103,7 @@ func (r *Repetitions) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {
 		v, err := strconv.Atoi(n.Value)
 		if err != nil {
-			return typeErr(n, "repetitions %q is not a whole number (or give {min, max, targetCIHalfWidth})", n.Value)
+			return typeErr(n, "repetitions %q is not a whole number (or give {min, max, targetCIHalfWidth or targetEffect})", n.Value)
 		}
 		r.Min, r.Max = v, v
 		return nil
@@ -124,7 +124,14 @@ func (r Repetitions) MarshalYAML() (any, error) {
 	if !r.Adaptive() {
 		return r.Min, nil
 	}
-	return map[string]any{"min": r.Min, "max": r.Max, "targetCIHalfWidth": fmt.Sprintf("%g%%", float64(r.TargetCIHalfWidth)*100)}, nil
+	m := map[string]any{"min": r.Min, "max": r.Max}
+	if r.TargetCIHalfWidth > 0 {
+		m["targetCIHalfWidth"] = fmt.Sprintf("%g%%", float64(r.TargetCIHalfWidth)*100)
+	}
+	if r.TargetEffect > 0 {
+		m["targetEffect"] = fmt.Sprintf("%g%%", float64(r.TargetEffect)*100)
+	}
+	return m, nil
 }
 
 // UnmarshalYAML reads the matrix: keys with lists of values, plus zip and exclude.

@@ -163,6 +163,9 @@ type Repetitions struct {
 	Min               int     `yaml:"min"`
 	Max               int     `yaml:"max"`
 	TargetCIHalfWidth Percent `yaml:"targetCIHalfWidth"`
+	// TargetEffect adds runs until each cell's comparison with its baseline could detect an
+	// overhead this large (its minimum detectable effect at α = 0.05, 80 % power).
+	TargetEffect Percent `yaml:"targetEffect"`
 }
 
 // Adaptive reports whether runs are added until the CI is narrow enough.

@@ -499,8 +499,8 @@ func (c *checker) repetitions() {
 		if r.Min < 2 {
 			c.add("repetitions.min", "%d: adaptive repetitions need min 2 or more to estimate an interval", r.Min)
 		}
-		if r.TargetCIHalfWidth == 0 {
-			c.add("repetitions.targetCIHalfWidth", "missing: adaptive repetitions need a target, e.g. 2%%")
+		if r.TargetCIHalfWidth == 0 && r.TargetEffect == 0 {
+			c.add("repetitions", "adaptive repetitions need a target: targetCIHalfWidth (e.g. 2%%: each cell's mean within ±2 %%) or targetEffect (e.g. 3%%: each comparison able to detect a 3 %% overhead)")
 		}
 	} else if r.Max < r.Min {
 		c.add("repetitions.max", "%d is below min %d", r.Max, r.Min)

@@ -54,3 +54,24 @@ func TestPairedRemovesDrift(t *testing.T) {
 		t.Error("a zero accepted")
 	}
 }
+
+// TestNeedMoreVs: a noisy comparison needs more runs until its detectable effect is within the
+// target, and never beyond Max.
+func TestNeedMoreVs(t *testing.T) {
+	rule := AdaptiveRule{Min: 3, Max: 10, TargetEffect: 0.03}
+	noisy := []float64{100, 90, 110}
+	if more, why := NeedMoreVs(noisy, noisy, rule); !more {
+		t.Errorf("±10 %% spread at n=3 meets a 3 %% target: %s", why)
+	}
+	tight := []float64{100, 100.2, 99.9, 100.1}
+	if more, why := NeedMoreVs(tight, tight, rule); more {
+		t.Errorf("0.1 %% spread does not meet a 3 %% target: %s", why)
+	}
+	full := make([]float64, 10)
+	for i := range full {
+		full[i] = 100 + float64(i%2)*20
+	}
+	if more, _ := NeedMoreVs(full, full, rule); more {
+		t.Error("more runs asked beyond max")
+	}
+}

@@ -161,6 +161,10 @@ type AdaptiveRule struct {
 	// TargetCIHalfWidth is the wanted half-width of the 95 % CI of the mean,
 	// relative to the mean: 0.02 stops once the CI is mean ± 2 %.
 	TargetCIHalfWidth float64 `json:"target_ci_half_width"`
+	// TargetEffect is the overhead, as a fraction, each comparison with a baseline must be able
+	// to detect (DetectableEffect at α = 0.05 and DefaultPower): 0.03 stops once a 3 % overhead
+	// would be detected. Used by NeedMoreVs.
+	TargetEffect float64 `json:"target_effect"`
 }
 
 // Validate reports every problem with the rule at once. Min must be at
@@ -173,8 +177,8 @@ func (r AdaptiveRule) Validate() error {
 	if r.Max < r.Min {
 		errs = append(errs, fmt.Errorf("adaptive max %d: must be >= min %d", r.Max, r.Min))
 	}
-	if !(r.TargetCIHalfWidth > 0) || math.IsInf(r.TargetCIHalfWidth, 0) {
-		errs = append(errs, fmt.Errorf("adaptive target CI half-width %v: must be a positive fraction such as 0.02", r.TargetCIHalfWidth))
+	if !(r.TargetCIHalfWidth > 0 || r.TargetEffect > 0) || math.IsInf(r.TargetCIHalfWidth, 0) || math.IsInf(r.TargetEffect, 0) {
+		errs = append(errs, fmt.Errorf("adaptive targets %v (CI half-width) and %v (effect): one must be a positive fraction such as 0.02", r.TargetCIHalfWidth, r.TargetEffect))
 	}
 	return errors.Join(errs...)
 }
@@ -199,6 +203,9 @@ func NeedMore(samples []float64, rule AdaptiveRule) (bool, string) {
 	if ok {
 		width = fmt.Sprintf("relative CI half-width %.2f%%", rel*100)
 	}
+	if rule.TargetCIHalfWidth == 0 && rule.TargetEffect > 0 {
+		return false, fmt.Sprintf("n=%d: no CI target (the effect target is NeedMoreVs's)", n)
+	}
 	target := fmt.Sprintf("target %.2f%%", rule.TargetCIHalfWidth*100)
 	if ok && rel <= rule.TargetCIHalfWidth {
 		return false, fmt.Sprintf("n=%d: %s <= %s", n, width, target)
@@ -217,4 +224,24 @@ func relHalfWidth(samples []float64) (rel float64, ok bool) {
 		return 0, false
 	}
 	return s.CI95.HalfWidth() / math.Abs(s.Mean), true
+}
+
+// NeedMoreVs is NeedMore for a cell compared with a baseline: besides the CI target (when set),
+// more runs are needed while n < Max and the comparison's detectable effect exceeds
+// TargetEffect. Both cells must be run again for the effect to shrink; the caller adds the
+// baseline's runs too.
+func NeedMoreVs(baseline, samples []float64, rule AdaptiveRule) (bool, string) {
+	more, why := NeedMore(samples, rule)
+	if more || rule.TargetEffect == 0 || len(samples) >= rule.Max {
+		return more, why
+	}
+	mde, ok := DetectableEffect(Summarize(baseline), Summarize(samples), DefaultAlpha, DefaultPower)
+	target := fmt.Sprintf("target effect %.2f%%", rule.TargetEffect*100)
+	switch {
+	case !ok:
+		return true, fmt.Sprintf("n=%d: no detectable effect yet (fewer than 2 runs in a cell), %s", len(samples), target)
+	case mde/100 > rule.TargetEffect:
+		return true, fmt.Sprintf("n=%d: detectable effect %.2f%% > %s", len(samples), mde, target)
+	}
+	return false, fmt.Sprintf("n=%d: detectable effect %.2f%% <= %s", len(samples), mde, target)
 }
