@@ -39,12 +39,8 @@ func (b *box) LogTail(n int) string {
 
 // Exec runs argv as root in the container (its namespaces and group), in the data directory.
 func (b *box) Exec(ctx context.Context, argv []string) ([]byte, error) {
-	full := append(b.lxc("lxc-attach", "--clear-env", "--", "env", "-C", b.layout.DataDir, "--"), argv...)
-	out, err := command.RunWith(ctx, command.Options{Dir: "/"}, full...)
-	if ce := (*command.Error)(nil); errors.As(err, &ce) {
-		ce.Argv = argv // report the command the caller asked for, not the wrapper
-	}
-	return out, err
+	return command.RunWrapped(ctx, command.Options{Dir: "/"},
+		b.lxc("lxc-attach", "--clear-env", "--", "env", "-C", b.layout.DataDir, "--"), argv)
 }
 
 // Stop asks LXC to stop the container with the server's own signal and waits for it.

@@ -222,13 +222,8 @@ func (b *box) LogTail(n int) string {
 
 // Exec runs argv as root inside the server's cgroup, in its data directory.
 func (b *box) Exec(ctx context.Context, argv []string) ([]byte, error) {
-	full := append([]string{"/bin/sh", "-c", joinScript, "sh"}, b.group.ProcsFiles()...)
-	full = append(append(full, "--"), argv...)
-	out, err := command.RunWith(ctx, command.Options{Dir: b.layout.DataDir}, full...)
-	if ce := (*command.Error)(nil); errors.As(err, &ce) {
-		ce.Argv = argv // report the command the caller asked for, not the wrapper
-	}
-	return out, err
+	prefix := append([]string{"/bin/sh", "-c", joinScript, "sh"}, b.group.ProcsFiles()...)
+	return command.RunWrapped(ctx, command.Options{Dir: b.layout.DataDir}, append(prefix, "--"), argv)
 }
 
 // Stop sends the database's clean-shutdown signal and waits for the server to exit.
