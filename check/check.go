@@ -95,11 +95,11 @@ var DefaultPercentiles = []float64{50, 90, 95, 99, 99.9}
 
 // Thresholds tune the checks. A zero field takes its default (DefaultThresholds).
 type Thresholds struct {
-	ClientCPURatio       float64 // client CPU / cores available; default 0.9
-	ClientWaitRatio      float64 // client run-queue wait / (wait + run time); default 0.5
+	ClientCPURatio  float64 // client CPU / cores available; default 0.9
+	ClientWaitRatio float64 // client run-queue wait / (wait + run time); default 0.5
 	// ClientWaitSeconds is the run-queue wait (seconds per second, summed over the client's
 	// threads) below which no share of waiting matters; default 0.05 (50 ms per second).
-	ClientWaitSeconds float64
+	ClientWaitSeconds    float64
 	ThrottledRatio       float64 // throttled / runnable CFS periods; default 0.05
 	SwapBytes            float64 // swap in use above this many bytes; default 16 MiB
 	SwapRateBytes        float64 // swap-in or swap-out after warm-up above this many bytes/s; default 64 KiB/s
