@@ -122,10 +122,9 @@ func diagnose(ctx context.Context, ps map[string]platform.Platform, workRoot str
 	}
 	for _, name := range dbms.Names() {
 		d, _ := dbms.Get(name)
-		bin := d.StartCommand(dbms.Layout{})[0]
 		f := platform.Finding{Area: "dbms", Name: name}
-		if _, err := os.Stat(bin); err != nil {
-			f.Detail, f.Fix = bin+" missing", "apt-get install -y "+strings.Join(d.Packages(), " ")
+		if err := dbms.Missing(d); err != nil {
+			f.Detail, f.Fix = strings.ReplaceAll(err.Error(), "\n", "; "), "apt-get install -y "+strings.Join(d.Packages(), " ")
 		} else {
 			f.OK = true
 			f.Detail = hostenv.DBMS(ctx, d)["dbms_package"]
