@@ -101,7 +101,7 @@ func TestBed(t *testing.T) {
 	if r.left != "" {
 		t.Errorf("groups left under /sys/fs/cgroup in the guest: %s", r.left)
 	}
-	if !strings.Contains(r.mounts, "cgroup2") || strings.Contains(r.mounts, "cgroup ") {
+	if !onlyV2(r.mounts) {
 		t.Errorf("the guest's cgroup mounts are %q, want cgroup2 only", r.mounts)
 	}
 }
@@ -183,7 +183,29 @@ func ensureBase(ctx context.Context, t *testing.T, tree rootfs.Tree) (string, er
 	return dir, nil
 }
 
+// onlyV2 says whether the guest's cgroup mounts (/proc/mounts lines joined by ";") are cgroup2
+// only: at least one, and none of type cgroup (v1).
+func onlyV2(mounts string) bool {
+	n := 0
+	for _, m := range strings.Split(mounts, ";") {
+		f := strings.Fields(m)
+		if len(f) < 3 {
+			continue
+		}
+		switch f[2] {
+		case "cgroup2":
+			n++
+		case "cgroup":
+			return false
+		}
+	}
+	return n > 0
+}
+
 func TestParseConsole(t *testing.T) {
+	if !onlyV2("cgroup2 /sys/fs/cgroup cgroup2 rw,relatime 0 0;") || onlyV2("cgroup2 /sys/fs/cgroup/unified cgroup2 rw 0 0;cgroup /sys/fs/cgroup/cpu cgroup rw,cpu 0 0;") || onlyV2("") {
+		t.Error("onlyV2")
+	}
 	r := parseConsole("noise\r\nV2BED-CGROUP-MOUNTS cgroup2 /sys/fs/cgroup cgroup2 rw 0 0;\nV2BED-BEGIN\n=== RUN   TestNativeOnV2\n--- PASS: TestNativeOnV2 (3.2s)\nV2BED-END\nV2BED-LEFT \nV2BED-RESULT rc=0\n")
 	if !r.done || r.rc != 0 || r.left != "" || len(r.report) != 3 || !strings.Contains(r.mounts, "cgroup2") {
 		t.Errorf("%+v", r)

@@ -42,6 +42,9 @@ func TestNativeOnV2(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(work)
+	if err := os.Chmod(work, 0o755); err != nil { // the server's user must reach its data directory
+		t.Fatal(err)
+	}
 	lim := resource.Limits{CPUs: 0.5, Cpuset: "0", MemoryBytes: 256 << 20, CPUWeight: 200, IOWeight: 300,
 		ReadBps: 96 << 20, WriteBps: 64 << 20, ReadIOPS: 2000, WriteIOPS: 1000}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
