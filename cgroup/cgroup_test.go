@@ -70,6 +70,13 @@ func TestGroupLifecycle(t *testing.T) {
 	if _, err := os.Stat(g.Ref.Dir("memory")); !os.IsNotExist(err) {
 		t.Errorf("group still exists after Delete: %v", err)
 	}
+	// The experiment's group is boxbench's own: it goes with its last run.
+	exp := Ref{Version: g.Ref.Version, Path: strings.TrimSuffix(path, "/g")}
+	for _, ctrl := range []string{"memory", "cpu", ""} {
+		if _, err := os.Stat(exp.Dir(ctrl)); !os.IsNotExist(err) && (ctrl != "" || exp.Version == V2) {
+			t.Errorf("experiment group %s left behind after Delete: %v", exp.Dir(ctrl), err)
+		}
+	}
 	if err := g.Delete(); err != nil {
 		t.Errorf("second Delete: %v", err)
 	}

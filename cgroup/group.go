@@ -31,10 +31,18 @@ type Group struct {
 // data device and go through ApplyShares.
 func Create(path string, l resource.Limits) (*Group, error) {
 	g := &Group{Ref: Ref{Version: HostVersion(), Path: path}}
+	treeMu.Lock()
+	defer treeMu.Unlock()
 	var err error
 	if g.Ref.Version == V2 {
+		// Delegate every controller down boxbench's subtree first: the library enables only
+		// those it sets limits for, so io.max and io.weight would have no files.
+		if err := prepareV2(path); err != nil {
+			return nil, fmt.Errorf("create cgroup %s: %w", path, err)
+		}
 		g.v2, err = cgroup2.NewManager(Root, path, cgroup2.ToResources(resources(l)))
 	} else {
+		noteParentsV1(path)
 		g.v1, err = cgroup1.New(cgroup1.StaticPath(path), resources(l))
 	}
 	if err != nil {
@@ -114,12 +122,19 @@ func Kill(ref Ref, timeout time.Duration) error {
 	}
 }
 
-// Delete kills what is left in the group and removes it. Idempotent.
+// Delete kills what is left in the group and removes it, then its parents that are boxbench's
+// and empty (the experiment's group; /boxbench when this process created it). Idempotent.
 func (g *Group) Delete() error {
 	if err := Kill(g.Ref, 10*time.Second); err != nil {
 		return err
 	}
-	return Remove(g.Ref)
+	if err := Remove(g.Ref); err != nil {
+		return err
+	}
+	treeMu.Lock()
+	defer treeMu.Unlock()
+	removeParents(g.Ref.Path, func(p string) []string { return groupDirs(g.Ref.Version, p) })
+	return nil
 }
 
 // Remove removes the (empty) group named by ref and its empty sub-groups in every hierarchy.

@@ -95,10 +95,14 @@ var DefaultPercentiles = []float64{50, 90, 95, 99, 99.9}
 
 // Thresholds tune the checks. A zero field takes its default (DefaultThresholds).
 type Thresholds struct {
-	ClientCPURatio       float64 // client CPU / cores available; default 0.9
-	ClientWaitRatio      float64 // client run-queue wait / (wait + run time); default 0.5
+	ClientCPURatio  float64 // client CPU / cores available; default 0.9
+	ClientWaitRatio float64 // client run-queue wait / (wait + run time); default 0.5
+	// ClientWaitSeconds is the run-queue wait (seconds per second, summed over the client's
+	// threads) below which no share of waiting matters; default 0.05 (50 ms per second).
+	ClientWaitSeconds    float64
 	ThrottledRatio       float64 // throttled / runnable CFS periods; default 0.05
-	SwapBytes            float64 // swap in use above this many bytes; 0 (default): any swap
+	SwapBytes            float64 // swap in use above this many bytes; default 16 MiB
+	SwapRateBytes        float64 // swap-in or swap-out after warm-up above this many bytes/s; default 64 KiB/s
 	HostBusyRatio        float64 // host CPU busy share before the run; default 0.10
 	MemoryBoundReadBytes float64 // bytes/s read after warm-up in a memory-bound run; default 1 MiB/s
 	DiskBoundReadBytes   float64 // a disk-bound run reading less than this (bytes/s) reads "nothing"; default 4 KiB/s
@@ -115,6 +119,9 @@ func DefaultThresholds() Thresholds {
 	return Thresholds{
 		ClientCPURatio:       0.9,
 		ClientWaitRatio:      0.5,
+		ClientWaitSeconds:    0.05,
+		SwapBytes:            16 << 20,
+		SwapRateBytes:        64 << 10,
 		ThrottledRatio:       0.05,
 		HostBusyRatio:        0.10,
 		MemoryBoundReadBytes: 1 << 20,
@@ -134,6 +141,9 @@ func (t Thresholds) withDefaults() Thresholds {
 	}
 	or(&t.ClientCPURatio, d.ClientCPURatio)
 	or(&t.ClientWaitRatio, d.ClientWaitRatio)
+	or(&t.ClientWaitSeconds, d.ClientWaitSeconds)
+	or(&t.SwapBytes, d.SwapBytes)
+	or(&t.SwapRateBytes, d.SwapRateBytes)
 	or(&t.ThrottledRatio, d.ThrottledRatio)
 	or(&t.HostBusyRatio, d.HostBusyRatio)
 	or(&t.MemoryBoundReadBytes, d.MemoryBoundReadBytes)

@@ -71,6 +71,10 @@ func TestEvaluate(t *testing.T) {
 		{name: "client waited in warm-up only", f: Facts{Ops: enough, WarmupEnd: time.Second, Samples: join(
 			series("client", "sched_wait_seconds_per_second", "", 5, 0.1, 0.1),
 			series("client", "sched_run_seconds_per_second", "", 0.1, 0.3, 0.3))}},
+		// Issue 19: "waited 69.5 % … (0.01 s/s waiting, 0.00 cores running)".
+		{name: "client waited a ratio of near-zero amounts", f: Facts{Ops: enough, Samples: join(
+			series("client", "sched_wait_seconds_per_second", "", 0.01, 0.01, 0.01),
+			series("client", "sched_run_seconds_per_second", "", 0.004, 0.004, 0.004))}},
 		{name: "client wait unknown", f: Facts{Ops: enough, Samples: series("client", "sched_run_seconds_per_second", "", 0.3)}},
 
 		{name: "throttled", f: Facts{Ops: enough, Applied: applied(resource.Limits{CPUs: 0.2}), Spec: resource.Limits{CPUs: 0.2},
@@ -87,14 +91,24 @@ func TestEvaluate(t *testing.T) {
 		{name: "no quota, no periods", f: Facts{Ops: enough, Samples: join(series("db", "cpu_periods_per_interval", "", 0, 0),
 			series("db", "cpu_throttled_periods_per_interval", "", 0, 0))}},
 
-		{name: "swap active", f: Facts{Ops: enough, Samples: join(series("host", "swap_used_bytes", "", 0, 10*mib, 12*mib),
+		{name: "swap active", f: Facts{Ops: enough, Samples: join(series("host", "swap_used_bytes", "", 0, 10*mib, 20*mib),
 			series("host", "swap_in_bytes_per_second", "", 0, mib, 0))},
-			want: []string{"swap_used/warning"}, says: []string{"up to 12.0 MiB", "swapped in 512.0 KiB/s", "threshold 0 B"}},
-		{name: "swap idle", f: Facts{Ops: enough, Samples: join(series("host", "swap_used_bytes", "", 5*mib, 5*mib),
+			want: []string{"swap_used/warning"}, says: []string{"up to 20.0 MiB", "swapped in 512.0 KiB/s", "thresholds 16.0 MiB, 64.0 KiB/s"}},
+		{name: "swap idle", f: Facts{Ops: enough, Samples: join(series("host", "swap_used_bytes", "", 50*mib, 50*mib),
 			series("host", "swap_in_bytes_per_second", "", 0, 0), series("host", "swap_out_bytes_per_second", "", 0, 0))},
 			want: []string{"swap_used/info"}, says: []string{"nothing was swapped"}},
-		{name: "db cgroup swap", f: Facts{Ops: enough, Samples: series("db", "memory_swap_bytes", "", 0, 2*mib)},
-			want: []string{"swap_used/warning"}, says: []string{"database's cgroup had up to 2.0 MiB"}},
+		{name: "db cgroup swap", f: Facts{Ops: enough, Samples: series("db", "memory_swap_bytes", "", 0, 20*mib)},
+			want: []string{"swap_used/warning"}, says: []string{"database's cgroup had up to 20.0 MiB"}},
+		// Seen on every PostgreSQL run of issue 19: a host without a swap device, and a v1
+		// cgroup whose memsw minus memory read 256 KiB.
+		{name: "no swap device, cgroup memsw noise", f: Facts{Ops: enough, Samples: join(
+			series("host", "swap_total_bytes", "", 0, 0), series("host", "swap_used_bytes", "", 0, 0),
+			series("db", "memory_swap_bytes", "", 256<<10, 256<<10))}},
+		{name: "no swap device, large cgroup reading", f: Facts{Ops: enough, Samples: join(
+			series("host", "swap_total_bytes", "", 0, 0), series("db", "memory_swap_bytes", "", 64*mib, 64*mib))}},
+		{name: "trivial swap", f: Facts{Ops: enough, Samples: join(
+			series("host", "swap_total_bytes", "", 4096*mib, 4096*mib), series("host", "swap_used_bytes", "", 256<<10, 256<<10),
+			series("host", "swap_in_bytes_per_second", "", 4096, 4096), series("db", "memory_swap_bytes", "", 256<<10, 256<<10))}},
 		{name: "no swap", f: Facts{Ops: enough, Samples: series("host", "swap_used_bytes", "", 0, 0)}},
 
 		{name: "host busy", f: Facts{Ops: enough, PreRun: hostCPU(0.6)},

@@ -51,8 +51,10 @@ func clientWaited(f Facts, th Thresholds) []Warning {
 	if !ok1 || !ok2 || wait+run <= 0 {
 		return nil
 	}
+	// A share of two near-zero amounts (an idle client waiting 10 ms in a second) is noise: the
+	// wait itself must be large enough to move latency.
 	ratio := wait / (wait + run)
-	if ratio <= th.ClientWaitRatio {
+	if ratio <= th.ClientWaitRatio || wait < th.ClientWaitSeconds {
 		return nil
 	}
 	return []Warning{{
@@ -62,7 +64,7 @@ func clientWaited(f Facts, th Thresholds) []Warning {
 			"measured window (%.2f s/s waiting, %.2f cores running), above %s: replies sat unread while the client "+
 			"waited, so latency includes the client's queueing and a closed loop sent fewer requests; give the client "+
 			"its own cores (placement.client) or, under placement.clientPolicy idle, use normal",
-			pct(ratio), wait, run, pct(th.ClientWaitRatio)),
+			pct(ratio), wait, run, pct(th.ClientWaitRatio)) + fmt.Sprintf(" (and at least %.2f s/s)", th.ClientWaitSeconds),
 	}}
 }
 
@@ -89,14 +91,27 @@ func throttled(f Facts, th Thresholds) []Warning {
 	}}
 }
 
+// hostHasSwap says whether the host had a swap device during the run: false when telemetry
+// saw SwapTotal = 0 throughout (no /proc/swaps entry), true when it saw some, or when unknown.
+func hostHasSwap(f Facts) bool {
+	totals, ok := maxValue(window(f.Samples, "host", "swap_total_bytes", always))
+	return !ok || totals > 0
+}
+
+// swap warns about swap that can matter: an amount above th.SwapBytes in use, or paging in or
+// out above th.SwapRateBytes after warm-up. A host without a swap device cannot swap, whatever
+// a cgroup's memsw counter minus its memory counter (two reads a moment apart on v1) says.
 func swap(f Facts, th Thresholds) []Warning {
+	if !hostHasSwap(f) {
+		return nil
+	}
 	var parts []string
 	active := false
 	if used, ok := maxValue(window(f.Samples, "host", "swap_used_bytes", always)); ok && used > th.SwapBytes {
 		parts = append(parts, fmt.Sprintf("the host had up to %s in swap", bytes(used)))
 	}
 	for _, dir := range []string{"in", "out"} {
-		if r, ok := meanRate(window(f.Samples, "host", "swap_"+dir+"_bytes_per_second", f.WarmupEnd)); ok && r > 0 {
+		if r, ok := meanRate(window(f.Samples, "host", "swap_"+dir+"_bytes_per_second", f.WarmupEnd)); ok && r > th.SwapRateBytes {
 			parts = append(parts, fmt.Sprintf("swapped %s %s/s after warm-up", dir, bytes(r)))
 			active = true
 		}
@@ -116,7 +131,8 @@ func swap(f Facts, th Thresholds) []Warning {
 		meaning = "but nothing was swapped in or out during the run, so the numbers are unaffected; " +
 			"the host is short of memory, though"
 	}
-	w.Message = fmt.Sprintf("swap in use: %s (threshold %s): %s", strings.Join(parts, ", "), bytes(th.SwapBytes), meaning)
+	w.Message = fmt.Sprintf("swap in use: %s (thresholds %s, %s/s): %s", strings.Join(parts, ", "),
+		bytes(th.SwapBytes), bytes(th.SwapRateBytes), meaning)
 	return []Warning{w}
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -107,6 +108,7 @@ func diagnose(ctx context.Context, ps map[string]platform.Platform, workRoot str
 		{Area: "host", Name: "root", OK: os.Geteuid() == 0, Detail: "cgroups, mounts and loop devices need root", Fix: "run boxbench as root"},
 	}
 	fs = append(fs, ioWeightFinding(workRoot), wakeupFinding())
+	fs = append(fs, v2ControllerFindings()...)
 	if _, err := os.Stat("/dev/kvm"); err == nil {
 		fs = append(fs, platform.Finding{Area: "host", Name: "kvm", OK: true, Detail: "/dev/kvm present (whether a guest boots under it needs a trial)"})
 	} else {
@@ -122,10 +124,9 @@ func diagnose(ctx context.Context, ps map[string]platform.Platform, workRoot str
 	}
 	for _, name := range dbms.Names() {
 		d, _ := dbms.Get(name)
-		bin := d.StartCommand(dbms.Layout{})[0]
 		f := platform.Finding{Area: "dbms", Name: name}
-		if _, err := os.Stat(bin); err != nil {
-			f.Detail, f.Fix = bin+" missing", "apt-get install -y "+strings.Join(d.Packages(), " ")
+		if err := dbms.Missing(d); err != nil {
+			f.Detail, f.Fix = strings.ReplaceAll(err.Error(), "\n", "; "), "apt-get install -y "+strings.Join(d.Packages(), " ")
 		} else {
 			f.OK = true
 			f.Detail = hostenv.DBMS(ctx, d)["dbms_package"]
@@ -200,4 +201,28 @@ func printFindings(w interface{ Write([]byte) (int, error) }, fs []platform.Find
 		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
+}
+
+// v2ControllerFindings reports, on a cgroup v2 host, each controller boxbench delegates down
+// its /boxbench subtree: offered by the root or not (then the limits or telemetry that need it
+// cannot work, and creating a group is refused naming it).
+func v2ControllerFindings() []platform.Finding {
+	if cgroup.HostVersion() != cgroup.V2 {
+		return nil
+	}
+	missing, err := cgroup.MissingControllers()
+	if err != nil {
+		return []platform.Finding{{Area: "cgroup", Name: "v2 controllers", Detail: err.Error()}}
+	}
+	var fs []platform.Finding
+	for _, c := range cgroup.Controllers {
+		f := platform.Finding{Area: "cgroup", Name: "v2 " + c, OK: true,
+			Detail: "offered by the root; boxbench enables it in cgroup.subtree_control down /boxbench"}
+		if slices.Contains(missing, c) {
+			f.OK, f.Detail = false, "not offered by the root (cgroup.controllers): the kernel lacks it or a v1 hierarchy holds it"
+			f.Fix = "boot a kernel with the controller and without it bound to cgroup v1"
+		}
+		fs = append(fs, f)
+	}
+	return fs
 }

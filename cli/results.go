@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -162,7 +164,7 @@ func writeRunsCSV(w io.Writer, runs []results.RunRow) error {
 	return cw.Error()
 }
 
-// printSeries prints a run's telemetry: one row per sample time, one column per metric.
+// printSeries prints a run's telemetry: one row per interval, one column per metric.
 func printSeries(w io.Writer, st *results.Store, runID, format string) error {
 	pts, err := st.Series(runID)
 	if err != nil {
@@ -176,30 +178,7 @@ func printSeries(w io.Writer, st *results.Store, runID, format string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(pts)
 	}
-	cols := map[string]bool{}
-	rows := map[int64]map[string]float64{}
-	for _, p := range pts {
-		name := p.Source + "." + p.Metric
-		if p.Label != "" {
-			name += "{" + p.Label + "}"
-		}
-		cols[name] = true
-		t := int64(p.T / 1e6)
-		if rows[t] == nil {
-			rows[t] = map[string]float64{}
-		}
-		rows[t][name] = p.Value
-	}
-	names := make([]string, 0, len(cols))
-	for n := range cols {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	times := make([]int64, 0, len(rows))
-	for t := range rows {
-		times = append(times, t)
-	}
-	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	names, times, rows := alignSeries(pts)
 	if format == "csv" {
 		cw := csv.NewWriter(w)
 		_ = cw.Write(append([]string{"t_ms"}, names...))
@@ -236,4 +215,50 @@ func printSeries(w io.Writer, st *results.Store, runID, format string) error {
 		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+// alignSeries puts a run's samples on the run's telemetry intervals. Sources are sampled one
+// after another (db, host, client a few ms apart), so exact times would give each source its
+// own row; instead every sample goes to the interval whose end is nearest to it. The interval
+// is the median spacing of consecutive samples of one series. It returns the sorted column
+// names, the interval ends (ms from the run's clock origin) and the values by end and name.
+func alignSeries(pts []results.Point) (names []string, times []int64, rows map[int64]map[string]float64) {
+	last := map[string]time.Duration{}
+	var gaps []time.Duration
+	for _, p := range pts {
+		key := p.Source + "\x00" + p.Metric + "\x00" + p.Label
+		if t, ok := last[key]; ok && p.T > t {
+			gaps = append(gaps, p.T-t)
+		}
+		last[key] = p.T
+	}
+	step := time.Millisecond
+	if len(gaps) > 0 {
+		slices.Sort(gaps)
+		step = max(gaps[len(gaps)/2], time.Millisecond)
+	}
+	cols := map[string]bool{}
+	rows = map[int64]map[string]float64{}
+	for _, p := range pts {
+		name := p.Source + "." + p.Metric
+		if p.Label != "" {
+			name += "{" + p.Label + "}"
+		}
+		cols[name] = true
+		k := (p.T + step/2) / step // the nearest interval end
+		t := int64(k * step / time.Millisecond)
+		if rows[t] == nil {
+			rows[t] = map[string]float64{}
+		}
+		rows[t][name] = p.Value
+	}
+	for n := range cols {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for t := range rows {
+		times = append(times, t)
+	}
+	slices.Sort(times)
+	return names, times, rows
 }

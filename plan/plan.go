@@ -83,7 +83,12 @@ func Expand(ctx context.Context, e *spec.Experiment, seed uint64, check Checker)
 			}
 		}
 	}
-	if !matched {
+	if len(p.Cells) == 0 {
+		// Nothing can run here: say why (a database that is not installed, with the command
+		// that installs it) instead of a baseline that "matches no cell".
+		problems = append(problems, spec.Problem{Line: e.Line("matrix"), Field: "matrix",
+			Message: "no cell of the matrix can run on this host: " + distinctReasons(p.Skipped)})
+	} else if !matched {
 		var want []string
 		for _, k := range spec.SortedKeys(e.Baseline) {
 			want = append(want, k+"="+e.Baseline[k])
@@ -93,6 +98,21 @@ func Expand(ctx context.Context, e *spec.Experiment, seed uint64, check Checker)
 	}
 	p.Runs = Order(p.Cells, 1, e.Repetitions.Min, e.Order, seed)
 	return p, problems
+}
+
+// distinctReasons joins the skip reasons, each once.
+func distinctReasons(skips []Skip) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range skips {
+		for _, r := range strings.Split(s.Reason, "\n") {
+			if !seen[r] {
+				seen[r] = true
+				out = append(out, r)
+			}
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 func (p *Plan) skipped(c *Cell) bool {

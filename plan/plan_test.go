@@ -133,6 +133,23 @@ func TestBaselineMatchesNothing(t *testing.T) {
 	}
 }
 
+// TestNothingRuns: with the database not installed every cell is skipped; the problem names
+// the database and its install command, not an unmatched baseline (issue 19).
+func TestNothingRuns(t *testing.T) {
+	e, err := spec.Parse([]byte(src), "p.yaml", vocabtest.Vocabulary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := func(context.Context, *Cell) error {
+		return errors.New("redis is not installed on this host (redis-server missing): apt-get install -y redis-server")
+	}
+	_, problems := Expand(context.Background(), e, 1, missing)
+	if len(problems) != 1 || strings.Contains(problems[0].String(), "baseline") ||
+		strings.Count(problems[0].String(), "apt-get install -y redis-server") != 1 {
+		t.Errorf("problems: %v", problems)
+	}
+}
+
 func TestRecordsFromBound(t *testing.T) {
 	e, _ := spec.Parse([]byte(src), "p.yaml", vocabtest.Vocabulary())
 	mem, disk := Records(e, "memory"), Records(e, "disk")

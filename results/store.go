@@ -263,14 +263,5 @@ func jsonOrNil(v any) any {
 	return string(b)
 }
 
-// TotalThroughput is the headline figure of a run: successful operations per second of the
-// measured window over every operation type, on the "latency" series.
-func TotalThroughput(r *workload.Result) float64 {
-	var t float64
-	for _, o := range r.Ops {
-		if o.Series == "latency" {
-			t += o.Throughput
-		}
-	}
-	return t
-}
+// TotalThroughput is the headline figure of a run (workload.Result.Throughput).
+func TotalThroughput(r *workload.Result) float64 { return r.Throughput() }

@@ -233,13 +233,7 @@ func (r *Runner) neighbourResults(res *workload.Result, samples []telemetry.Samp
 		for k, v := range n.res.Metrics {
 			res.Metrics["neighbour_"+n.name+"_"+k] = v
 		}
-		var ops float64
-		for _, o := range n.res.Ops {
-			if o.Series == "latency" {
-				ops += o.Throughput
-			}
-		}
-		res.Metrics["neighbour_"+n.name+"_ops_per_second"] = ops
+		res.Metrics["neighbour_"+n.name+"_ops_per_second"] = n.res.Throughput()
 	}
 	return nil
 }

@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 
 PKGS=(docker.io runc postgresql-15 postgresql-client-15 mariadb-server mariadb-client
       redis-server redis-tools debootstrap sysbench fio stress-ng sysstat xfsprogs e2fsprogs
-      util-linux mount iproute2 chromium crun runsc lxc)
+      util-linux mount iproute2 chromium crun runsc lxc
+      qemu-system-x86)  # qemu: the cgroup v2 test bed (cgroup/v2test), booted under TCG
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -92,6 +92,19 @@ type Result struct {
 	Metrics map[string]float64 `json:"metrics,omitempty"`
 }
 
+// Throughput is the run's headline figure: successful operations per second of the measured
+// window over every operation type that is not Secondary, on the "latency" series. For a
+// tool's adapter it is the tool's own figure (fio: IOPS, reads + writes + trims).
+func (r *Result) Throughput() float64 {
+	var t float64
+	for _, o := range r.Ops {
+		if o.Series == "latency" && !o.Secondary {
+			t += o.Throughput
+		}
+	}
+	return t
+}
+
 // OpSummary summarises one operation type over the measured window.
 type OpSummary struct {
 	Op         string  `json:"op"`     // "read", "update", "insert", "scan", "rmw", or a tool's own name
@@ -99,13 +112,17 @@ type OpSummary struct {
 	Count      int64   `json:"count"`  // successful operations
 	Errors     int64   `json:"errors"`
 	Throughput float64 `json:"ops_per_second"`
-	P50        int64   `json:"p50_ns"`
-	P90        int64   `json:"p90_ns"`
-	P95        int64   `json:"p95_ns"`
-	P99        int64   `json:"p99_ns"`
-	P999       int64   `json:"p999_ns"`
-	Max        int64   `json:"max_ns"`
-	Mean       float64 `json:"mean_ns"`
+	// Secondary marks an operation that accompanies others and is not one of the run's own
+	// operations: it is not counted in Result.Throughput (fio's fsync calls, which fio does
+	// not count in its IOPS either).
+	Secondary bool    `json:"secondary,omitempty"`
+	P50       int64   `json:"p50_ns"`
+	P90       int64   `json:"p90_ns"`
+	P95       int64   `json:"p95_ns"`
+	P99       int64   `json:"p99_ns"`
+	P999      int64   `json:"p999_ns"`
+	Max       int64   `json:"max_ns"`
+	Mean      float64 `json:"mean_ns"`
 	// Hist is the HDR histogram of the whole measured window, encoded with
 	// hdrhistogram-go's Encode (V2 compressed), so any percentile can be recomputed and
 	// histograms of several runs merged.

@@ -8,9 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
@@ -56,17 +54,12 @@ func (*Platform) Check(_ context.Context, c platform.Choice) error {
 		errs = append(errs, fmt.Errorf("native has no OCI runtime (runtime=%s)", c.Runtime))
 	}
 	if c.DBMS != nil {
-		if bin := c.DBMS.StartCommand(dbms.Layout{})[0]; !installed(bin) {
-			errs = append(errs, fmt.Errorf("%s is not installed on this host (%s missing): apt-get install %s",
-				c.DBMS.Name(), bin, strings.Join(c.DBMS.Packages(), " ")))
+		// The server binary and its system user: without either every run fails at start.
+		if err := dbms.Missing(c.DBMS); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func installed(bin string) bool {
-	_, err := exec.LookPath(bin)
-	return err == nil
 }
 
 // CgroupPath is the control group of one run: /boxbench/<experiment>/<run>.

@@ -32,6 +32,8 @@ func TestCheck(t *testing.T) {
 		{platform.Choice{Storage: "overlay", Network: "host"}, "no container layer"},
 		{platform.Choice{Storage: "bind", Network: "bridge-published"}, "no network"},
 		{platform.Choice{Storage: "bind", Network: "host", Runtime: "runc"}, "no OCI runtime"},
+		// Issue 19: a missing system user failed every run at start; Check catches it.
+		{platform.Choice{Storage: "bind", Network: "host", DBMS: userless{}}, `system user "boxbench-no-such-user"`},
 	} {
 		err := p.Check(context.Background(), tc.c)
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
@@ -39,6 +41,11 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+// userless is Redis run as a user this host does not have.
+type userless struct{ dbms.Redis }
+
+func (userless) User() string { return "boxbench-no-such-user" }
 
 // TestProvision starts every database on every native storage backend, checks the limits in
 // the kernel, and checks that teardown leaves no process, cgroup, mount or directory behind.

@@ -344,3 +344,44 @@ func abs(f float64) float64 {
 	}
 	return f
 }
+
+// TestHeadlineIsFioIOPS: the run's throughput is what fio calls IOPS (reads + writes + trims),
+// not writes + fsyncs (issue 19: 5,170 "ops/s" reported where fio said 2,585), and the fsync
+// rate and latency stay beside it.
+func TestHeadlineIsFioIOPS(t *testing.T) {
+	for _, name := range []string{"bind-fsync-high", "loop-fsync-high", "bind-fsync-high-2jobs", "bind-wal",
+		"bind-randread-4k-direct", "perjob-bind-fsync-high-2jobs"} {
+		t.Run(name, func(t *testing.T) {
+			r, err := Parse(readFixture(t, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			threads := len(r.Jobs)
+			res, err := fixtureWorkload(t, "fsync-high", false, threads).result(r, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fioIOPS float64
+			var syncs int64
+			for _, j := range r.Jobs {
+				fioIOPS += j.Read.IOPS + j.Write.IOPS + j.Trim.IOPS
+				syncs += j.Sync.Lat.N
+			}
+			if got := res.Throughput(); abs(got-fioIOPS) > 1e-9*fioIOPS || got == 0 {
+				t.Errorf("throughput %v, fio's IOPS %v", got, fioIOPS)
+			}
+			if syncs > 0 {
+				if res.Metrics["fsync_per_second"] <= 0 || res.Metrics["fsync_p99_ns"] <= 0 {
+					t.Errorf("fsync metrics missing: %v", res.Metrics)
+				}
+				var found bool
+				for _, o := range res.Ops {
+					found = found || (o.Op == OpFsync && o.Secondary && o.Count == syncs)
+				}
+				if !found {
+					t.Error("no secondary fsync op")
+				}
+			}
+		})
+	}
+}
