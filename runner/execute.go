@@ -11,6 +11,7 @@ import (
 
 	"github.com/boxbench/boxbench/check"
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/recovery"
 	"github.com/boxbench/boxbench/placement"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
@@ -25,28 +26,41 @@ import (
 const measureGrace = 2 * time.Minute
 
 // execute performs one run and returns its record. It never returns without tearing the box
-// down. When ctx is cancelled the record is incomplete and the caller discards it.
+// down. When ctx is cancelled the record is incomplete and the caller discards it. A panic in
+// the run (after the box's deferred teardowns ran) is a failed run whose reason holds the
+// panic and its stack; the experiment goes on with the next run.
 func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload) *results.RunRecord {
-	c := run.Cell
-	e := r.cfg.Spec
-	rec := &results.RunRecord{ID: run.ID(), CellID: c.ID, Rep: run.Rep, Started: time.Now(),
+	rec := &results.RunRecord{ID: run.ID(), CellID: run.Cell.ID, Rep: run.Rep, Started: time.Now(),
 		Env: map[string]string{}, Facts: map[string]string{}}
 	for k, v := range r.env {
 		rec.Env[k] = v
 	}
-	defer func() { rec.Ended = time.Now() }()
-	fail := func(stage string, err error) *results.RunRecord {
+	err := recovery.Call("run "+rec.ID, func() error { r.perform(ctx, run, wl, rec); return nil })
+	if err != nil {
+		rec.Status, rec.Reason = "failed", err.Error()
+		r.cfg.Log.Error("run panicked", "run", rec.ID, "err", err)
+	}
+	rec.Ended = time.Now()
+	return rec
+}
+
+// perform is execute's body: it fills rec in.
+func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload, rec *results.RunRecord) {
+	c := run.Cell
+	e := r.cfg.Spec
+	fail := func(stage string, err error) {
 		rec.Status, rec.Reason = "failed", stage+": "+err.Error()
 		r.cfg.Log.Warn("run failed", "run", rec.ID, "stage", stage, "err", err)
-		return rec
 	}
 	d, err := r.cfg.DBMS(c.DBMS)
 	if err != nil {
-		return fail("dbms", err)
+		fail("dbms", err)
+		return
 	}
 	p := r.cfg.Platforms[c.Platform]
 	if p == nil {
-		return fail("platform", fmt.Errorf("platform %q is not available in this build", c.Platform))
+		fail("platform", fmt.Errorf("platform %q is not available in this build", c.Platform))
+		return
 	}
 
 	r.cfg.Progress.Phase(run, "load")
@@ -54,7 +68,8 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 	seed, err := r.seeds.Get(lctx, d, wl, c.Platform)
 	cancel()
 	if err != nil {
-		return fail("load data", err)
+		fail("load data", err)
+		return
 	}
 	if seed.Loaded {
 		_ = r.store.Event("load", fmt.Sprintf("seed %s for %s loaded on %s in %s", seed.Key, c.ID, seed.Platform, seed.Took.Round(time.Millisecond)))
@@ -73,7 +88,8 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 		Resources: lim, StorageOpts: r.storageOpts(), Seed: seed.Snapshot(), Log: r.cfg.Log})
 	cancel()
 	if err != nil {
-		return fail("provision", err)
+		fail("provision", err)
+		return
 	}
 	defer func() {
 		r.cfg.Progress.Phase(run, "teardown")
@@ -99,7 +115,8 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 		}
 	}()
 	if err != nil {
-		return fail("neighbour", err)
+		fail("neighbour", err)
+		return
 	}
 	for _, n := range nbs {
 		prefix := "neighbour_" + n.name + "_"
@@ -120,17 +137,18 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 	}
 	if err != nil {
 		rec.LogTail = box.LogTail(4096)
-		return fail("measure", err)
+		fail("measure", err)
+		return
 	}
 	if err := r.neighbourResults(res, samples, nbs); err != nil {
-		return fail("neighbour", err)
+		fail("neighbour", err)
+		return
 	}
 	rec.Status = "ok"
 	rec.Warnings = append(rec.Warnings, r.validity(c, res, samples, box, lim)...)
 	if len(missing) > 0 {
 		rec.Facts["telemetry_missing"] = strings.Join(missing, "; ")
 	}
-	return rec
 }
 
 // measure samples telemetry for one interval before the workload starts (the pre-run host
@@ -175,7 +193,12 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	restore, werr := placement.SetPolicy(policy)
 	if werr == nil {
 		if env["client_policy"], werr = placement.Policy(0); werr == nil {
-			res, werr = wl.Run(wctx, t, clk)
+			// Recovered here, not only in execute: the policy is restored, the neighbours
+			// waited for and the sampler stopped on this path too.
+			werr = recovery.Call("workload", func() (err error) {
+				res, err = wl.Run(wctx, t, clk)
+				return err
+			})
 		}
 		if err := restore(); err != nil {
 			r.cfg.Log.Warn("restoring the client's scheduling policy", "err", err)
@@ -186,7 +209,10 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	}
 	cancel()
 	samples, serr := sampler.Stop()
-	if serr != nil {
+	var panicked *recovery.Error
+	if errors.As(serr, &panicked) && werr == nil {
+		werr = fmt.Errorf("telemetry: %w", serr) // the sampler died: the resource story is lost
+	} else if serr != nil {
 		r.cfg.Log.Warn("telemetry incomplete", "err", serr)
 	}
 	if werr == nil && res == nil {

@@ -1,0 +1,32 @@
+package recovery
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestCall(t *testing.T) {
+	plain := errors.New("plain")
+	if err := Call("x", func() error { return plain }); err != plain {
+		t.Fatalf("error not passed through: %v", err)
+	}
+	if err := Call("x", func() error { return nil }); err != nil {
+		t.Fatalf("nil became %v", err)
+	}
+	err := Call("ycsb worker 3", func() error {
+		var m map[string]int
+		m["boom"]++ // a real runtime panic
+		return nil
+	})
+	var pe *Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("panic not recovered into *Error: %v", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"panic in ycsb worker 3", "assignment to entry in nil map", "recovery_test.go"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+}
