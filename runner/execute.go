@@ -93,7 +93,9 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 	}
 	defer func() {
 		r.cfg.Progress.Phase(run, "teardown")
-		if err := box.Teardown(context.WithoutCancel(ctx)); err != nil {
+		tctx, cancel := platform.TeardownContext(ctx)
+		defer cancel()
+		if err := box.Teardown(tctx); err != nil {
 			rec.Warnings = append(rec.Warnings, results.Warning{Code: "teardown_failed", Severity: "error",
 				Message: "tearing the box down failed; leftovers may remain (boxbench doctor --cleanup removes them): " + err.Error()})
 		}
@@ -109,7 +111,9 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 	window := e.Telemetry.Interval.D() + ws.Warmup.D() + ws.Duration.D()
 	nbs, err := r.provisionNeighbours(ctx, c, d, fmt.Sprintf("%s/%s", r.cfg.WorkRoot, r.id), r.seq+1, window)
 	defer func() {
-		if err := teardownNeighbours(context.WithoutCancel(ctx), nbs); err != nil {
+		tctx, cancel := platform.TeardownContext(ctx)
+		defer cancel()
+		if err := teardownNeighbours(tctx, nbs); err != nil {
 			rec.Warnings = append(rec.Warnings, results.Warning{Code: "teardown_failed", Severity: "error",
 				Message: "tearing a neighbour down failed: " + err.Error()})
 		}

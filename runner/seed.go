@@ -142,7 +142,11 @@ func (s *seedCache) load(ctx context.Context, p platform.Platform, ch platform.C
 	if err != nil {
 		return fmt.Errorf("start %s to load data: %w", d.Name(), err)
 	}
-	defer func() { err = errors.Join(err, box.Teardown(context.WithoutCancel(ctx))) }()
+	defer func() {
+		tctx, cancel := platform.TeardownContext(ctx)
+		defer cancel()
+		err = errors.Join(err, box.Teardown(tctx))
+	}()
 	cred := d.Client()
 	t := workload.Target{DBMS: d.Name(), Endpoint: box.Endpoint(), User: cred.User, Database: cred.Database,
 		Box: box, DataDir: box.DataDir(), Log: s.log}

@@ -264,8 +264,10 @@ func (b *box) Teardown(ctx context.Context) error {
 	if !b.down.CompareAndSwap(false, true) {
 		return nil
 	}
+	ctx, cancel0 := platform.TeardownContext(ctx)
+	defer cancel0()
 	var errs []error
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	if err := b.Stop(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		errs = append(errs, err)
