@@ -57,6 +57,9 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 		fail("dbms", err)
 		return
 	}
+	// Every run's server requires a password of its own (it may listen on a bridge address
+	// other local users reach); it lives only in this process and the box's 0600 files.
+	d = dbms.WithPassword(d, dbms.NewPassword())
 	p := r.cfg.Platforms[c.Platform]
 	if p == nil {
 		fail("platform", fmt.Errorf("platform %q is not available in this build", c.Platform))
@@ -183,7 +186,7 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	case <-ctx.Done():
 	}
 	cred := d.Client()
-	t := workload.Target{DBMS: d.Name(), Endpoint: box.Endpoint(), User: cred.User, Database: cred.Database,
+	t := workload.Target{DBMS: d.Name(), Endpoint: box.Endpoint(), User: cred.User, Password: cred.Password, Database: cred.Database,
 		Box: box, DataDir: box.DataDir(), Log: r.cfg.Log}
 	wctx, cancel := context.WithTimeout(ctx, ws.Warmup.D()+ws.Duration.D()+measureGrace)
 	// Neighbours start with the measured workload (after the pre-run interval, so that it

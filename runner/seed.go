@@ -148,7 +148,7 @@ func (s *seedCache) load(ctx context.Context, p platform.Platform, ch platform.C
 		err = errors.Join(err, box.Teardown(tctx))
 	}()
 	cred := d.Client()
-	t := workload.Target{DBMS: d.Name(), Endpoint: box.Endpoint(), User: cred.User, Database: cred.Database,
+	t := workload.Target{DBMS: d.Name(), Endpoint: box.Endpoint(), User: cred.User, Password: cred.Password, Database: cred.Database,
 		Box: box, DataDir: box.DataDir(), Log: s.log}
 	if err := wl.Load(ctx, t); err != nil {
 		return fmt.Errorf("load data into %s: %w\nserver log (tail):\n%s", d.Name(), err, box.LogTail(2048))

@@ -95,13 +95,15 @@ func (b *box) provision(ctx context.Context) error {
 	if err := b.fillData(ctx); err != nil {
 		return err
 	}
-	files := r.DBMS.ConfigFiles(dbms.Settings{MemoryBytes: r.Resources.MemoryBytes})
+	settings := dbms.Settings{MemoryBytes: r.Resources.MemoryBytes}
+	files := r.DBMS.ConfigFiles(settings)
 	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(b.layout.DataDir, name), content, 0o644); err != nil {
+		// Only the server's user reads them: they may hold the run's password.
+		if err := os.WriteFile(filepath.Join(b.layout.DataDir, name), content, 0o600); err != nil {
 			return err
 		}
 	}
-	b.facts["config_hash"] = dbms.ConfigHash(files)
+	b.facts["config_hash"] = dbms.TemplateHash(r.DBMS, settings)
 	b.facts["network"] = r.Network
 	if err := chown(ctx, r.DBMS.User(), b.layout.DataDir); err != nil {
 		return err

@@ -82,7 +82,7 @@ func (w *Workload) open(ctx context.Context, t workload.Target, pool int) (drive
 	if !ok {
 		return nil, fmt.Errorf("ycsb: no driver for dbms %q (have %v)", t.DBMS, sortedKeys(w.drivers))
 	}
-	db, err := o(ctx, t.Endpoint, dbms.Credentials{User: t.User, Database: t.Database}, pool)
+	db, err := o(ctx, t.Endpoint, dbms.Credentials{User: t.User, Password: t.Password, Database: t.Database}, pool)
 	if err != nil {
 		return nil, fmt.Errorf("ycsb: open %s at %s: %w", t.DBMS, t.Endpoint, err)
 	}
