@@ -22,8 +22,17 @@ import (
 	"github.com/boxbench/boxbench/workload"
 )
 
-// measureGrace is how long a workload may overrun warm-up + duration before it is cancelled.
-const measureGrace = 2 * time.Minute
+// measureGrace is how long a workload may overrun warm-up + duration before it is cancelled;
+// abandonGrace is how long a cancelled workload may take to return before the run fails
+// without it (a load generator that ignores cancellation must not hang the experiment).
+// Variables so that tests can shorten them.
+var (
+	measureGrace = 2 * time.Minute
+	abandonGrace = 30 * time.Second
+)
+
+// aliveTimeout bounds the check, after the workload, that the database still answers.
+const aliveTimeout = 5 * time.Second
 
 // execute performs one run and returns its record. It never returns without tearing the box
 // down. When ctx is cancelled the record is incomplete and the caller discards it. A panic in
@@ -142,6 +151,9 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 	for _, s := range samples {
 		rec.Series = append(rec.Series, results.Point{T: s.T, Source: s.Source, Metric: s.Metric, Label: s.Label, Value: s.Value})
 	}
+	if err == nil && ctx.Err() == nil {
+		err = alive(ctx, d, box)
+	}
 	if err != nil {
 		rec.LogTail = box.LogTail(4096)
 		fail("measure", err)
@@ -200,12 +212,7 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	restore, werr := placement.SetPolicy(policy)
 	if werr == nil {
 		if env["client_policy"], werr = placement.Policy(0); werr == nil {
-			// Recovered here, not only in execute: the policy is restored, the neighbours
-			// waited for and the sampler stopped on this path too.
-			werr = recovery.Call("workload", func() (err error) {
-				res, err = wl.Run(wctx, t, clk)
-				return err
-			})
+			res, werr = runBounded(wctx, wl, t, clk)
 		}
 		if err := restore(); err != nil {
 			r.cfg.Log.Warn("restoring the client's scheduling policy", "err", err)
@@ -226,6 +233,48 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 		werr = errors.New("workload returned no result")
 	}
 	return res, samples, sampler.Missing(), werr
+}
+
+// runBounded runs the workload and returns when it does, or abandonGrace after ctx ended if it
+// does not (then with an error; the goroutine is left behind). Its panic is recovered here,
+// not only in execute, so that the policy is restored, the neighbours waited for and the
+// sampler stopped on this path too.
+func runBounded(ctx context.Context, wl workload.Workload, t workload.Target, clk workload.Clock) (*workload.Result, error) {
+	type outcome struct {
+		res *workload.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		o.err = recovery.Call("workload", func() (err error) {
+			o.res, err = wl.Run(ctx, t, clk)
+			return err
+		})
+		done <- o
+	}()
+	select {
+	case o := <-done:
+		return o.res, o.err
+	case <-ctx.Done():
+	}
+	select {
+	case o := <-done:
+		return o.res, o.err
+	case <-time.After(abandonGrace):
+		return nil, fmt.Errorf("the load generator did not stop within %s after its deadline (%v); abandoned", abandonGrace, ctx.Err())
+	}
+}
+
+// alive checks, after the workload, that the database still answers: a server killed or
+// stopped during the run fails it even when the workload only counted errors.
+func alive(ctx context.Context, d dbms.DBMS, box platform.Box) error {
+	actx, cancel := context.WithTimeout(ctx, aliveTimeout)
+	defer cancel()
+	if err := d.Ready(actx, box.Endpoint(), d.Client()); err != nil {
+		return fmt.Errorf("the database stopped answering during the run: %w", err)
+	}
+	return nil
 }
 
 // targetOf turns what a box says of its visibility into a telemetry target.
