@@ -77,7 +77,7 @@ func (b *box) provision(ctx context.Context) error {
 	runDir := runDirFor(r.WorkDir)
 	b.layout = dbms.Layout{DataDir: filepath.Join(st.Path, "db"), RunDir: runDir, Listen: "127.0.0.1"}
 	b.facts["host_data_dir"] = b.layout.DataDir
-	if b.layout.Port, err = platform.FreePort(); err != nil {
+	if b.layout.Port, err = freePort(); err != nil {
 		return err
 	}
 	b.ep = driver.Endpoint{Host: "127.0.0.1", Port: b.layout.Port}
@@ -293,3 +293,6 @@ func (b *box) pid() int {
 	}
 	return b.proc.Pid()
 }
+
+// freePort picks the server's port; a variable so that a test can hand out a taken one.
+var freePort = platform.FreePort
