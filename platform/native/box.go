@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/boxbench/boxbench/cgroup"
@@ -242,6 +243,7 @@ func (b *box) Stop(ctx context.Context) error {
 		return nil
 	}
 	proc.Signal(b.req.DBMS.StopSignal())
+	proc.Signal(syscall.SIGCONT) // a stopped server (SIGSTOP, a debugger) acts on it only when continued
 	if proc.WaitOr(stopTimeout, ctx.Done()) {
 		return nil
 	}
