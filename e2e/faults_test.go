@@ -215,3 +215,89 @@ func TestFaultServerStopped(t *testing.T) {
 		}
 	})
 }
+
+// hungSpec: two native PostgreSQL runs of sysbench (the load generator is a process of its
+// own, so it can hang: SIGSTOP), which also authenticates with the run's password.
+const hungSpec = `apiVersion: boxbench/v1alpha1
+kind: Experiment
+name: e2e-fault-hung
+dbms: postgresql
+workload: {type: sysbench, test: oltp_read_only, tables: 1, tableSize: 1000, threads: 1, duration: 3s, warmup: 0s}
+limits: {cpus: 1, memory: 256MiB}
+matrix:
+  platform: [native]
+repetitions: 2
+order: sequential
+`
+
+// childNamed lists the processes named comm whose parent is ppid.
+func childNamed(ppid int, comm string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || close < open || s[open+1:close] != comm {
+			continue
+		}
+		if f := strings.Fields(s[close+1:]); len(f) > 1 && f[1] == strconv.Itoa(ppid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// TestFaultHungLoadGenerator: a load generator that hangs (SIGSTOP of sysbench) is killed at
+// the workload's deadline and its run fails; the next run is ok.
+func TestFaultHungLoadGenerator(t *testing.T) {
+	testenv.NeedRoot(t)
+	testenv.NeedCommands(t, "sysbench", "/usr/lib/postgresql/15/bin/postgres")
+	e := env{dir: t.TempDir(), work: testenv.WorkRoot(t)}
+	e.specFile = filepath.Join(e.dir, "spec.yaml")
+	if err := os.WriteFile(e.specFile, []byte(hungSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var exp string
+	t.Cleanup(func() { assertNoFaultLeftovers(t, e.work, exp) })
+	out := filepath.Join(e.dir, "out")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd, log := e.start(ctx, t, out)
+	var sb []int
+	waitFor(t, cmd, log, 3*time.Minute, "sysbench never ran", func() bool {
+		sb = childNamed(cmd.Process.Pid, "sysbench")
+		return strings.Contains(log.String(), "warmup+measure") && len(sb) > 0
+	})
+	exp = experimentOf("hung")
+	for _, pid := range sb {
+		_ = syscall.Kill(pid, syscall.SIGSTOP)
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Errorf("exit %v, want 1 (a run failed):\n%s", err, log.String())
+	}
+	b, err := e.boxbench(ctx, "results", out, "--format", "json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got faultRuns
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Runs) != 2 || got.Runs[0].Status != "failed" || !strings.Contains(got.Runs[0].Reason, "did not finish") || got.Runs[1].Status != "ok" {
+		t.Errorf("want run 1 failed (sysbench did not finish) and run 2 ok, got %s\n%s", b, log.String())
+	}
+	for _, pid := range sb {
+		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !bytes.Contains(st, []byte(") Z ")) {
+			t.Errorf("sysbench %d outlived its run", pid)
+		}
+	}
+}
