@@ -65,6 +65,8 @@ performance_schema = OFF
 		files[credentialFile] = []byte("FLUSH PRIVILEGES;\n" +
 			"ALTER USER 'boxbench'@'%' IDENTIFIED BY '" + s.Password + "';\n" +
 			"ALTER USER 'boxbench'@'localhost' IDENTIFIED BY '" + s.Password + "';\nFLUSH PRIVILEGES;\n")
+		files[passwordScript] = passwordScriptFor(`/usr/sbin/mariadbd --defaults-file="$d/` + mariadbConf +
+			`" --datadir="$d" --bootstrap --skip-networking`)
 	}
 	return files
 }
@@ -78,8 +80,7 @@ func (MariaDB) StartCommand(l Layout) []string {
 	}
 	// The password goes in through bootstrap mode (no network, no grant checks), with the
 	// run's own configuration so that InnoDB keeps its log size.
-	return setPasswordFirst(l.DataDir, `/usr/sbin/mariadbd --defaults-file="$d/`+mariadbConf+
-		`" --datadir="$d" --bootstrap --skip-networking`, argv)
+	return setPasswordFirst(l.DataDir, argv)
 }
 
 // DSN returns a go-sql-driver DSN for ep and c.

@@ -65,7 +65,8 @@ log_min_messages = warning
 	hba := "# written by boxbench: every client needs the run's password\n" +
 		"local all all scram-sha-256\nhost all all 0.0.0.0/0 scram-sha-256\nhost all all ::/0 scram-sha-256\n"
 	sql := "ALTER ROLE boxbench PASSWORD '" + s.Password + "';\n"
-	return map[string][]byte{"postgresql.conf": []byte(conf), "pg_hba.conf": []byte(hba), credentialFile: []byte(sql)}
+	return map[string][]byte{"postgresql.conf": []byte(conf), "pg_hba.conf": []byte(hba), credentialFile: []byte(sql),
+		passwordScript: passwordScriptFor(pgBin + `postgres --single -D "$d" postgres`)}
 }
 
 func (PostgreSQL) StartCommand(l Layout) []string {
@@ -76,7 +77,7 @@ func (PostgreSQL) StartCommand(l Layout) []string {
 	}
 	// The password goes in through single-user mode (no network) from the credential file,
 	// which is then removed; the data directory is 0700, so only the server's user reads it.
-	return setPasswordFirst(l.DataDir, pgBin+`postgres --single -D "$d" postgres`, argv)
+	return setPasswordFirst(l.DataDir, argv)
 }
 
 func (p PostgreSQL) Ready(ctx context.Context, ep driver.Endpoint, c Credentials) error {

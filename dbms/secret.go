@@ -70,14 +70,24 @@ func TemplateHash(d DBMS, s Settings) string {
 	return ConfigHash(d.ConfigFiles(s))
 }
 
-// setPasswordFirst is a start command that runs apply (a fixed shell command line in which
-// "$d" is the data directory; the server in a mode without network) with the credential file
-// on its standard input, removes the file, then execs the server (same pid, so the platforms
-// watch and signal the server itself). The password is never in an argv.
-func setPasswordFirst(dataDir, apply string, server []string) []string {
-	script := `d=$1; shift
+// passwordScript is the file, in the data directory, that a start command runs first when the
+// client has a password: it runs apply (a fixed shell command line in which "$d" is the data
+// directory: the server in a mode without network) with the credential file on its standard
+// input, removes that file, then execs the server (same pid, so the platforms watch and signal
+// the server itself). The password is never in an argv. A file rather than an `sh -c` argument:
+// LXC's lxc.init.cmd splits its value on blanks.
+const passwordScript = "boxbench-set-password.sh"
+
+func passwordScriptFor(apply string) []byte {
+	return []byte(`# written by boxbench: set the client's password, then start the server
+d=$1; shift
 ` + apply + ` <"$d/` + credentialFile + `" >/dev/null 2>&1 || { echo "boxbench: setting the client's password failed" >&2; exit 1; }
 rm -f "$d/` + credentialFile + `"
-exec "$@"`
-	return append([]string{"/bin/sh", "-c", script, "boxbench-start", dataDir}, server...)
+exec "$@"
+`)
+}
+
+// setPasswordFirst is the start command that runs passwordScript, then server.
+func setPasswordFirst(dataDir string, server []string) []string {
+	return append([]string{"/bin/sh", dataDir + "/" + passwordScript, dataDir}, server...)
 }
