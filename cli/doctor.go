@@ -57,6 +57,9 @@ func (a *app) doctorCmd() *cobra.Command {
 }
 
 func (a *app) cleanup(ctx context.Context, ps map[string]platform.Platform) error {
+	if err := runner.CheckWorkRoot(a.workRoot); err != nil {
+		return err
+	}
 	crashed := crashedHere(a.workRoot)
 	var failed []string
 	n := 0

@@ -11,6 +11,8 @@ import (
 	"io"
 	"os/exec"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // Error is a failed external command.
@@ -40,6 +42,34 @@ type Options struct {
 	Env   []string // appended to the inherited environment
 }
 
+// DefaultTimeout bounds a command whose context has no deadline: no external program runs
+// unbounded. Callers with a longer job (a rootfs build) give their context a deadline.
+const DefaultTimeout = time.Hour
+
+// waitDelay is how long Run waits for the command's output pipes to close after the command
+// exited or was killed: a grandchild that escaped the process group and holds stdout cannot
+// block Run longer than this.
+const waitDelay = 5 * time.Second
+
+// Bound makes cmd (not yet started) run in a process group of its own and, when its context
+// ends, kills the whole group (SIGKILL to -pgid), so that a forked grandchild holding a pipe
+// dies with it; Wait gives up on the pipes waitDelay after that. Every external program
+// boxbench runs goes through Bound, directly (sysbench) or through Run.
+func Bound(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	cmd.Cancel = func() error {
+		// The group's id is the child's pid (Setpgid with Pgid 0).
+		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return cmd.Process.Kill()
+		}
+		return nil
+	}
+	cmd.WaitDelay = waitDelay
+}
+
 // Run runs argv and returns its standard output. On failure the error is an *Error with
 // stderr (or stdout) in it.
 func Run(ctx context.Context, argv ...string) ([]byte, error) {
@@ -51,13 +81,25 @@ func RunWith(ctx context.Context, o Options, argv ...string) ([]byte, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("command: empty argv")
 	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
+		defer cancel()
+	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	Bound(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr, cmd.Stdin, cmd.Dir = &stdout, &stderr, o.Stdin, o.Dir
 	if len(o.Env) > 0 {
 		cmd.Env = append(cmd.Environ(), o.Env...)
 	}
-	if err := cmd.Run(); err != nil {
+	err := cmd.Run()
+	if errors.Is(err, exec.ErrWaitDelay) && cmd.ProcessState != nil && cmd.ProcessState.Success() {
+		// The command succeeded but left a process holding its output (a daemon that did
+		// not close stdout): its result stands.
+		err = nil
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			// Killed because the context ended (Ctrl-C, a timeout): say so, and let callers
 			// test for it with errors.Is.

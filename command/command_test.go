@@ -3,7 +3,11 @@ package command
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -29,4 +33,73 @@ func TestTail(t *testing.T) {
 	if got := Tail([]byte("line1\nline2\nline3"), 8); got != "line3" {
 		t.Errorf("Tail = %q", got)
 	}
+}
+
+// pidIn reads the first line of out as a pid.
+func pidIn(t *testing.T, out []byte) int {
+	t.Helper()
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0]))
+	if err != nil || pid <= 1 {
+		t.Fatalf("no pid in output %q", out)
+	}
+	return pid
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
+}
+
+// runBounded runs argv with a 300 ms deadline and fails the test if Run has not returned
+// within 20 s (a grandchild holding stdout blocked it).
+func runBounded(t *testing.T, argv ...string) ([]byte, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	type result struct {
+		out []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() { out, err := Run(ctx, argv...); done <- result{out, err} }()
+	select {
+	case r := <-done:
+		return r.out, r.err
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%v did not return after its deadline: a grandchild holding stdout blocks it", argv)
+		return nil, nil
+	}
+}
+
+// A command that times out has its whole process group killed: a forked grandchild that holds
+// stdout dies with it and does not block Run.
+func TestTimeoutKillsProcessGroup(t *testing.T) {
+	out, err := runBounded(t, "sh", "-c", "sleep 3000 & echo $!; wait")
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want context.DeadlineExceeded, got %v", err)
+	}
+	pid := pidIn(t, out)
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	for i := 0; alive(pid) && i < 50; i++ {
+		time.Sleep(100 * time.Millisecond) // reaped by init once killed
+	}
+	if alive(pid) {
+		t.Errorf("grandchild %d survived its command's timeout", pid)
+	}
+}
+
+// A grandchild that left the process group (setsid) and holds stdout cannot be killed with the
+// group; Run still returns, waitDelay after the deadline.
+func TestEscapedGrandchildDoesNotBlock(t *testing.T) {
+	out, err := runBounded(t, "sh", "-c", "setsid sleep 3000 & echo $!; wait")
+	if err == nil {
+		t.Fatal("want an error for a command past its deadline")
+	}
+	pid := pidIn(t, out)
+	_ = syscall.Kill(pid, syscall.SIGKILL) // the test's own leftover, by pid
 }

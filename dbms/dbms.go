@@ -22,11 +22,18 @@ type Layout struct {
 	RunDir  string // sockets and pid files
 	Listen  string // address to bind ("127.0.0.1", "0.0.0.0")
 	Port    int
+	// SetPassword: the start command first sets the client's password from the credential
+	// file ConfigFiles wrote (WithPassword sets it).
+	SetPassword bool
 }
 
 // Settings size the configuration. Buffers follow the box's memory limit, never host RAM.
 type Settings struct {
 	MemoryBytes int64 // the box's memory limit; 0 = unlimited (use the dbms default sizes)
+	// Password the server requires from every client; "" = none (tests of a bare DBMS).
+	// ConfigFiles may put it in a file: platforms write config files readable only by the
+	// server's user, and hash them with TemplateHash.
+	Password string
 }
 
 // DBMS is one database system.
@@ -56,8 +63,8 @@ type DBMS interface {
 	StopSignal() syscall.Signal
 	// Client returns the credentials a client uses.
 	Client() Credentials
-	// Ready returns nil once the server answers a trivial query at ep.
-	Ready(ctx context.Context, ep driver.Endpoint) error
+	// Ready returns nil once the server answers a trivial query at ep, connecting with c.
+	Ready(ctx context.Context, ep driver.Endpoint, c Credentials) error
 }
 
 // Step is one command with optional standard input.

@@ -60,20 +60,33 @@ max_connections = 200
 skip_name_resolve = ON
 performance_schema = OFF
 `, bp)
-	return map[string][]byte{mariadbConf: []byte(conf)}
+	files := map[string][]byte{mariadbConf: []byte(conf)}
+	if s.Password != "" {
+		files[credentialFile] = []byte("FLUSH PRIVILEGES;\n" +
+			"ALTER USER 'boxbench'@'%' IDENTIFIED BY '" + s.Password + "';\n" +
+			"ALTER USER 'boxbench'@'localhost' IDENTIFIED BY '" + s.Password + "';\nFLUSH PRIVILEGES;\n")
+		files[passwordScript] = passwordScriptFor(`/usr/sbin/mariadbd --defaults-file="$d/` + mariadbConf +
+			`" --datadir="$d" --bootstrap --skip-networking`)
+	}
+	return files
 }
 
 func (MariaDB) StartCommand(l Layout) []string {
-	return []string{"/usr/sbin/mariadbd", "--defaults-file=" + l.DataDir + "/" + mariadbConf,
+	argv := []string{"/usr/sbin/mariadbd", "--defaults-file=" + l.DataDir + "/" + mariadbConf,
 		"--datadir=" + l.DataDir, "--port=" + strconv.Itoa(l.Port), "--bind-address=" + l.Listen,
 		"--socket=" + l.RunDir + "/mysqld.sock", "--pid-file=" + l.RunDir + "/mysqld.pid"}
+	if !l.SetPassword {
+		return argv
+	}
+	// The password goes in through bootstrap mode (no network, no grant checks), with the
+	// run's own configuration so that InnoDB keeps its log size.
+	return setPasswordFirst(l.DataDir, argv)
 }
 
-// DSN returns a go-sql-driver DSN for ep.
-func (m MariaDB) DSN(ep driver.Endpoint) string {
-	c := m.Client()
+// DSN returns a go-sql-driver DSN for ep and c.
+func (m MariaDB) DSN(ep driver.Endpoint, c Credentials) string {
 	cfg := mysql.NewConfig()
-	cfg.User, cfg.DBName = c.User, c.Database
+	cfg.User, cfg.DBName, cfg.Passwd = c.User, c.Database, c.Password
 	cfg.Net, cfg.Addr = "tcp", ep.String()
 	if ep.Unix != "" {
 		cfg.Net, cfg.Addr = "unix", ep.Unix
@@ -81,8 +94,8 @@ func (m MariaDB) DSN(ep driver.Endpoint) string {
 	return cfg.FormatDSN()
 }
 
-func (m MariaDB) Ready(ctx context.Context, ep driver.Endpoint) error {
-	db, err := sql.Open("mysql", m.DSN(ep))
+func (m MariaDB) Ready(ctx context.Context, ep driver.Endpoint, c Credentials) error {
+	db, err := sql.Open("mysql", m.DSN(ep, c))
 	if err != nil {
 		return err
 	}

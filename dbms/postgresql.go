@@ -56,23 +56,36 @@ log_destination = 'stderr'
 logging_collector = off
 log_min_messages = warning
 `, sb, ecs)
-	hba := "# written by boxbench: benchmark servers trust their clients\n" +
-		"local all all trust\nhost all all 0.0.0.0/0 trust\nhost all all ::/0 trust\n"
-	return map[string][]byte{"postgresql.conf": []byte(conf), "pg_hba.conf": []byte(hba)}
+	if s.Password == "" { // a bare PostgreSQL (tests only): any client
+		hba := "# written by boxbench: benchmark servers trust their clients\n" +
+			"local all all trust\nhost all all 0.0.0.0/0 trust\nhost all all ::/0 trust\n"
+		return map[string][]byte{"postgresql.conf": []byte(conf), "pg_hba.conf": []byte(hba)}
+	}
+	conf += "password_encryption = scram-sha-256\n"
+	hba := "# written by boxbench: every client needs the run's password\n" +
+		"local all all scram-sha-256\nhost all all 0.0.0.0/0 scram-sha-256\nhost all all ::/0 scram-sha-256\n"
+	sql := "ALTER ROLE boxbench PASSWORD '" + s.Password + "';\n"
+	return map[string][]byte{"postgresql.conf": []byte(conf), "pg_hba.conf": []byte(hba), credentialFile: []byte(sql),
+		passwordScript: passwordScriptFor(pgBin + `postgres --single -D "$d" postgres`)}
 }
 
 func (PostgreSQL) StartCommand(l Layout) []string {
-	return []string{pgBin + "postgres", "-D", l.DataDir, "-p", strconv.Itoa(l.Port),
+	argv := []string{pgBin + "postgres", "-D", l.DataDir, "-p", strconv.Itoa(l.Port),
 		"-c", "listen_addresses=" + l.Listen, "-c", "unix_socket_directories=" + l.RunDir}
+	if !l.SetPassword {
+		return argv
+	}
+	// The password goes in through single-user mode (no network) from the credential file,
+	// which is then removed; the data directory is 0700, so only the server's user reads it.
+	return setPasswordFirst(l.DataDir, argv)
 }
 
-func (p PostgreSQL) Ready(ctx context.Context, ep driver.Endpoint) error {
-	c := p.Client()
+func (p PostgreSQL) Ready(ctx context.Context, ep driver.Endpoint, c Credentials) error {
 	cfg, err := pgx.ParseConfig("")
 	if err != nil {
 		return err
 	}
-	cfg.User, cfg.Database = c.User, c.Database
+	cfg.User, cfg.Database, cfg.Password = c.User, c.Database, c.Password
 	cfg.Host, cfg.Port = ep.Host, uint16(ep.Port)
 	if ep.Unix != "" {
 		cfg.Host = ep.Unix

@@ -27,9 +27,14 @@ func (Redis) InitCommands(Layout) []Step { return nil }
 
 // ConfigFiles makes the data durable the way a database is expected to be: an append-only file
 // fsynced every second, and no RDB snapshots that would fork during a measurement.
+// With a password, clients must AUTH and protected mode is on.
 func (Redis) ConfigFiles(s Settings) map[string][]byte {
+	auth := "protected-mode no\n" // a bare Redis (tests only): any client
+	if s.Password != "" {
+		auth = "protected-mode yes\nrequirepass " + s.Password + "\n"
+	}
 	conf := "# written by boxbench; identical on every platform\n" +
-		"daemonize no\nprotected-mode no\nappendonly yes\nappendfsync everysec\n" +
+		"daemonize no\n" + auth + "appendonly yes\nappendfsync everysec\n" +
 		"save \"\"\nlogfile \"\"\ndatabases 1\ntcp-backlog 511\nmaxclients 10000\n"
 	return map[string][]byte{"redis.conf": []byte(conf)}
 }
@@ -40,8 +45,8 @@ func (Redis) StartCommand(l Layout) []string {
 		"--unixsocket", l.RunDir + "/redis.sock", "--unixsocketperm", "777"}
 }
 
-func (Redis) Ready(ctx context.Context, ep driver.Endpoint) error {
-	o := &redis.Options{Addr: ep.String(), MaxRetries: -1}
+func (Redis) Ready(ctx context.Context, ep driver.Endpoint, cred Credentials) error {
+	o := &redis.Options{Addr: ep.String(), MaxRetries: -1, Password: cred.Password}
 	if ep.Unix != "" {
 		o.Network, o.Addr = "unix", ep.Unix
 	}

@@ -27,7 +27,7 @@ func WaitReady(ctx context.Context, d dbms.DBMS, ep driver.Endpoint, exited <-ch
 		default:
 		}
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		last = d.Ready(pctx, ep)
+		last = d.Ready(pctx, ep, d.Client())
 		cancel()
 		if last == nil {
 			return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/boxbench/boxbench/check"
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/recovery"
 	"github.com/boxbench/boxbench/placement"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
@@ -21,32 +22,57 @@ import (
 	"github.com/boxbench/boxbench/workload"
 )
 
-// measureGrace is how long a workload may overrun warm-up + duration before it is cancelled.
-const measureGrace = 2 * time.Minute
+// measureGrace is how long a workload may overrun warm-up + duration before it is cancelled;
+// abandonGrace is how long a cancelled workload may take to return before the run fails
+// without it (a load generator that ignores cancellation must not hang the experiment).
+// Variables so that tests can shorten them.
+var (
+	measureGrace = 2 * time.Minute
+	abandonGrace = 30 * time.Second
+)
+
+// aliveTimeout bounds the check, after the workload, that the database still answers.
+const aliveTimeout = 5 * time.Second
 
 // execute performs one run and returns its record. It never returns without tearing the box
-// down. When ctx is cancelled the record is incomplete and the caller discards it.
+// down. When ctx is cancelled the record is incomplete and the caller discards it. A panic in
+// the run (after the box's deferred teardowns ran) is a failed run whose reason holds the
+// panic and its stack; the experiment goes on with the next run.
 func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload) *results.RunRecord {
-	c := run.Cell
-	e := r.cfg.Spec
-	rec := &results.RunRecord{ID: run.ID(), CellID: c.ID, Rep: run.Rep, Started: time.Now(),
+	rec := &results.RunRecord{ID: run.ID(), CellID: run.Cell.ID, Rep: run.Rep, Started: time.Now(),
 		Env: map[string]string{}, Facts: map[string]string{}}
 	for k, v := range r.env {
 		rec.Env[k] = v
 	}
-	defer func() { rec.Ended = time.Now() }()
-	fail := func(stage string, err error) *results.RunRecord {
+	err := recovery.Call("run "+rec.ID, func() error { r.perform(ctx, run, wl, rec); return nil })
+	if err != nil {
+		rec.Status, rec.Reason = "failed", err.Error()
+		r.cfg.Log.Error("run panicked", "run", rec.ID, "err", err)
+	}
+	rec.Ended = time.Now()
+	return rec
+}
+
+// perform is execute's body: it fills rec in.
+func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload, rec *results.RunRecord) {
+	c := run.Cell
+	e := r.cfg.Spec
+	fail := func(stage string, err error) {
 		rec.Status, rec.Reason = "failed", stage+": "+err.Error()
 		r.cfg.Log.Warn("run failed", "run", rec.ID, "stage", stage, "err", err)
-		return rec
 	}
 	d, err := r.cfg.DBMS(c.DBMS)
 	if err != nil {
-		return fail("dbms", err)
+		fail("dbms", err)
+		return
 	}
+	// Every run's server requires a password of its own (it may listen on a bridge address
+	// other local users reach); it lives only in this process and the box's 0600 files.
+	d = dbms.WithPassword(d, dbms.NewPassword())
 	p := r.cfg.Platforms[c.Platform]
 	if p == nil {
-		return fail("platform", fmt.Errorf("platform %q is not available in this build", c.Platform))
+		fail("platform", fmt.Errorf("platform %q is not available in this build", c.Platform))
+		return
 	}
 
 	r.cfg.Progress.Phase(run, "load")
@@ -54,7 +80,8 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 	seed, err := r.seeds.Get(lctx, d, wl, c.Platform)
 	cancel()
 	if err != nil {
-		return fail("load data", err)
+		fail("load data", err)
+		return
 	}
 	if seed.Loaded {
 		_ = r.store.Event("load", fmt.Sprintf("seed %s for %s loaded on %s in %s", seed.Key, c.ID, seed.Platform, seed.Took.Round(time.Millisecond)))
@@ -73,11 +100,14 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 		Resources: lim, StorageOpts: r.storageOpts(), Seed: seed.Snapshot(), Log: r.cfg.Log})
 	cancel()
 	if err != nil {
-		return fail("provision", err)
+		fail("provision", err)
+		return
 	}
 	defer func() {
 		r.cfg.Progress.Phase(run, "teardown")
-		if err := box.Teardown(context.WithoutCancel(ctx)); err != nil {
+		tctx, cancel := platform.TeardownContext(ctx)
+		defer cancel()
+		if err := box.Teardown(tctx); err != nil {
 			rec.Warnings = append(rec.Warnings, results.Warning{Code: "teardown_failed", Severity: "error",
 				Message: "tearing the box down failed; leftovers may remain (boxbench doctor --cleanup removes them): " + err.Error()})
 		}
@@ -93,13 +123,16 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 	window := e.Telemetry.Interval.D() + ws.Warmup.D() + ws.Duration.D()
 	nbs, err := r.provisionNeighbours(ctx, c, d, fmt.Sprintf("%s/%s", r.cfg.WorkRoot, r.id), r.seq+1, window)
 	defer func() {
-		if err := teardownNeighbours(context.WithoutCancel(ctx), nbs); err != nil {
+		tctx, cancel := platform.TeardownContext(ctx)
+		defer cancel()
+		if err := teardownNeighbours(tctx, nbs); err != nil {
 			rec.Warnings = append(rec.Warnings, results.Warning{Code: "teardown_failed", Severity: "error",
 				Message: "tearing a neighbour down failed: " + err.Error()})
 		}
 	}()
 	if err != nil {
-		return fail("neighbour", err)
+		fail("neighbour", err)
+		return
 	}
 	for _, n := range nbs {
 		prefix := "neighbour_" + n.name + "_"
@@ -118,19 +151,23 @@ func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload
 	for _, s := range samples {
 		rec.Series = append(rec.Series, results.Point{T: s.T, Source: s.Source, Metric: s.Metric, Label: s.Label, Value: s.Value})
 	}
+	if err == nil && ctx.Err() == nil {
+		err = alive(ctx, d, box)
+	}
 	if err != nil {
 		rec.LogTail = box.LogTail(4096)
-		return fail("measure", err)
+		fail("measure", err)
+		return
 	}
 	if err := r.neighbourResults(res, samples, nbs); err != nil {
-		return fail("neighbour", err)
+		fail("neighbour", err)
+		return
 	}
 	rec.Status = "ok"
 	rec.Warnings = append(rec.Warnings, r.validity(c, res, samples, box, lim)...)
 	if len(missing) > 0 {
 		rec.Facts["telemetry_missing"] = strings.Join(missing, "; ")
 	}
-	return rec
 }
 
 // measure samples telemetry for one interval before the workload starts (the pre-run host
@@ -161,7 +198,7 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	case <-ctx.Done():
 	}
 	cred := d.Client()
-	t := workload.Target{DBMS: d.Name(), Endpoint: box.Endpoint(), User: cred.User, Database: cred.Database,
+	t := workload.Target{DBMS: d.Name(), Endpoint: box.Endpoint(), User: cred.User, Password: cred.Password, Database: cred.Database,
 		Box: box, DataDir: box.DataDir(), Log: r.cfg.Log}
 	wctx, cancel := context.WithTimeout(ctx, ws.Warmup.D()+ws.Duration.D()+measureGrace)
 	// Neighbours start with the measured workload (after the pre-run interval, so that it
@@ -175,7 +212,7 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	restore, werr := placement.SetPolicy(policy)
 	if werr == nil {
 		if env["client_policy"], werr = placement.Policy(0); werr == nil {
-			res, werr = wl.Run(wctx, t, clk)
+			res, werr = runBounded(wctx, wl, t, clk)
 		}
 		if err := restore(); err != nil {
 			r.cfg.Log.Warn("restoring the client's scheduling policy", "err", err)
@@ -186,13 +223,58 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	}
 	cancel()
 	samples, serr := sampler.Stop()
-	if serr != nil {
+	var panicked *recovery.Error
+	if errors.As(serr, &panicked) && werr == nil {
+		werr = fmt.Errorf("telemetry: %w", serr) // the sampler died: the resource story is lost
+	} else if serr != nil {
 		r.cfg.Log.Warn("telemetry incomplete", "err", serr)
 	}
 	if werr == nil && res == nil {
 		werr = errors.New("workload returned no result")
 	}
 	return res, samples, sampler.Missing(), werr
+}
+
+// runBounded runs the workload and returns when it does, or abandonGrace after ctx ended if it
+// does not (then with an error; the goroutine is left behind). Its panic is recovered here,
+// not only in execute, so that the policy is restored, the neighbours waited for and the
+// sampler stopped on this path too.
+func runBounded(ctx context.Context, wl workload.Workload, t workload.Target, clk workload.Clock) (*workload.Result, error) {
+	type outcome struct {
+		res *workload.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		o.err = recovery.Call("workload", func() (err error) {
+			o.res, err = wl.Run(ctx, t, clk)
+			return err
+		})
+		done <- o
+	}()
+	select {
+	case o := <-done:
+		return o.res, o.err
+	case <-ctx.Done():
+	}
+	select {
+	case o := <-done:
+		return o.res, o.err
+	case <-time.After(abandonGrace):
+		return nil, fmt.Errorf("the load generator did not stop within %s after its deadline (%v); abandoned", abandonGrace, ctx.Err())
+	}
+}
+
+// alive checks, after the workload, that the database still answers: a server killed or
+// stopped during the run fails it even when the workload only counted errors.
+func alive(ctx context.Context, d dbms.DBMS, box platform.Box) error {
+	actx, cancel := context.WithTimeout(ctx, aliveTimeout)
+	defer cancel()
+	if err := d.Ready(actx, box.Endpoint(), d.Client()); err != nil {
+		return fmt.Errorf("the database stopped answering during the run: %w", err)
+	}
+	return nil
 }
 
 // targetOf turns what a box says of its visibility into a telemetry target.

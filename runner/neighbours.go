@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/recovery"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/spec"
@@ -85,7 +86,10 @@ func (n *neighbour) start(ctx context.Context, clk workload.Clock, log interface
 	go func() {
 		defer n.wg.Done()
 		t := workload.Target{Box: n.box, DataDir: n.box.DataDir()}
-		n.res, n.err = n.wl.Run(ctx, t, clk)
+		n.err = recovery.Call("neighbour "+n.name, func() (err error) {
+			n.res, err = n.wl.Run(ctx, t, clk)
+			return err
+		})
 		if n.err != nil {
 			log.Warn("neighbour failed", "neighbour", n.name, "err", n.err)
 		}

@@ -97,6 +97,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	if err := CheckWorkRoot(cfg.WorkRoot); err != nil {
+		return Summary{}, err
+	}
 	unlock, err := lockExperiment(cfg.WorkRoot, r.id)
 	if err != nil {
 		return Summary{}, err

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
@@ -93,7 +94,7 @@ func (s *seedCache) Get(ctx context.Context, d dbms.DBMS, wl workload.Workload, 
 	if err := s.failed[key]; err != nil {
 		return info, err
 	}
-	if _, err := os.Stat(info.Dir); err == nil { // renamed into place only when complete
+	if s.trusted(info) { // renamed into place and marked only when complete
 		info.Platform = loadedBy(info.Dir)
 		return info, nil
 	}
@@ -115,7 +116,7 @@ func (s *seedCache) Get(ctx context.Context, d dbms.DBMS, wl workload.Workload, 
 		return info, err
 	}
 	defer unix.Flock(int(lock.Fd()), unix.LOCK_UN)
-	if _, err := os.Stat(info.Dir); err == nil {
+	if s.trusted(info) {
 		info.Platform = loadedBy(info.Dir)
 		return info, nil
 	}
@@ -135,6 +136,7 @@ func (s *seedCache) Get(ctx context.Context, d dbms.DBMS, wl workload.Workload, 
 func (s *seedCache) load(ctx context.Context, p platform.Platform, ch platform.Choice, d dbms.DBMS, wl workload.Workload, info SeedInfo) (err error) {
 	tmp := info.Dir + ".tmp"
 	_ = os.RemoveAll(tmp)
+	_ = os.Remove(markerOf(info))
 	_ = os.RemoveAll(info.Dir)
 	work := filepath.Join(filepath.Dir(s.dir), s.exp, "seed-"+info.Key)
 	box, err := p.Provision(ctx, platform.Request{Experiment: s.exp, Run: "seed-" + info.Key[len(info.Key)-8:],
@@ -142,9 +144,13 @@ func (s *seedCache) load(ctx context.Context, p platform.Platform, ch platform.C
 	if err != nil {
 		return fmt.Errorf("start %s to load data: %w", d.Name(), err)
 	}
-	defer func() { err = errors.Join(err, box.Teardown(context.WithoutCancel(ctx))) }()
+	defer func() {
+		tctx, cancel := platform.TeardownContext(ctx)
+		defer cancel()
+		err = errors.Join(err, box.Teardown(tctx))
+	}()
 	cred := d.Client()
-	t := workload.Target{DBMS: d.Name(), Endpoint: box.Endpoint(), User: cred.User, Database: cred.Database,
+	t := workload.Target{DBMS: d.Name(), Endpoint: box.Endpoint(), User: cred.User, Password: cred.Password, Database: cred.Database,
 		Box: box, DataDir: box.DataDir(), Log: s.log}
 	if err := wl.Load(ctx, t); err != nil {
 		return fmt.Errorf("load data into %s: %w\nserver log (tail):\n%s", d.Name(), err, box.LogTail(2048))
@@ -159,7 +165,60 @@ func (s *seedCache) load(ctx context.Context, p platform.Platform, ch platform.C
 	if err := os.WriteFile(info.Dir+".loaded-by", []byte(info.Platform), 0o644); err != nil {
 		return err
 	}
-	return os.Rename(tmp, info.Dir)
+	if err := os.Rename(tmp, info.Dir); err != nil {
+		return err
+	}
+	return writeMarker(info)
+}
+
+// A seed is used only when its completion marker, written by the load after the rename into
+// place, names its key: a directory that boxbench did not make (or did not finish) under
+// seeds/ is loaded again, never restored into a box.
+func markerOf(info SeedInfo) string { return info.Dir + ".complete" }
+
+func writeMarker(info SeedInfo) error {
+	tmp := markerOf(info) + ".tmp"
+	if err := os.WriteFile(tmp, []byte("boxbench seed "+info.Key+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, markerOf(info))
+}
+
+// trusted reports whether the seed at info.Dir is a complete boxbench-made seed: a real
+// directory (not a link) owned by root and not writable by others, beside a root-owned
+// regular marker naming its key. An untrusted one is logged (and replaced by the load).
+func (s *seedCache) trusted(info SeedInfo) bool {
+	fi, err := os.Lstat(info.Dir)
+	if os.IsNotExist(err) {
+		return false
+	}
+	why := func() string {
+		if err != nil {
+			return err.Error()
+		}
+		if !fi.IsDir() {
+			return "not a directory"
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Uid != 0 || fi.Mode().Perm()&0o022 != 0 {
+			return "not owned by root, or writable by others"
+		}
+		mi, err := os.Lstat(markerOf(info))
+		if err != nil {
+			return "no completion marker (an interrupted load, or not made by boxbench)"
+		}
+		if st, ok := mi.Sys().(*syscall.Stat_t); !mi.Mode().IsRegular() || !ok || st.Uid != 0 {
+			return "its completion marker is not a root-owned regular file"
+		}
+		if b, err := os.ReadFile(markerOf(info)); err != nil || string(b) != "boxbench seed "+info.Key+"\n" {
+			return "its completion marker names another seed"
+		}
+		return ""
+	}()
+	if why != "" {
+		s.log.Warn("seed not trusted; loading it again", "seed", info.Dir, "reason", why)
+		return false
+	}
+	return true
 }
 
 // loadedBy reads which platform loaded the seed in dir ("" for a seed from before it was kept).

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/boxbench/boxbench/internal/recovery"
 	"github.com/boxbench/boxbench/workload"
 )
 
@@ -64,6 +65,8 @@ type Sampler struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	samples []Sample
+
+	panicked error // set by loop before done is closed
 
 	stopOnce sync.Once
 	result   []Sample
@@ -184,13 +187,19 @@ func (s *Sampler) Start(ctx context.Context) error {
 	s.done = make(chan struct{})
 	s.mu.Unlock()
 
-	s.tick()
+	if err := recovery.Call("telemetry sampler", func() error { s.tick(); return nil }); err != nil {
+		s.cancel()
+		close(s.done)
+		return err
+	}
 	go s.loop(ctx)
 	return nil
 }
 
+// loop samples until ctx ends. A panic in a collector ends sampling; Stop returns it.
 func (s *Sampler) loop(ctx context.Context) {
 	defer close(s.done)
+	defer recovery.Recover("telemetry sampler", &s.panicked)
 	timer := time.NewTimer(s.untilNextTick())
 	defer timer.Stop()
 	for {
@@ -251,8 +260,12 @@ func (s *Sampler) Stop() ([]Sample, error) {
 		}
 		s.cancel()
 		<-s.done
-		s.tick()
 		var errs []error
+		if s.panicked != nil {
+			errs = append(errs, s.panicked)
+		} else if err := recovery.Call("telemetry sampler", func() error { s.tick(); return nil }); err != nil {
+			errs = append(errs, err)
+		}
 		for _, se := range s.series {
 			if se.first != nil {
 				errs = append(errs, fmt.Errorf("%s %s: %d failed reads, first: %w", se.source, se.c.name(), se.errs, se.first))

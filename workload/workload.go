@@ -41,6 +41,7 @@ type Target struct {
 	DBMS     string          // "postgresql", "mariadb", "redis"
 	Endpoint driver.Endpoint // where the client connects
 	User     string          // database user the client authenticates as
+	Password string          // the run's password for User; never logged or stored
 	Database string          // database/schema name (SQL databases)
 	Box      Executor        // runs commands inside the box; may be nil for client-only workloads
 	DataDir  string          // data directory as seen inside the box (for storage workloads)

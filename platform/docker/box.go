@@ -254,7 +254,8 @@ func (b *box) Teardown(ctx context.Context) error {
 	if !b.down.CompareAndSwap(false, true) {
 		return nil
 	}
-	ctx = context.WithoutCancel(ctx)
+	ctx, cancel0 := platform.TeardownContext(ctx)
+	defer cancel0()
 	var errs []error
 	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	if err := b.Stop(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {

@@ -40,7 +40,7 @@ func dial(ctx context.Context, d dbms.DBMS, ep driver.Endpoint) (kv, error) {
 		}
 		return pgKV{conn}, nil
 	case "mariadb":
-		db, err := sql.Open("mysql", dbms.MariaDB{}.DSN(ep))
+		db, err := sql.Open("mysql", dbms.MariaDB{}.DSN(ep, dbms.MariaDB{}.Client()))
 		if err != nil {
 			return nil, err
 		}

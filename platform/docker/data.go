@@ -81,7 +81,7 @@ func (b *box) restoreHost(ctx context.Context, seed string, files map[string][]b
 	}
 	b.facts["restore"] += method + " into " + where
 	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(db, name), content, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(db, name), content, 0o600); err != nil { // may hold the password
 			return err
 		}
 	}
@@ -135,7 +135,7 @@ func writeData(tw *tarball.Writer, root, user *tarball.Owner, seed string, files
 		return err
 	}
 	for name, content := range files {
-		if err := tw.File("boxbench/data/db/"+name, 0o644, content); err != nil {
+		if err := tw.File("boxbench/data/db/"+name, 0o600, content); err != nil {
 			return err
 		}
 	}

@@ -233,7 +233,7 @@ func checkFacts(t *testing.T, b platform.Box, r platform.Request) {
 		t.Errorf("server pid %s not in its cgroup %s %v", f["server_pid"], ref.Path, pids)
 	}
 	want := map[string]string{"platform": "docker", "storage": r.Storage, "network": r.Network, "runtime": "runc",
-		"config_hash": dbms.ConfigHash(r.DBMS.ConfigFiles(dbms.Settings{MemoryBytes: r.Resources.MemoryBytes}))}
+		"config_hash": dbms.TemplateHash(r.DBMS, dbms.Settings{MemoryBytes: r.Resources.MemoryBytes})}
 	for k, v := range want {
 		if f[k] != v {
 			t.Errorf("fact %s = %q, want %q", k, f[k], v)

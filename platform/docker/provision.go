@@ -65,8 +65,9 @@ func (b *box) provision(ctx context.Context) error {
 	} else if seed, err = b.initialise(ctx); err != nil {
 		return err
 	}
-	files := r.DBMS.ConfigFiles(dbms.Settings{MemoryBytes: r.Resources.MemoryBytes})
-	b.facts["config_hash"] = dbms.ConfigHash(files)
+	settings := dbms.Settings{MemoryBytes: r.Resources.MemoryBytes}
+	files := r.DBMS.ConfigFiles(settings)
+	b.facts["config_hash"] = dbms.TemplateHash(r.DBMS, settings)
 	if b.hostDir != "" {
 		if err := b.restoreHost(ctx, seed, files); err != nil {
 			return err

@@ -55,8 +55,14 @@ func (p *Proc) Signal(sig os.Signal) {
 	}
 }
 
-// WaitOr waits up to timeout for the process to exit; then it kills it and waits. It returns
-// false when the process had to be killed.
+// killWait bounds the wait for a killed process to be reaped: a process in uninterruptible
+// sleep (D state, a hung disk or NFS) does not die until the kernel lets it, and a teardown
+// must not wait for that forever.
+const killWait = 10 * time.Second
+
+// WaitOr waits up to timeout for the process to exit; then it kills its process group and
+// waits up to killWait more. It returns false when the process had to be killed (or would not
+// die: then Exited stays open).
 func (p *Proc) WaitOr(timeout time.Duration, done <-chan struct{}) bool {
 	select {
 	case <-p.exited:
@@ -64,7 +70,11 @@ func (p *Proc) WaitOr(timeout time.Duration, done <-chan struct{}) bool {
 	case <-time.After(timeout):
 	case <-done:
 	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) // its own group (Setpgid)
 	_ = p.cmd.Process.Kill()
-	<-p.exited
+	select {
+	case <-p.exited:
+	case <-time.After(killWait):
+	}
 	return false
 }

@@ -246,13 +246,15 @@ func (b *box) fillData(ctx context.Context) error {
 	} else if err := b.initialise(ctx); err != nil {
 		return err
 	}
-	files := r.DBMS.ConfigFiles(dbms.Settings{MemoryBytes: r.Resources.MemoryBytes})
+	settings := dbms.Settings{MemoryBytes: r.Resources.MemoryBytes}
+	files := r.DBMS.ConfigFiles(settings)
 	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(b.dataOnHost, name), content, 0o644); err != nil {
+		// Only the server's user reads them: they may hold the run's password.
+		if err := os.WriteFile(filepath.Join(b.dataOnHost, name), content, 0o600); err != nil {
 			return err
 		}
 	}
-	b.facts["config_hash"] = dbms.ConfigHash(files)
+	b.facts["config_hash"] = dbms.TemplateHash(r.DBMS, settings)
 	_, err := command.Run(ctx, "chown", "-R", own, b.dataOnHost)
 	return err
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/hostproc"
 	"github.com/boxbench/boxbench/storage"
 )
@@ -82,7 +83,8 @@ func (b *box) Teardown(ctx context.Context) error {
 	if !b.down.CompareAndSwap(false, true) {
 		return nil
 	}
-	ctx = context.WithoutCancel(ctx)
+	ctx, cancel0 := platform.TeardownContext(ctx)
+	defer cancel0()
 	var errs []error
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	if err := b.Stop(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {

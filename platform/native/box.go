@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/boxbench/boxbench/cgroup"
@@ -77,7 +78,7 @@ func (b *box) provision(ctx context.Context) error {
 	runDir := runDirFor(r.WorkDir)
 	b.layout = dbms.Layout{DataDir: filepath.Join(st.Path, "db"), RunDir: runDir, Listen: "127.0.0.1"}
 	b.facts["host_data_dir"] = b.layout.DataDir
-	if b.layout.Port, err = platform.FreePort(); err != nil {
+	if b.layout.Port, err = freePort(); err != nil {
 		return err
 	}
 	b.ep = driver.Endpoint{Host: "127.0.0.1", Port: b.layout.Port}
@@ -95,13 +96,15 @@ func (b *box) provision(ctx context.Context) error {
 	if err := b.fillData(ctx); err != nil {
 		return err
 	}
-	files := r.DBMS.ConfigFiles(dbms.Settings{MemoryBytes: r.Resources.MemoryBytes})
+	settings := dbms.Settings{MemoryBytes: r.Resources.MemoryBytes}
+	files := r.DBMS.ConfigFiles(settings)
 	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(b.layout.DataDir, name), content, 0o644); err != nil {
+		// Only the server's user reads them: they may hold the run's password.
+		if err := os.WriteFile(filepath.Join(b.layout.DataDir, name), content, 0o600); err != nil {
 			return err
 		}
 	}
-	b.facts["config_hash"] = dbms.ConfigHash(files)
+	b.facts["config_hash"] = dbms.TemplateHash(r.DBMS, settings)
 	b.facts["network"] = r.Network
 	if err := chown(ctx, r.DBMS.User(), b.layout.DataDir); err != nil {
 		return err
@@ -235,6 +238,7 @@ func (b *box) Stop(ctx context.Context) error {
 		return nil
 	}
 	proc.Signal(b.req.DBMS.StopSignal())
+	proc.Signal(syscall.SIGCONT) // a stopped server (SIGSTOP, a debugger) acts on it only when continued
 	if proc.WaitOr(stopTimeout, ctx.Done()) {
 		return nil
 	}
@@ -259,8 +263,10 @@ func (b *box) Teardown(ctx context.Context) error {
 	if !b.down.CompareAndSwap(false, true) {
 		return nil
 	}
+	ctx, cancel0 := platform.TeardownContext(ctx)
+	defer cancel0()
 	var errs []error
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	if err := b.Stop(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		errs = append(errs, err)
@@ -284,3 +290,6 @@ func (b *box) pid() int {
 	}
 	return b.proc.Pid()
 }
+
+// freePort picks the server's port; a variable so that a test can hand out a taken one.
+var freePort = platform.FreePort

@@ -77,7 +77,7 @@ func TestProvision(t *testing.T) {
 				if !contains(pids, pid) {
 					t.Errorf("server pid %d not in its cgroup %v", pid, pids)
 				}
-				if err := d.Ready(ctx, b.Endpoint()); err != nil {
+				if err := d.Ready(ctx, b.Endpoint(), d.Client()); err != nil {
 					t.Fatal(err)
 				}
 				if err := b.Teardown(ctx); err != nil {

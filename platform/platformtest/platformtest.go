@@ -111,7 +111,7 @@ func (s *suite) provision(t *testing.T) {
 	for _, c := range s.cfg.Choices {
 		t.Run(c.Storage+"/"+c.Network, func(t *testing.T) {
 			b := s.up(ctx, t, s.request(exp, c))
-			if err := s.cfg.DBMS.Ready(ctx, b.Endpoint()); err != nil {
+			if err := s.cfg.DBMS.Ready(ctx, b.Endpoint(), s.cfg.DBMS.Client()); err != nil {
 				t.Errorf("endpoint %s does not answer: %v", b.Endpoint(), err)
 			}
 			if out, err := b.Exec(ctx, []string{"id", "-u"}); err != nil || strings.TrimSpace(string(out)) != "0" {
@@ -178,7 +178,7 @@ func (s *suite) snapshot(t *testing.T) {
 	r := s.request(exp, c)
 	r.Seed = &platform.Snapshot{Key: "platformtest", Dir: dst}
 	b2 := s.up(ctx, t, r)
-	if err := s.cfg.DBMS.Ready(ctx, b2.Endpoint()); err != nil {
+	if err := s.cfg.DBMS.Ready(ctx, b2.Endpoint(), s.cfg.DBMS.Client()); err != nil {
 		t.Errorf("restored box does not answer: %v", err)
 	}
 	got, err := b2.Exec(ctx, []string{"cat", b2.DataDir() + "/" + marker})
@@ -229,7 +229,7 @@ func (s *suite) crashCleanup(t *testing.T) {
 	if left := s.cfg.Leftovers(ctx, crashed); len(left) > 0 {
 		t.Errorf("left after cleanup: %v", left)
 	}
-	if err := s.cfg.DBMS.Ready(ctx, other.Endpoint()); err != nil {
+	if err := s.cfg.DBMS.Ready(ctx, other.Endpoint(), s.cfg.DBMS.Client()); err != nil {
 		t.Errorf("cleanup of %s hurt the live experiment %s: %v", crashed, live, err)
 	}
 	if err := other.Teardown(ctx); err != nil {

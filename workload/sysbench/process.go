@@ -37,13 +37,15 @@ type run struct {
 
 // runProcess runs argv to completion with stdout and stderr merged, noting when sysbench
 // printed "Threads started!" (the origin of its timer: sysbench flushes each log line, so the
-// line arrives within microseconds). ctx's end kills the process by its PID (exec's
-// CommandContext), which is the guard behind sysbench's own --time and --forced-shutdown.
+// line arrives within microseconds). ctx's end kills the process's group (command.Bound), which is the guard behind sysbench's own --time and --forced-shutdown.
 // A failure is a *command.Error carrying argv and sysbench's FATAL lines (or its output's
 // tail); the run is returned with whatever was printed.
-func runProcess(ctx context.Context, argv []string) (*run, error) {
+func runProcess(ctx context.Context, argv []string, env []string) (*run, error) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.WaitDelay = 5 * time.Second
+	if len(env) > 0 {
+		cmd.Env = append(cmd.Environ(), env...)
+	}
+	command.Bound(cmd) // its own process group, killed whole when ctx ends
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("sysbench: pipe: %w", err)

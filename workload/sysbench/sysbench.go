@@ -96,9 +96,9 @@ func (w *Workload) Load(ctx context.Context, t workload.Target) error {
 	argv := append([]string{bin, c.Test}, conn...)
 	argv = append(argv, "--tables="+strconv.Itoa(c.Tables), "--table-size="+strconv.FormatInt(c.TableSize, 10),
 		"--threads="+strconv.Itoa(min(c.Threads, c.Tables)), "prepare")
-	logger(t).Info("sysbench prepare", "argv", strings.Join(argv, " "))
-	if _, err := command.Run(ctx, argv...); err != nil {
-		return fmt.Errorf("sysbench prepare: %w", err)
+	logger(t).Info("sysbench prepare", "argv", redact(strings.Join(argv, " "), t.Password))
+	if _, err := command.RunWith(ctx, command.Options{Env: passwordEnv(t)}, argv...); err != nil {
+		return errors.New(redact(fmt.Sprintf("sysbench prepare: %v", err), t.Password))
 	}
 	return nil
 }
@@ -118,8 +118,11 @@ func (w *Workload) Run(ctx context.Context, t workload.Target, clk workload.Cloc
 	limit := c.Warmup + c.Duration + forcedShutdown + killGrace
 	rctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	logger(t).Info("sysbench run", "argv", strings.Join(argv, " "))
-	r, runErr := runProcess(rctx, argv)
+	logger(t).Info("sysbench run", "argv", redact(strings.Join(argv, " "), t.Password))
+	r, runErr := runProcess(rctx, argv, passwordEnv(t))
+	if runErr != nil && t.Password != "" {
+		runErr = errors.New(redact(runErr.Error(), t.Password))
+	}
 	if r == nil {
 		return nil, fmt.Errorf("sysbench run: %w", runErr)
 	}
@@ -136,7 +139,7 @@ func (w *Workload) Run(ctx context.Context, t workload.Target, clk workload.Cloc
 		return res, fmt.Errorf("sysbench run: %w", runErr)
 	}
 	if err := errors.Join(perr, rerr); err != nil {
-		return res, fmt.Errorf("sysbench run: %w (%s)", err, strings.Join(argv, " "))
+		return res, fmt.Errorf("sysbench run: %w (%s)", err, redact(strings.Join(argv, " "), t.Password))
 	}
 	return res, nil
 }
@@ -181,6 +184,7 @@ func (w *Workload) connArgs(t workload.Target) ([]string, error) {
 	if t.Database != "" {
 		cred.Database = t.Database
 	}
+	cred.Password = t.Password
 	ep := t.Endpoint
 	if ep.Unix == "" && (ep.Host == "" || ep.Port == 0) {
 		return nil, fmt.Errorf("sysbench: target endpoint %q has no host and port or socket", ep.String())
@@ -197,9 +201,7 @@ func (w *Workload) connArgs(t workload.Target) ([]string, error) {
 		if ep.Port > 0 {
 			a = append(a, "--pgsql-port="+strconv.Itoa(ep.Port))
 		}
-		if cred.Password != "" {
-			a = append(a, "--pgsql-password="+cred.Password)
-		}
+		// The password reaches libpq through PGPASSWORD (env), never the argv.
 	case "mariadb":
 		a = []string{"--db-driver=mysql", "--mysql-user=" + cred.User, "--mysql-db=" + cred.Database}
 		if ep.Unix != "" {
@@ -219,4 +221,21 @@ func logger(t workload.Target) *slog.Logger {
 		return t.Log
 	}
 	return slog.New(slog.DiscardHandler)
+}
+
+// passwordEnv gives libpq the run's password (PGPASSWORD) so that it is in no argv.
+func passwordEnv(t workload.Target) []string {
+	if t.Password == "" {
+		return nil
+	}
+	return []string{"PGPASSWORD=" + t.Password}
+}
+
+// redact hides the password in s: MariaDB's sysbench driver takes it only as an option, so
+// it is in that argv, and must not reach a log or a stored reason.
+func redact(s, password string) string {
+	if password == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, password, "<redacted>")
 }

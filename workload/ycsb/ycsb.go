@@ -21,6 +21,7 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/internal/recovery"
 	"github.com/boxbench/boxbench/workload"
 )
 
@@ -81,7 +82,7 @@ func (w *Workload) open(ctx context.Context, t workload.Target, pool int) (drive
 	if !ok {
 		return nil, fmt.Errorf("ycsb: no driver for dbms %q (have %v)", t.DBMS, sortedKeys(w.drivers))
 	}
-	db, err := o(ctx, t.Endpoint, dbms.Credentials{User: t.User, Database: t.Database}, pool)
+	db, err := o(ctx, t.Endpoint, dbms.Credentials{User: t.User, Password: t.Password, Database: t.Database}, pool)
 	if err != nil {
 		return nil, fmt.Errorf("ycsb: open %s at %s: %w", t.DBMS, t.Endpoint, err)
 	}
@@ -115,7 +116,10 @@ func (w *Workload) Load(ctx context.Context, t workload.Target) error {
 		wg.Add(1)
 		go func(id int) {
 			defer wg.Done()
-			if err := w.loadWorker(ctx, db, tbl.Fields(), id, &next); err != nil {
+			err := recovery.Call(fmt.Sprintf("ycsb load worker %d", id), func() error {
+				return w.loadWorker(ctx, db, tbl.Fields(), id, &next)
+			})
+			if err != nil {
 				errs <- err
 				cancel()
 			}
@@ -202,11 +206,21 @@ func (w *Workload) run(ctx context.Context, db driver.DB, clk workload.Clock) (*
 	var running atomic.Int64
 	running.Store(int64(len(workers)))
 	allDone := make(chan struct{})
-	for _, wk := range workers {
+	var panicMu sync.Mutex
+	var panicErr error // the first worker's panic: it ends the run for every worker
+	for i, wk := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			wk.run()
+			err := recovery.Call(fmt.Sprintf("ycsb worker %d", i), func() error { wk.run(); return nil })
+			if err != nil {
+				panicMu.Lock()
+				if panicErr == nil {
+					panicErr = err
+				}
+				panicMu.Unlock()
+				sh.stop.Store(true)
+			}
 			if running.Add(-1) == 0 {
 				close(allDone)
 			}
@@ -315,7 +329,7 @@ loop:
 	if col.clamp > 0 {
 		res.Metrics["clamped_values_total"] = float64(col.clamp)
 	}
-	return res, errors.Join(runErr, col.encErr)
+	return res, errors.Join(runErr, panicErr, col.encErr)
 }
 
 // prepare builds the shared state, the recorders and the workers.

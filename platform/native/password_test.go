@@ -1,0 +1,78 @@
+package native
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/resource"
+)
+
+// TestPasswordRequired: a database with a run's password refuses a client without it (over
+// TCP and its socket) and accepts the client with it; the credential file is gone once the
+// server runs, the config files are readable by the server's user only, and neither the
+// start command nor the config hash holds the password.
+func TestPasswordRequired(t *testing.T) {
+	testenv.NeedRoot(t)
+	exp := fmt.Sprintf("test-native-pw-%d", os.Getpid())
+	defer func() { _ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + exp}) }()
+	for _, name := range dbms.Names() {
+		t.Run(name, func(t *testing.T) {
+			base, _ := dbms.Get(name)
+			testenv.NeedCommands(t, base.StartCommand(dbms.Layout{})[0])
+			pw := dbms.NewPassword()
+			d := dbms.WithPassword(base, pw)
+			work := filepath.Join(testenv.WorkRoot(t), "boxbench-pw")
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			b, err := New().Provision(ctx, platform.Request{Experiment: exp, Run: "pw-" + name, WorkDir: work,
+				DBMS: d, Choice: platform.Choice{Storage: "bind", Network: "host"},
+				Resources: resource.Limits{CPUs: 1, MemoryBytes: 512 << 20}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = b.Teardown(context.Background()) }()
+			ep := b.Endpoint()
+			if err := d.Ready(ctx, ep, d.Client()); err != nil {
+				t.Fatalf("the client with the password is refused: %v", err)
+			}
+			bare := base.Client()
+			if name == "redis" {
+				bare.Password = ""
+			}
+			for _, c := range []dbms.Credentials{bare, {User: bare.User, Database: bare.Database, Password: "wrong"}} {
+				if err := d.Ready(ctx, ep, c); err == nil {
+					t.Errorf("a client with password %q was accepted", c.Password)
+				}
+			}
+			dir := b.DataDir()
+			if _, err := os.Stat(filepath.Join(dir, "boxbench-credential.sql")); !os.IsNotExist(err) {
+				t.Errorf("the credential file is still in the data directory: %v", err)
+			}
+			for f := range d.ConfigFiles(dbms.Settings{}) {
+				if st, err := os.Stat(filepath.Join(dir, f)); err == nil && st.Mode().Perm()&0o077 != 0 {
+					t.Errorf("%s has mode %v: others may read the password", f, st.Mode().Perm())
+				}
+			}
+			facts := b.Facts()
+			for k, v := range facts {
+				if contains2(v, pw) {
+					t.Errorf("fact %s holds the password", k)
+				}
+			}
+			if want := dbms.TemplateHash(dbms.WithPassword(base, dbms.NewPassword()), dbms.Settings{MemoryBytes: 512 << 20}); facts["config_hash"] != want {
+				t.Errorf("config hash %s differs from another run's %s", facts["config_hash"], want)
+			}
+		})
+	}
+}
+
+func contains2(s, sub string) bool { return strings.Contains(s, sub) }

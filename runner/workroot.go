@@ -1,0 +1,66 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// CheckWorkRoot creates the work root when it is absent (mode 0755) and refuses one that a
+// user other than root could change: boxbench, as root, removes directories, mounts and
+// formats loop files under it, and restores seeds from it. The work root must be a directory
+// owned by root and not writable by group or others; so must each of its parents, except
+// that a sticky directory (/tmp, /var/tmp) may be writable by all. The error says how to fix it.
+func CheckWorkRoot(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return fmt.Errorf("work root %s: %w", abs, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return fmt.Errorf("work root %s: %w", abs, err)
+	}
+	var problems []error
+	for p := real; ; p = filepath.Dir(p) {
+		if err := checkOwner(p, p == real); err != nil {
+			problems = append(problems, err)
+		}
+		if p == "/" {
+			break
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("refusing work root %s: a user other than root could change what boxbench removes, mounts and restores as root: %w",
+			dir, errors.Join(problems...))
+	}
+	return nil
+}
+
+// checkOwner checks one directory of the work root's path.
+func checkOwner(p string, isRoot bool) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fmt.Errorf("%s: no owner information", p)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", p)
+	}
+	if st.Uid != 0 {
+		return fmt.Errorf("%s is owned by uid %d (fix: chown root:root %q)", p, st.Uid, p)
+	}
+	perm := fi.Mode().Perm()
+	sticky := fi.Mode()&os.ModeSticky != 0
+	if perm&0o022 != 0 && (isRoot || !sticky) {
+		return fmt.Errorf("%s has mode %v, writable by group or others (fix: chmod go-w %q)", p, perm, p)
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+package ycsb
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/driver/noop"
+	"github.com/boxbench/boxbench/internal/recovery"
+	"github.com/boxbench/boxbench/workload"
+)
+
+// panicky is the no-op driver, except that its 100th read and its 50th batch insert panic:
+// a driver bug in one worker goroutine.
+type panicky struct {
+	noop.DB
+	reads, inserts atomic.Int64
+}
+
+func (p *panicky) Read(context.Context, string, []string) error {
+	if p.reads.Add(1) == 100 {
+		panic("driver bug in read")
+	}
+	return nil
+}
+
+func (p *panicky) BatchInsert(context.Context, []string, []string, [][][]byte) error {
+	if p.inserts.Add(1) == 50 {
+		panic("driver bug in insert")
+	}
+	return nil
+}
+
+// A worker's panic ends the run (every worker stops, long before the duration) with an error
+// holding the panic and the worker's stack, instead of ending the process.
+func TestWorkerPanicIsAnError(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Mix, cfg.RecordCount, cfg.Threads = "b", 1000, 4
+	cfg.Warmup, cfg.Duration = 0, time.Hour
+	w, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.run(context.Background(), &panicky{}, workload.Clock{Start: time.Now()})
+	var pe *recovery.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("want a recovered panic, got %v", err)
+	}
+	if !strings.Contains(err.Error(), "driver bug in read") || !strings.Contains(err.Error(), "panic_test.go") {
+		t.Errorf("error lacks the panic or its stack: %v", err)
+	}
+	if res == nil || res.Measured >= cfg.Duration {
+		t.Errorf("the run did not end at the panic: %+v", res)
+	}
+}
+
+func TestLoadWorkerPanicIsAnError(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.RecordCount, cfg.LoadThreads, cfg.LoadBatch = 100000, 4, 10
+	db := &panicky{}
+	w, err := New(cfg, map[string]Opener{"noop": func(context.Context, driver.Endpoint, dbms.Credentials, int) (driver.DB, error) {
+		return db, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = w.Load(context.Background(), workload.Target{DBMS: "noop"})
+	if err == nil || !strings.Contains(err.Error(), "panic in ycsb load worker") || !strings.Contains(err.Error(), "driver bug in insert") {
+		t.Fatalf("want the load worker's panic, got %v", err)
+	}
+}
