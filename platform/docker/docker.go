@@ -30,6 +30,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
@@ -222,7 +223,7 @@ func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(st
 	errs = append(errs, err)
 	for _, c := range cs {
 		exp, ok := c.Labels[LabelExperiment]
-		if !ok || !crashed(exp) {
+		if !ok || !(crashed(exp) || staleProbe(c)) {
 			continue
 		}
 		if err := p.engine.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
@@ -259,6 +260,13 @@ func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(st
 	}
 	gone, err := platform.CleanupWorkRoot(ctx, workRoot, crashed)
 	return append(done, gone...), errors.Join(append(errs, err)...)
+}
+
+// staleProbe is a runtime probe container older than any live probe can be (a probe removes
+// its container within ProbeTimeout; an older one belongs to a process that died).
+func staleProbe(c container.Summary) bool {
+	return c.Labels[LabelExperiment] == ProbeExperiment && c.Labels[LabelRole] == "probe" &&
+		time.Since(time.Unix(c.Created, 0)) > 2*ProbeTimeout+removeTimeout
 }
 
 // labels are the labels of everything one box creates.

@@ -100,8 +100,27 @@ func (*Platform) Cleanup(ctx context.Context, workRoot string, crashed func(stri
 		}
 		done = append(done, "cgroup "+ref.Path)
 	}
+	done = append(done, removeSocketDirs(workRoot, crashed)...)
 	gone, err := platform.CleanupWorkRoot(ctx, workRoot, crashed)
 	return append(done, gone...), errors.Join(append(errs, err)...)
+}
+
+// removeSocketDirs removes the socket directories (runDirFor, under the temporary directory) of
+// a crashed experiment's boxes, found from their work directories before those are removed.
+func removeSocketDirs(workRoot string, crashed func(string) bool) []string {
+	var done []string
+	runs, _ := filepath.Glob(filepath.Join(workRoot, "*", "*"))
+	for _, run := range runs {
+		exp := filepath.Base(filepath.Dir(run))
+		if !crashed(exp) {
+			continue
+		}
+		dir := runDirFor(run)
+		if fi, err := os.Lstat(dir); err == nil && fi.IsDir() && os.RemoveAll(dir) == nil {
+			done = append(done, "socket directory "+dir)
+		}
+	}
+	return done
 }
 
 // killTree kills the processes of every run group under an experiment group.
