@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/boxbench/boxbench/resource"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -22,6 +23,8 @@ type Cell struct {
 	DBMS, Workload, Platform, Runtime, Storage, Network, Neighbour, Mix, Bound string
 	ClientPolicy                                                               string // placement.Policy*
 	Records                                                                    int64
+	// Resources are the box's limits: the spec's limits: with the cell's limit keys applied.
+	Resources resource.Limits
 }
 
 // Skip is a cell the host cannot run, and why.
@@ -245,19 +248,20 @@ func resolve(e *spec.Experiment, params map[string]string) *Cell {
 		Storage: get("storage", "bind"), Network: get("network", "host"), Neighbour: get("neighbour", "none"),
 		Mix: get("mix", e.WorkloadOf(wl).Mix), Bound: get("bound", e.Dataset.Bound),
 		ClientPolicy: get("clientPolicy", cmp.Or(e.Placement.ClientPolicy, placement.PolicyNormal))}
-	c.Records = Records(e, c.Bound)
+	c.Resources = e.ResourcesOf(params)
+	c.Records = Records(e, c.Bound, c.Resources.MemoryBytes)
 	return c
 }
 
-// Records sizes the data set. A bound data set is sized from the memory limit of the database,
-// never from host RAM: memory-bound data takes a quarter of the limit (it fits beside the
-// server's own memory with room to spare), disk-bound data four times the limit.
-func Records(e *spec.Experiment, bound string) int64 {
+// Records sizes the data set. A bound data set is sized from the memory limit of the database
+// (memBytes: the cell's), never from host RAM: memory-bound data takes a quarter of the limit (it
+// fits beside the server's own memory with room to spare), disk-bound data four times the limit.
+func Records(e *spec.Experiment, bound string, memBytes int64) int64 {
 	if bound == "" {
 		return e.Dataset.Records
 	}
 	per := int64(e.Dataset.FieldCount*e.Dataset.FieldLength) + 24 // fields + key
-	mem := int64(e.Limits.Memory)
+	mem := memBytes
 	if bound == "memory" {
 		return mem / 4 / per
 	}

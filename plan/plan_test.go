@@ -152,7 +152,7 @@ func TestNothingRuns(t *testing.T) {
 
 func TestRecordsFromBound(t *testing.T) {
 	e, _ := spec.Parse([]byte(src), "p.yaml", vocabtest.Vocabulary())
-	mem, disk := Records(e, "memory"), Records(e, "disk")
+	mem, disk := Records(e, "memory", int64(e.Limits.Memory)), Records(e, "disk", int64(e.Limits.Memory))
 	per := int64(10*100 + 24)
 	if mem != (1<<30)/4/per || disk != (1<<30)*4/per || disk <= mem*8 {
 		t.Errorf("memory-bound %d, disk-bound %d records", mem, disk)
@@ -197,5 +197,52 @@ func TestClientPolicy(t *testing.T) {
 				t.Errorf("cells %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestLimitKeys: limits varied by the matrix reach each cell's resources (the rest from
+// limits:), a bound data set is sized from the cell's own memory, and each value gets its own
+// baseline cell.
+func TestLimitKeys(t *testing.T) {
+	s := strings.NewReplacer("limits: {memory: 1GiB}", "limits: {memory: 1GiB, cpuWeight: 300}",
+		"  storage: [bind, overlay, blockdev]\n", "  cpus: [0.5, 2]\n  memory: [512MiB, 2GiB]\n",
+		"  exclude: [{platform: docker, storage: blockdev}]\n", "").Replace(src)
+	e, err := spec.Parse([]byte(s), "p.yaml", vocabtest.Vocabulary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, problems := Expand(context.Background(), e, 1, noContainerLayer)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	seen := map[string]bool{}
+	for _, c := range p.Cells {
+		r := c.Resources
+		if r.CPUWeight != 300 || fmt.Sprint(r.CPUs) != c.Params["cpus"] {
+			t.Errorf("%s: resources %+v", c.ID, r)
+		}
+		wantMem := int64(512 << 20)
+		if c.Params["memory"] == "2GiB" {
+			wantMem = 2 << 30
+		}
+		if r.MemoryBytes != wantMem || c.Records != Records(e, "memory", wantMem) {
+			t.Errorf("%s: memory %d, records %d", c.ID, r.MemoryBytes, c.Records)
+		}
+		if b := p.Baseline[c]; b != nil && (b.Params["cpus"] != c.Params["cpus"] || b.Params["memory"] != c.Params["memory"]) {
+			t.Errorf("%s compared with %s: another limit", c.ID, b.ID)
+		}
+		seen[c.Params["cpus"]+"/"+c.Params["memory"]] = true
+	}
+	if len(seen) != 4 {
+		t.Errorf("limit combinations %v", seen)
+	}
+	bad := strings.Replace(s, "cpus: [0.5, 2]", "cpus: [0, .nan, x]", 1)
+	if _, err := spec.Parse([]byte(bad), "p.yaml", vocabtest.Vocabulary()); err == nil || strings.Count(err.Error(), "not a CPU count") < 2 {
+		t.Errorf("bad cpus: %v", err)
+	}
+	small := strings.Replace(s, "memory: [512MiB, 2GiB]", "memory: [32MiB, 2GB]", 1)
+	if _, err := spec.Parse([]byte(small), "p.yaml", vocabtest.Vocabulary()); err == nil ||
+		!strings.Contains(err.Error(), "too small") || !strings.Contains(err.Error(), "did you mean 2GiB") {
+		t.Errorf("bad memory: %v", err)
 	}
 }

@@ -91,7 +91,7 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 	}
 
 	r.cfg.Progress.Phase(run, "provision")
-	lim := e.Limits.Resources()
+	lim := c.Resources
 	rec.LimitsRequested = lim
 	pctx, cancel := context.WithTimeout(ctx, e.Timeouts.Provision.D())
 	box, err := p.Provision(pctx, platform.Request{Experiment: r.id, Run: runDirName(r.seq + 1),
@@ -159,7 +159,7 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 		fail("measure", err)
 		return
 	}
-	if err := r.neighbourResults(res, samples, nbs); err != nil {
+	if err := r.neighbourResults(res, samples, nbs, lim); err != nil {
 		fail("neighbour", err)
 		return
 	}
@@ -294,7 +294,7 @@ func boxWarnings(b platform.Box, prefix string) []results.Warning {
 // neighbourResults adds the neighbours' own throughput and the configured-versus-obtained
 // shares to the run's metrics. A neighbour that failed fails the run: without it the cell
 // measured something else.
-func (r *Runner) neighbourResults(res *workload.Result, samples []telemetry.Sample, nbs []*neighbour) error {
+func (r *Runner) neighbourResults(res *workload.Result, samples []telemetry.Sample, nbs []*neighbour, victim resource.Limits) error {
 	if len(nbs) == 0 {
 		return nil
 	}
@@ -302,7 +302,7 @@ func (r *Runner) neighbourResults(res *workload.Result, samples []telemetry.Samp
 		res.Metrics = map[string]float64{}
 	}
 	after := r.cfg.Spec.Telemetry.Interval.D() + res.Warmup
-	for k, v := range shareMetrics(samples, after, r.cfg.Spec.Limits, nbs) {
+	for k, v := range shareMetrics(samples, after, victim, nbs) {
 		res.Metrics[k] = v
 	}
 	for _, n := range nbs {

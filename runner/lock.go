@@ -2,9 +2,10 @@ package runner
 
 import (
 	"fmt"
-	"github.com/boxbench/boxbench/results"
 	"os"
 	"path/filepath"
+
+	"github.com/boxbench/boxbench/results"
 
 	"golang.org/x/sys/unix"
 )

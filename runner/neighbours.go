@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/boxbench/boxbench/resource"
+
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/recovery"
 	"github.com/boxbench/boxbench/plan"
@@ -112,7 +114,7 @@ func teardownNeighbours(ctx context.Context, ns []*neighbour) error {
 // measured window with the share its weights configured. Shares are computed from each
 // source's per-interval rates summed over the window (equal intervals), so they are the
 // shares of bytes and CPU-seconds.
-func shareMetrics(samples []telemetry.Sample, after time.Duration, victim spec.Limits, ns []*neighbour) map[string]float64 {
+func shareMetrics(samples []telemetry.Sample, after time.Duration, victim resource.Limits, ns []*neighbour) map[string]float64 {
 	if len(ns) == 0 {
 		return nil
 	}

@@ -10,6 +10,7 @@ package spec
 
 import (
 	"fmt"
+	"github.com/boxbench/boxbench/resource"
 	"math"
 	"path"
 	"regexp"
@@ -48,6 +49,15 @@ const nameRule = "use 1-63 lower-case letters, digits, '.', '_' or '-', starting
 // reaches a path, a cgroup, a label, an argv or a terminal follows. "." and ".." and names
 // starting with '-' never match.
 func ValidName(s string) bool { return nameRe.MatchString(s) }
+
+// validValue: a limit key's value is a limit (512MiB, 0.5), every other value a plain name.
+func validValue(key, v string) bool {
+	if contains(LimitKeys, key) {
+		var l resource.Limits
+		return setLimit(&l, key, v) == nil
+	}
+	return ValidName(v)
+}
 
 var deviceRe = regexp.MustCompile(`^/dev/[A-Za-z0-9][A-Za-z0-9._/-]*$`)
 
@@ -174,8 +184,8 @@ func (c *checker) safety() {
 		c.name("neighbours", "neighbours."+n, "neighbour", n)
 	}
 	for _, d := range append(append([]Dim{}, e.Matrix.Dims...), e.Matrix.Zip...) {
-		if e.Values(d.Key) != nil {
-			continue // a closed vocabulary, checked by matrix()
+		if e.Values(d.Key) != nil || contains(LimitKeys, d.Key) {
+			continue // a closed vocabulary or a limit, checked by matrix()
 		}
 		for _, v := range d.Values {
 			if !ValidName(v) {
@@ -186,13 +196,13 @@ func (c *checker) safety() {
 	}
 	for i, ex := range e.Matrix.Exclude {
 		for _, k := range SortedKeys(ex) {
-			if !ValidName(ex[k]) {
+			if !validValue(k, ex[k]) {
 				c.add("matrix.exclude", "entry %d: %s=%q is not a valid value: %s", i+1, safeText(k), ex[k], nameRule)
 			}
 		}
 	}
 	for _, k := range SortedKeys(e.Baseline) {
-		if !ValidName(e.Baseline[k]) {
+		if !validValue(k, e.Baseline[k]) {
 			c.add("baseline", "%s=%q is not a valid value: %s", safeText(k), e.Baseline[k], nameRule)
 		}
 	}

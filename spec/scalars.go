@@ -38,9 +38,19 @@ var binaryUnits = map[string]float64{"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 
 // are refused because they are the common source of 7 % errors: the message names the binary
 // unit the user most likely meant.
 func (b *Bytes) UnmarshalYAML(n *yaml.Node) error {
-	m := bytesRe.FindStringSubmatch(strings.TrimSpace(n.Value))
+	v, err := ParseBytes(n.Value)
+	if err != nil {
+		return typeErr(n, "%s", err)
+	}
+	*b = Bytes(v)
+	return nil
+}
+
+// ParseBytes reads a size with binary units ("512MiB", "2GiB", a plain byte count).
+func ParseBytes(s string) (int64, error) {
+	m := bytesRe.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
-		return typeErr(n, "%q is not a size (write it like 512MiB or 2GiB)", n.Value)
+		return 0, fmt.Errorf("%q is not a size (write it like 512MiB or 2GiB)", s)
 	}
 	mult, ok := binaryUnits[m[2]]
 	if !ok {
@@ -56,18 +66,17 @@ func (b *Bytes) UnmarshalYAML(n *yaml.Node) error {
 			hint = m[1] + "TiB"
 		}
 		if hint != "" {
-			return typeErr(n, "%q: unit %q is ambiguous; boxbench takes binary units: did you mean %s?", n.Value, m[2], hint)
+			return 0, fmt.Errorf("%q: unit %q is ambiguous; boxbench takes binary units: did you mean %s?", s, m[2], hint)
 		}
-		return typeErr(n, "%q: unknown unit %q (valid: B, KiB, MiB, GiB, TiB)", n.Value, m[2])
+		return 0, fmt.Errorf("%q: unknown unit %q (valid: B, KiB, MiB, GiB, TiB)", s, m[2])
 	}
 	f, _ := strconv.ParseFloat(m[1], 64)
 	// Above 2^63 the conversion to int64 is undefined (it wraps to a negative or tiny size).
 	v := math.Round(f * mult)
 	if v >= math.MaxInt64 || math.IsInf(v, 0) {
-		return typeErr(n, "%q is too large (valid: below 8388608TiB, the largest 64-bit byte count)", n.Value)
+		return 0, fmt.Errorf("%q is too large (valid: below 8388608TiB, the largest 64-bit byte count)", s)
 	}
-	*b = Bytes(v)
-	return nil
+	return int64(v), nil
 }
 
 func (b Bytes) MarshalYAML() (any, error) { return FormatBytes(int64(b)), nil }

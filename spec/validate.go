@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"github.com/boxbench/boxbench/resource"
 	"regexp"
 	"sort"
 	"strings"
@@ -21,7 +22,7 @@ var (
 	Orders         = []string{"randomized", "sequential"}
 	// MatrixKeys are the keys a matrix (and a baseline, zip or exclude) may vary.
 	MatrixKeys = []string{"dbms", "workload", "platform", "runtime", "storage", "network", "neighbour", "mix", "bound",
-		"clientPolicy"}
+		"clientPolicy", "cpus", "cpuset", "memory", "cpuWeight", "ioWeight"}
 )
 
 // Vocabulary is what the parts registered in this build offer (package builtin makes it from
@@ -317,8 +318,8 @@ func (c *checker) dataset() {
 		c.add("dataset.records", "give records or bound, not both")
 	case d.Bound != "":
 		c.oneOf("dataset.bound", d.Bound, Bounds)
-		if c.e.Limits.Memory == 0 {
-			c.add("dataset.bound", "bound %s is sized from limits.memory, which is not set", d.Bound)
+		if c.e.Limits.Memory == 0 && !c.e.varies("memory") {
+			c.add("dataset.bound", "bound %s is sized from limits.memory, which is not set (nor varied by the matrix)", d.Bound)
 		}
 	case d.Records < 0:
 		c.add("dataset.records", "%d is negative", d.Records)
@@ -428,6 +429,14 @@ func (c *checker) matrix() {
 			c.problems = append(c.problems, Problem{Line: line, Field: where + d.Key, Message: "has no values"})
 		}
 		seen[d.Key] = true
+		if contains(LimitKeys, d.Key) {
+			var scratch resource.Limits
+			for _, v := range d.Values {
+				if err := setLimit(&scratch, d.Key, v); err != nil {
+					c.problems = append(c.problems, Problem{Line: line, Field: where + d.Key, Message: err.Error()})
+				}
+			}
+		}
 		valid := c.e.Values(d.Key)
 		dup := map[string]bool{}
 		for _, v := range d.Values {
