@@ -44,13 +44,12 @@ type faultRuns struct {
 	} `json:"runs"`
 }
 
-// serverPids lists the processes in the cgroups of experiment name's runs (the measured
+// serverPids lists the processes in the cgroups of experiment exp's runs (the measured
 // servers: the experiment has no neighbours), found from the cgroup tree as the issue asks.
 // LXC's monitor groups (<run>.monitor) hold lxc-start, not the server, and are left out.
-func serverPids(name string) []int {
+func serverPids(exp string) []int {
 	var files []string
-	for _, pat := range []string{"/sys/fs/cgroup/memory/boxbench/e2e-fault-" + name + "-*/*",
-		"/sys/fs/cgroup/boxbench/e2e-fault-" + name + "-*/*"} {
+	for _, pat := range []string{"/sys/fs/cgroup/memory/boxbench/" + exp + "/*", "/sys/fs/cgroup/boxbench/" + exp + "/*"} {
 		m, _ := filepath.Glob(pat)
 		for _, dir := range m {
 			if strings.HasSuffix(dir, ".monitor") {
@@ -161,7 +160,7 @@ func injectFaultOn(t *testing.T, box faultBox, name, want string, fault func(t *
 			return nil
 		}
 		if box.pids == nil {
-			return serverPids(name)
+			return serverPids(exp)
 		}
 		p, g := box.pids(t, exp)
 		groups = append(groups, g...)
@@ -214,14 +213,12 @@ func injectFaultOn(t *testing.T, box faultBox, name, want string, fault func(t *
 	}
 }
 
-// experimentOf is the id of the running fault experiment name, from its cgroup directory or
-// its directory under the work root.
+// experimentOf is the id of the running fault experiment name, from its lock file under the
+// test's own work root (not the host's cgroup tree: another checkout's tests may run an
+// experiment of the same name at the same time).
 func experimentOf(work, name string) string {
-	for _, pat := range []string{"/sys/fs/cgroup/memory/boxbench/e2e-fault-" + name + "-*", "/sys/fs/cgroup/boxbench/e2e-fault-" + name + "-*",
-		filepath.Join(work, "e2e-fault-"+name+"-*")} {
-		if m, _ := filepath.Glob(pat); len(m) > 0 {
-			return filepath.Base(m[0])
-		}
+	if m, _ := filepath.Glob(filepath.Join(work, "locks", "e2e-fault-"+name+"-*.lock")); len(m) > 0 {
+		return strings.TrimSuffix(filepath.Base(m[0]), ".lock")
 	}
 	return ""
 }
