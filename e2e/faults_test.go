@@ -20,7 +20,8 @@ import (
 	"github.com/boxbench/boxbench/internal/testenv"
 )
 
-// faultSpec: two runs of one native Redis cell, long enough to inject a fault into the first.
+// faultSpec: two runs of one Redis cell on a platform (each box's default storage and
+// network), long enough to inject a fault into the first.
 const faultSpec = `apiVersion: boxbench/v1alpha1
 kind: Experiment
 name: e2e-fault-%s
@@ -29,7 +30,7 @@ workload: {type: ycsb, mix: read-heavy, threads: 2, duration: 6s, warmup: 1s}
 dataset: {records: 1000, fieldCount: 4, fieldLength: 50}
 limits: {cpus: 1, memory: 256MiB}
 matrix:
-  platform: [native]
+  platform: [%s]
 repetitions: 2
 order: sequential
 `
@@ -43,15 +44,30 @@ type faultRuns struct {
 	} `json:"runs"`
 }
 
-// serverPids lists the processes in the cgroups of experiment name's runs (the measured
+// serverPids lists the processes in the cgroups of experiment exp's runs (the measured
 // servers: the experiment has no neighbours), found from the cgroup tree as the issue asks.
-func serverPids(name string) []int {
+// LXC's monitor groups (<run>.monitor) hold lxc-start, not the server, and are left out.
+func serverPids(exp string) []int {
 	var files []string
-	for _, pat := range []string{"/sys/fs/cgroup/memory/boxbench/e2e-fault-" + name + "-*/*/cgroup.procs",
-		"/sys/fs/cgroup/boxbench/e2e-fault-" + name + "-*/*/cgroup.procs"} {
+	for _, pat := range []string{"/sys/fs/cgroup/memory/boxbench/" + exp + "/*", "/sys/fs/cgroup/boxbench/" + exp + "/*"} {
 		m, _ := filepath.Glob(pat)
-		files = append(files, m...)
+		for _, dir := range m {
+			if strings.HasSuffix(dir, ".monitor") {
+				continue
+			}
+			_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.Name() == "cgroup.procs" {
+					files = append(files, p)
+				}
+				return nil
+			})
+		}
 	}
+	return readProcs(files)
+}
+
+// readProcs reads the pids listed in cgroup.procs files.
+func readProcs(files []string) []int {
 	var pids []int
 	for _, f := range files {
 		b, _ := os.ReadFile(f)
@@ -65,10 +81,17 @@ func serverPids(name string) []int {
 }
 
 // runPassword reads the first run's password from its redis.conf (the test is root), so that
-// the test can check it is stored nowhere.
-func runPassword(t *testing.T, work string) string {
+// the test can check it is stored nowhere. It returns "" when the configuration is not on the
+// host (a Docker box on its overlay layer).
+func runPassword(t *testing.T, work, exp string) string {
 	t.Helper()
-	confs, _ := filepath.Glob(filepath.Join(work, "e2e-fault-*", "*", "data", "db", "redis.conf"))
+	var confs []string
+	_ = filepath.WalkDir(filepath.Join(work, exp), func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Name() == "redis.conf" {
+			confs = append(confs, p)
+		}
+		return nil
+	})
 	for _, c := range confs {
 		f, err := os.Open(c)
 		if err != nil {
@@ -83,34 +106,79 @@ func runPassword(t *testing.T, work string) string {
 		}
 		f.Close()
 	}
-	t.Fatalf("no redis.conf with requirepass under %s: %v", work, confs)
 	return ""
 }
 
-// injectFault runs the fault experiment, calls fault once the first run measures, and checks
-// the outcome: exit status 1, the first run failed with a reason containing want, the second
-// ok, the run's password nowhere in the results or the log, and no leftovers.
+// injectFault runs the fault experiment on a native box.
 func injectFault(t *testing.T, name, want string, fault func(t *testing.T, pids []int)) {
+	injectFaultOn(t, faultBox{platform: "native"}, name, want, fault)
+}
+
+// faultBox is what the fault tests need to know of a platform: how to find the measured
+// server's processes and what it may leave behind beyond the host's boxbench places.
+type faultBox struct {
+	platform string
+	// pids lists the server's processes of experiment exp from its cgroup, and the cgroup
+	// directories they were read from (nil: the runs' cgroups under /boxbench, serverPids).
+	pids func(t *testing.T, exp string) ([]int, []string)
+	// leftovers reports what experiment exp left of the platform's own (nil: nothing more).
+	leftovers func(t *testing.T, work, exp string)
+}
+
+// injectFaultOn runs the fault experiment on box's platform, calls fault once the first run
+// measures, and checks the outcome: exit status 1, the first run failed with a reason
+// containing want, the second ok, the run's password nowhere in the results or the log, and
+// no leftovers (the server's cgroups included).
+func injectFaultOn(t *testing.T, box faultBox, name, want string, fault func(t *testing.T, pids []int)) {
 	testenv.NeedRoot(t)
 	testenv.NeedCommands(t, "redis-server")
 	e := env{dir: t.TempDir(), work: testenv.WorkRoot(t)}
 	e.specFile = filepath.Join(e.dir, "spec.yaml")
-	if err := os.WriteFile(e.specFile, []byte(fmt.Sprintf(faultSpec, name)), 0o644); err != nil {
+	if err := os.WriteFile(e.specFile, []byte(fmt.Sprintf(faultSpec, name, box.platform)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var exp string
-	t.Cleanup(func() { assertNoFaultLeftovers(t, e.work, exp) })
+	var (
+		exp    string
+		groups []string
+	)
+	t.Cleanup(func() {
+		assertNoFaultLeftovers(t, e.work, exp)
+		if exp != "" && box.leftovers != nil {
+			box.leftovers(t, e.work, exp)
+		}
+		for _, g := range groups {
+			if exists(g) {
+				t.Errorf("the server's cgroup is left: %s", g)
+			}
+		}
+	})
+	pidsOf := func() []int {
+		if exp == "" {
+			exp = experimentOf(e.work, name)
+		}
+		if exp == "" {
+			return nil
+		}
+		if box.pids == nil {
+			return serverPids(exp)
+		}
+		p, g := box.pids(t, exp)
+		groups = append(groups, g...)
+		return p
+	}
 	out := filepath.Join(e.dir, "out")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd, log := e.start(ctx, t, out)
 	waitFor(t, cmd, log, 2*time.Minute, "the first run never measured", func() bool {
-		return strings.Contains(log.String(), "warmup+measure") && len(serverPids(name)) > 0
+		return strings.Contains(log.String(), "warmup+measure") && len(pidsOf()) > 0
 	})
-	exp = experimentOf(name)
-	pw := runPassword(t, e.work)
+	pw := runPassword(t, e.work, exp)
+	if pw == "" && box.platform == "native" {
+		t.Fatalf("no redis.conf with requirepass under %s", e.work)
+	}
 	time.Sleep(2 * time.Second) // into the measured window
-	pids := serverPids(name)
+	pids := pidsOf()
 	fault(t, pids)
 	err := cmd.Wait()
 	for _, pid := range pids {
@@ -130,7 +198,11 @@ func injectFault(t *testing.T, name, want string, fault func(t *testing.T, pids 
 		t.Fatal(err)
 	}
 	if len(got.Runs) != 2 || got.Runs[0].Status != "failed" || !strings.Contains(got.Runs[0].Reason, want) || got.Runs[1].Status != "ok" {
-		t.Errorf("want run 1 failed (%q) and run 2 ok, got %s", want, b)
+		t.Errorf("want run 1 failed (%q) and run 2 ok, got %s\n%s", want, b, log.String())
+	}
+	if pw == "" {
+		t.Logf("the run's configuration is not on the host (%s): the password is not looked for", box.platform)
+		return
 	}
 	table, _ := e.boxbench(ctx, "results", out).CombinedOutput()
 	db, _ := os.ReadFile(filepath.Join(out, "results.db"))
@@ -141,12 +213,12 @@ func injectFault(t *testing.T, name, want string, fault func(t *testing.T, pids 
 	}
 }
 
-// experimentOf is the id of the running fault experiment name, from its cgroup directory.
-func experimentOf(name string) string {
-	for _, pat := range []string{"/sys/fs/cgroup/memory/boxbench/e2e-fault-" + name + "-*", "/sys/fs/cgroup/boxbench/e2e-fault-" + name + "-*"} {
-		if m, _ := filepath.Glob(pat); len(m) > 0 {
-			return filepath.Base(m[0])
-		}
+// experimentOf is the id of the running fault experiment name, from its lock file under the
+// test's own work root (not the host's cgroup tree: another checkout's tests may run an
+// experiment of the same name at the same time).
+func experimentOf(work, name string) string {
+	if m, _ := filepath.Glob(filepath.Join(work, "locks", "e2e-fault-"+name+"-*.lock")); len(m) > 0 {
+		return strings.TrimSuffix(filepath.Base(m[0]), ".lock")
 	}
 	return ""
 }
@@ -167,7 +239,7 @@ func assertNoFaultLeftovers(t *testing.T, work, exp string) {
 		t.Errorf("cgroup left: /sys/fs/cgroup/boxbench/%s", exp)
 	}
 	mounts, _ := os.ReadFile("/proc/self/mounts")
-	if bytes.Contains(mounts, []byte(" "+work)) {
+	if bytes.Contains(mounts, []byte(" "+work+"/")) { // under it: the work root may be a mount of the test's
 		t.Errorf("mount left under %s", work)
 	}
 	if out, err := exec.Command("losetup", "--list", "--noheadings", "--output", "BACK-FILE").Output(); err == nil && bytes.Contains(out, []byte(work)) {
@@ -276,7 +348,7 @@ func TestFaultHungLoadGenerator(t *testing.T) {
 		sb = childNamed(cmd.Process.Pid, "sysbench")
 		return strings.Contains(log.String(), "warmup+measure") && len(sb) > 0
 	})
-	exp = experimentOf("hung")
+	exp = experimentOf(e.work, "hung")
 	for _, pid := range sb {
 		_ = syscall.Kill(pid, syscall.SIGSTOP)
 	}

@@ -59,6 +59,9 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 	e := r.cfg.Spec
 	fail := func(stage string, err error) {
 		rec.Status, rec.Reason = "failed", stage+": "+err.Error()
+		if full := diskFull(err, r.cfg.WorkRoot); full != "" {
+			rec.Reason = stage + ": " + full + ": " + err.Error()
+		}
 		r.cfg.Log.Warn("run failed", "run", rec.ID, "stage", stage, "err", err)
 	}
 	d, err := r.cfg.DBMS(c.DBMS)

@@ -114,10 +114,11 @@ func (b *box) provision(ctx context.Context) error {
 			return err
 		}
 	} else {
-		b.layout.Listen = "0.0.0.0"
 		if b.net, err = makeBridge(ctx, r.Experiment, r.Run); err != nil {
 			return err
 		}
+		// The server binds the one address the client uses (its veth's), not 0.0.0.0.
+		b.layout.Listen = b.net.containerIP()
 	}
 	cfg, err := b.config(mounts)
 	if err != nil {

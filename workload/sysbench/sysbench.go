@@ -97,7 +97,7 @@ func (w *Workload) Load(ctx context.Context, t workload.Target) error {
 	argv = append(argv, "--tables="+strconv.Itoa(c.Tables), "--table-size="+strconv.FormatInt(c.TableSize, 10),
 		"--threads="+strconv.Itoa(min(c.Threads, c.Tables)), "prepare")
 	logger(t).Info("sysbench prepare", "argv", redact(strings.Join(argv, " "), t.Password))
-	if _, err := command.RunWith(ctx, command.Options{Env: passwordEnv(t)}, argv...); err != nil {
+	if _, err := command.RunWith(ctx, command.Options{Env: w.passwordEnv(t)}, argv...); err != nil {
 		return errors.New(redact(fmt.Sprintf("sysbench prepare: %v", err), t.Password))
 	}
 	return nil
@@ -119,7 +119,7 @@ func (w *Workload) Run(ctx context.Context, t workload.Target, clk workload.Cloc
 	rctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	logger(t).Info("sysbench run", "argv", redact(strings.Join(argv, " "), t.Password))
-	r, runErr := runProcess(rctx, argv, passwordEnv(t))
+	r, runErr := runProcess(rctx, argv, w.passwordEnv(t))
 	if runErr != nil && t.Password != "" {
 		runErr = errors.New(redact(runErr.Error(), t.Password))
 	}
@@ -209,9 +209,8 @@ func (w *Workload) connArgs(t workload.Target) ([]string, error) {
 		} else {
 			a = append(a, "--mysql-host="+ep.Host, "--mysql-port="+strconv.Itoa(ep.Port))
 		}
-		if cred.Password != "" {
-			a = append(a, "--mysql-password="+cred.Password)
-		}
+		// The password reaches MariaDB Connector/C through MYSQL_PWD (env), never the argv:
+		// without --mysql-password sysbench passes no password and libmariadb reads MYSQL_PWD.
 	}
 	return a, nil
 }
@@ -223,16 +222,21 @@ func logger(t workload.Target) *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// passwordEnv gives libpq the run's password (PGPASSWORD) so that it is in no argv.
-func passwordEnv(t workload.Target) []string {
+// passwordEnv gives the client library the run's password through the environment, so that
+// it is in no argv (/proc/<pid>/cmdline is readable by every local user; environ only by the
+// owner and root): PGPASSWORD for libpq, MYSQL_PWD for MariaDB Connector/C.
+func (w *Workload) passwordEnv(t workload.Target) []string {
 	if t.Password == "" {
 		return nil
+	}
+	if w.cfg.DBMS == "mariadb" {
+		return []string{"MYSQL_PWD=" + t.Password}
 	}
 	return []string{"PGPASSWORD=" + t.Password}
 }
 
-// redact hides the password in s: MariaDB's sysbench driver takes it only as an option, so
-// it is in that argv, and must not reach a log or a stored reason.
+// redact hides the password in s: it is in no argv, but a driver's message could echo it, and
+// it must not reach a log or a stored reason.
 func redact(s, password string) string {
 	if password == "" {
 		return s
