@@ -207,7 +207,7 @@ func (b *box) config(mounts []string) (string, error) {
 	argv := r.DBMS.StartCommand(b.layout)
 	b.facts["command"] = strings.Join(argv, " ")
 	b.facts["user"] = fmt.Sprintf("%s (uid %d, gid %d in the root filesystem)", b.tree.User, b.tree.UID, b.tree.GID)
-	c := config{Rootfs: "overlay:" + b.tree.Dir + ":" + b.upper, LogFile: filepath.Join(r.WorkDir, "lxc.log"),
+	c := config{Hostname: b.m.Name, Rootfs: "overlay:" + b.tree.Dir + ":" + b.upper, LogFile: filepath.Join(r.WorkDir, "lxc.log"),
 		CgroupDir: strings.TrimPrefix(b.m.Cgroup, "/"), V2: cgroup.HostVersion() == cgroup.V2,
 		Init: argv, UID: b.tree.UID, GID: b.tree.GID, Cwd: "/", Halt: signalName(r.DBMS.StopSignal()),
 		Mounts: mounts, Net: b.net, Limits: r.Resources.Basic()}
@@ -221,6 +221,22 @@ func (b *box) config(mounts []string) (string, error) {
 func (b *box) fillData(ctx context.Context) error {
 	r := b.req
 	own := fmt.Sprintf("%d:%d", b.tree.UID, b.tree.GID)
+	// The box's own name resolution, as Docker gives every container: debootstrap's minbase tree
+	// has no /etc/hosts, and MariaDB's installer must resolve localhost and the host name. The
+	// files go into the box's upper layer; the shared tree is never written.
+	etc := filepath.Join(b.upper, "etc")
+	if err := os.MkdirAll(etc, 0o755); err != nil {
+		return err
+	}
+	hosts := "127.0.0.1\tlocalhost " + b.m.Name + "\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+	if b.net != nil {
+		hosts += b.net.containerIP() + "\t" + b.m.Name + "\n"
+	}
+	for name, content := range map[string]string{"hosts": hosts, "hostname": b.m.Name + "\n"} {
+		if err := os.WriteFile(filepath.Join(etc, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
 	// The parents are root's and open to the server's user, as on the Docker platform.
 	for _, d := range []string{filepath.Join(b.upper, ctrRoot), filepath.Dir(b.dataOnHost)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

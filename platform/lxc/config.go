@@ -18,6 +18,7 @@ const containerPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
 // config is one container's LXC configuration, rendered to <lxcpath>/<name>/config (where
 // lxc-stop, lxc-attach and lxc-info read it too: passed with -f they would not).
 type config struct {
+	Hostname  string   // lxc.uts.name, also in the box's /etc/hosts
 	Rootfs    string   // "overlay:<lower>:<upper>"
 	LogFile   string   // LXC's own log
 	CgroupDir string   // the payload's group, e.g. "boxbench/<exp>/<run>" (the monitor's is beside it)
@@ -52,6 +53,9 @@ func (c config) render() (string, error) {
 	}
 	b.WriteString("# written by boxbench; one application container, removed with its box\n")
 	kv("lxc.include", commonConf)
+	if c.Hostname != "" {
+		kv("lxc.uts.name", c.Hostname)
+	}
 	kv("lxc.rootfs.path", c.Rootfs)
 	kv("lxc.apparmor.profile", "unconfined")
 	kv("lxc.tty.max", "0")

@@ -21,7 +21,7 @@ import (
 // TestPasswordOnBridge: a box on its bridge address listens on that address only, refuses
 // clients without the run's password, and accepts the one with it.
 func TestPasswordOnBridge(t *testing.T) {
-	for _, name := range []string{"redis", "postgresql"} {
+	for _, name := range []string{"redis", "postgresql", "mariadb"} {
 		t.Run(name, func(t *testing.T) {
 			p := needLXC(t, name)
 			base, _ := dbms.Get(name)
