@@ -35,3 +35,14 @@ func TeardownContext(ctx context.Context) (context.Context, context.CancelFunc) 
 	}
 	return context.WithDeadline(context.WithoutCancel(ctx), limit)
 }
+
+// StopBeforeTeardown is a teardown's first step: stop the server within timeout. A server that
+// did not stop in time is not an error here; the teardown goes on to kill what is left.
+func StopBeforeTeardown(ctx context.Context, stop func(context.Context) error, timeout time.Duration) error {
+	sctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := stop(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}

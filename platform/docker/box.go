@@ -257,11 +257,7 @@ func (b *box) Teardown(ctx context.Context) error {
 	ctx, cancel0 := platform.TeardownContext(ctx)
 	defer cancel0()
 	var errs []error
-	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	if err := b.Stop(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		errs = append(errs, err)
-	}
-	cancel()
+	errs = append(errs, platform.StopBeforeTeardown(ctx, b.Stop, 20*time.Second))
 	b.cancel()
 	b.mu.Lock()
 	ids := append([]string{b.id}, b.helpers...)

@@ -86,11 +86,7 @@ func (b *box) Teardown(ctx context.Context) error {
 	ctx, cancel0 := platform.TeardownContext(ctx)
 	defer cancel0()
 	var errs []error
-	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	if err := b.Stop(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		errs = append(errs, err)
-	}
-	cancel()
+	errs = append(errs, platform.StopBeforeTeardown(ctx, b.Stop, 30*time.Second))
 	_, err := b.m.remove(ctx)
 	errs = append(errs, err)
 	if b.store != nil {

@@ -266,11 +266,7 @@ func (b *box) Teardown(ctx context.Context) error {
 	ctx, cancel0 := platform.TeardownContext(ctx)
 	defer cancel0()
 	var errs []error
-	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	if err := b.Stop(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		errs = append(errs, err)
-	}
+	errs = append(errs, platform.StopBeforeTeardown(ctx, b.Stop, 20*time.Second))
 	if b.group != nil {
 		errs = append(errs, b.group.Delete())
 	}
