@@ -40,7 +40,7 @@ func TestHungWorkloadFailsTheRun(t *testing.T) {
 	testenv.NeedCommands(t, "redis-server")
 	defer func(m, a time.Duration) { measureGrace, abandonGrace = m, a }(measureGrace, abandonGrace)
 	measureGrace, abandonGrace = time.Second, time.Second
-	text := strings.Replace(strings.Replace(panicSpecText, "runner-panic", "runner-hung", 1), "repetitions: 3", "repetitions: 2", 1)
+	text := strings.Replace(strings.Replace(SmallSpec, "runner-panic", "runner-hung", 1), "repetitions: 3", "repetitions: 2", 1)
 	work, out := testenv.WorkRoot(t), t.TempDir()
 	log := slog.New(slog.DiscardHandler)
 	ps := map[string]platform.Platform{"native": builtin.Platforms(log)["native"]}
@@ -77,16 +77,3 @@ func TestHungWorkloadFailsTheRun(t *testing.T) {
 		t.Errorf("leftovers: %v", left)
 	}
 }
-
-const panicSpecText = `apiVersion: boxbench/v1alpha1
-kind: Experiment
-name: runner-panic
-dbms: redis
-workload: {type: ycsb, mix: read-heavy, threads: 1, duration: 1s, warmup: 0s}
-dataset: {records: 500, fieldCount: 2, fieldLength: 20}
-limits: {cpus: 1, memory: 256MiB}
-matrix:
-  platform: [native]
-repetitions: 3
-order: sequential
-`

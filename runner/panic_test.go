@@ -18,19 +18,6 @@ import (
 	"github.com/boxbench/boxbench/workload"
 )
 
-const panicSpec = `apiVersion: boxbench/v1alpha1
-kind: Experiment
-name: runner-panic
-dbms: redis
-workload: {type: ycsb, mix: read-heavy, threads: 1, duration: 1s, warmup: 0s}
-dataset: {records: 500, fieldCount: 2, fieldLength: 20}
-limits: {cpus: 1, memory: 256MiB}
-matrix:
-  platform: [native]
-repetitions: 3
-order: sequential
-`
-
 // panicky wraps the real workload; its first Run (run 2's) panics (a bug in the client's goroutine).
 type panicky struct {
 	workload.Workload
@@ -66,7 +53,7 @@ func TestPanicsFailTheRun(t *testing.T) {
 	work, out := testenv.WorkRoot(t), t.TempDir()
 	log := slog.New(slog.DiscardHandler)
 	ps := map[string]platform.Platform{"native": builtin.Platforms(log)["native"]}
-	e, err := spec.Parse([]byte(panicSpec), "panic.yaml", builtin.Vocabulary(ps))
+	e, err := spec.Parse([]byte(runner.SmallSpec), "panic.yaml", builtin.Vocabulary(ps))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +62,7 @@ func TestPanicsFailTheRun(t *testing.T) {
 		w, err := builtin.Workload(e, c)
 		return panicky{w, &calls}, err
 	}
-	sum, err := runner.Run(context.Background(), runner.Config{Spec: e, SpecText: []byte(panicSpec), OutDir: out,
+	sum, err := runner.Run(context.Background(), runner.Config{Spec: e, SpecText: []byte(runner.SmallSpec), OutDir: out,
 		WorkRoot: work, Platforms: ps, Workloads: wf, Neighbours: builtin.Neighbour, DBMS: builtin.DBMS,
 		Check: builtin.Checker(ps, false), Log: log, Progress: &phasePanic{}})
 	if err != nil {

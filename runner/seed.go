@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -95,7 +96,7 @@ func (s *seedCache) Get(ctx context.Context, d dbms.DBMS, wl workload.Workload, 
 		return info, err
 	}
 	if s.trusted(info) { // renamed into place and marked only when complete
-		info.Platform = loadedBy(info.Dir)
+		info.Platform = loadedBy(info)
 		return info, nil
 	}
 	name, p, ch, err := s.loader(ctx, d, cellPlatform)
@@ -117,7 +118,7 @@ func (s *seedCache) Get(ctx context.Context, d dbms.DBMS, wl workload.Workload, 
 	}
 	defer unix.Flock(int(lock.Fd()), unix.LOCK_UN)
 	if s.trusted(info) {
-		info.Platform = loadedBy(info.Dir)
+		info.Platform = loadedBy(info)
 		return info, nil
 	}
 	start := time.Now()
@@ -161,10 +162,6 @@ func (s *seedCache) load(ctx context.Context, p platform.Platform, ch platform.C
 	if err := box.Capture(ctx, tmp); err != nil {
 		return err
 	}
-	// Which platform loaded it is kept beside the seed (not in it: the seed is copied into boxes).
-	if err := os.WriteFile(info.Dir+".loaded-by", []byte(info.Platform), 0o644); err != nil {
-		return err
-	}
 	if err := os.Rename(tmp, info.Dir); err != nil {
 		return err
 	}
@@ -173,12 +170,15 @@ func (s *seedCache) load(ctx context.Context, p platform.Platform, ch platform.C
 
 // A seed is used only when its completion marker, written by the load after the rename into
 // place, names its key: a directory that boxbench did not make (or did not finish) under
-// seeds/ is loaded again, never restored into a box.
+// seeds/ is loaded again, never restored into a box. The marker's second line names the
+// platform that loaded it (kept beside the seed, not in it: the seed is copied into boxes).
 func markerOf(info SeedInfo) string { return info.Dir + ".complete" }
+
+func markerLine(info SeedInfo) string { return "boxbench seed " + info.Key + "\n" }
 
 func writeMarker(info SeedInfo) error {
 	tmp := markerOf(info) + ".tmp"
-	if err := os.WriteFile(tmp, []byte("boxbench seed "+info.Key+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(tmp, []byte(markerLine(info)+"loaded-by "+info.Platform+"\n"), 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, markerOf(info))
@@ -209,7 +209,7 @@ func (s *seedCache) trusted(info SeedInfo) bool {
 		if st, ok := mi.Sys().(*syscall.Stat_t); !mi.Mode().IsRegular() || !ok || st.Uid != 0 {
 			return "its completion marker is not a root-owned regular file"
 		}
-		if b, err := os.ReadFile(markerOf(info)); err != nil || string(b) != "boxbench seed "+info.Key+"\n" {
+		if b, err := os.ReadFile(markerOf(info)); err != nil || !strings.HasPrefix(string(b), markerLine(info)) {
 			return "its completion marker names another seed"
 		}
 		return ""
@@ -221,11 +221,9 @@ func (s *seedCache) trusted(info SeedInfo) bool {
 	return true
 }
 
-// loadedBy reads which platform loaded the seed in dir ("" for a seed from before it was kept).
-func loadedBy(dir string) string {
-	b, err := os.ReadFile(dir + ".loaded-by")
-	if err != nil {
-		return ""
-	}
-	return string(b)
+// loadedBy reads which platform loaded a trusted seed from its marker ("" when unsaid).
+func loadedBy(info SeedInfo) string {
+	b, _ := os.ReadFile(markerOf(info))
+	_, rest, _ := strings.Cut(strings.TrimPrefix(string(b), markerLine(info)), "loaded-by ")
+	return strings.TrimSpace(rest)
 }

@@ -60,11 +60,15 @@ func TestSeedTrust(t *testing.T) {
 		return info
 	}
 	good := seed("redis-good")
+	good.Platform = "lxc"
 	if err := writeMarker(good); err != nil {
 		t.Fatal(err)
 	}
 	if !s.trusted(good) {
 		t.Error("a complete seed is not trusted")
+	}
+	if got := loadedBy(good); got != "lxc" {
+		t.Errorf("loaded by %q, want lxc (from the marker)", got)
 	}
 	if s.trusted(seed("redis-unmarked")) {
 		t.Error("a seed without its completion marker is trusted")

@@ -197,6 +197,16 @@ func detachLoop(ctx context.Context, dev string) error {
 	return nil
 }
 
+// Capture copies a stopped data directory src from the host side of its storage into the host
+// directory dst, which it creates (what a box's Capture does when the host can see its data).
+func Capture(ctx context.Context, src, dst string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	_, err := Restore(ctx, src, dst)
+	return err
+}
+
 // Restore copies the seed data directory's contents into dst, preferring a reflink (a
 // copy-on-write clone) where the filesystem allows it. It returns "reflink" or "copy".
 func Restore(ctx context.Context, seed, dst string) (string, error) {

@@ -233,11 +233,10 @@ func signalName(s syscall.Signal) string { return unix.SignalName(s) }
 // Capture copies the stopped server's data directory to dst: with cp from the host directory
 // when there is one, otherwise out of the container through the API.
 func (b *box) Capture(ctx context.Context, dst string) error {
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
 	if b.hostDir != "" {
-		_, err := storage.Restore(ctx, filepath.Join(b.hostDir, "db"), dst)
+		return storage.Capture(ctx, filepath.Join(b.hostDir, "db"), dst)
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
 	}
 	rc, _, err := b.p.engine.CopyFromContainer(ctx, b.id, b.layout.DataDir)

@@ -70,11 +70,7 @@ func (b *box) Stop(ctx context.Context) error {
 
 // Capture copies the stopped data directory from the host side of its storage.
 func (b *box) Capture(ctx context.Context, dst string) error {
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	_, err := storage.Restore(ctx, b.dataOnHost, dst)
-	return err
+	return storage.Capture(ctx, b.dataOnHost, dst)
 }
 
 // Teardown stops the container, kills what is left in its groups, removes the groups, the

@@ -250,11 +250,7 @@ func (b *box) Stop(ctx context.Context) error {
 
 // Capture copies the stopped data directory to dst.
 func (b *box) Capture(ctx context.Context, dst string) error {
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	_, err := storage.Restore(ctx, b.layout.DataDir, dst)
-	return err
+	return storage.Capture(ctx, b.layout.DataDir, dst)
 }
 
 // Teardown stops the server, kills whatever is left in its cgroup, removes the cgroup,
