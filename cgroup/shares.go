@@ -55,7 +55,7 @@ func ApplyShares(ref Ref, s resource.Limits, device string) (map[string]string, 
 		}
 	}
 	if device == "" {
-		if s.ReadBps+s.WriteBps+s.ReadIOPS+s.WriteIOPS > 0 {
+		if s.HasIOMax() {
 			done["io_max"] = "not applied: the data directory has no block device (tmpfs)"
 		}
 		return done, errors.Join(errs...)

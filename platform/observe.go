@@ -12,8 +12,6 @@ type Observation struct {
 	// DataDir is the host path of the data directory (the I/O of its block device); "" when the
 	// data is not on this host's filesystem tree.
 	DataDir string
-	// Device is "major:minor" of the host block device holding the data ("" when none or unknown).
-	Device string
 	// Missing says what cannot be observed and why, e.g. "guest memory: seen only as the VMM's
 	// resident set". Telemetry records it with the run.
 	Missing []string

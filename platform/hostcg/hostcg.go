@@ -67,8 +67,8 @@ func Apply(ref cgroup.Ref, req resource.Limits, device string, how map[string]st
 
 // Observation is what the host sees of a box that is the group ref with its data in the host
 // directory dataDir.
-func Observation(ref cgroup.Ref, dataDir, device string) platform.Observation {
-	o := platform.Observation{Cgroup: &ref, DataDir: dataDir, Device: device}
+func Observation(ref cgroup.Ref, dataDir string) platform.Observation {
+	o := platform.Observation{Cgroup: &ref, DataDir: dataDir}
 	if dataDir == "" {
 		o.Missing = append(o.Missing, "data device I/O: the data directory is not visible on the host")
 	}

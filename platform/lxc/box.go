@@ -345,5 +345,5 @@ func (b *box) Facts() map[string]string     { return maps.Clone(b.facts) }
 
 // Observe: the container's group on this host and its data in a host directory.
 func (b *box) Observe() platform.Observation {
-	return hostcg.Observation(b.group, b.dataOnHost, b.device)
+	return hostcg.Observation(b.group, b.dataOnHost)
 }

@@ -207,7 +207,7 @@ func (b *box) Warnings() []platform.Warning { return slices.Clone(b.warns) }
 
 // Observe: a host process in a group of its own, its data in a host directory.
 func (b *box) Observe() platform.Observation {
-	return hostcg.Observation(b.group.Ref, b.layout.DataDir, b.device)
+	return hostcg.Observation(b.group.Ref, b.layout.DataDir)
 }
 
 func (b *box) Facts() map[string]string { return maps.Clone(b.facts) }
