@@ -78,13 +78,12 @@ const ProbeExperiment = "probe"
 //     the copy ran (outside the box), the server's own writes to the box's cgroup.
 const tmpfsChoice = "host tmpfs bind-mounted (same mount as native; restorable before start, capturable after stop)"
 
-// Paths inside the container. The storage is mounted at dataMount, the server's data directory
-// is a sub-directory of it (as natively: <storage>/db).
+// Paths inside the container (platform.Box*).
 const (
-	ctrRoot   = "/boxbench"
-	dataMount = ctrRoot + "/data"
-	dataDir   = dataMount + "/db"
-	runDir    = ctrRoot + "/run"
+	ctrRoot   = platform.BoxRoot
+	dataMount = platform.BoxDataMount
+	dataDir   = platform.BoxDataDir
+	runDir    = platform.BoxRunDir
 )
 
 // Platform is the Docker platform.

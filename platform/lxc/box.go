@@ -33,13 +33,12 @@ const (
 	defaultShm int64 = 1 << 30
 )
 
-// Paths inside the container, as on the Docker platform: the storage is at dataMount, the data
-// directory is <storage>/db, sockets go to runDir.
+// Paths inside the container, the same as Docker's (platform.Box*).
 const (
-	ctrRoot   = "/boxbench"
-	dataMount = ctrRoot + "/data"
-	dataDir   = dataMount + "/db"
-	runDir    = ctrRoot + "/run"
+	ctrRoot   = platform.BoxRoot
+	dataMount = platform.BoxDataMount
+	dataDir   = platform.BoxDataDir
+	runDir    = platform.BoxRunDir
 )
 
 type box struct {
