@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/prometheus/procfs"
+
 	"github.com/containerd/cgroups/v3/cgroup1"
 	v1stats "github.com/containerd/cgroups/v3/cgroup1/stats"
 
@@ -36,6 +38,7 @@ type v1Collector struct {
 	ref                      cgroup.Ref
 	cpu, cpuacct, mem, blkio cgroup1.Cgroup
 	swapAccounting           bool
+	noSwapDevice             bool   // the host has no swap (SwapTotal 0): nothing can be in swap
 	pressureDir              string // directory with cpu/memory/io.pressure, "" if none
 	blkioRootFile            string // root group's throttle.io_service_bytes
 	blkioActive              bool
@@ -66,6 +69,13 @@ func newV1Collector(ref cgroup.Ref, rt roots) (*v1Collector, error) {
 	}
 	_, statErr := os.Stat(filepath.Join(ref.Dir("memory"), "memory.memsw.usage_in_bytes"))
 	c.swapAccounting = statErr == nil
+	// memsw and memory usage are two reads a moment apart: their difference is noise, not swap,
+	// on a host that has no swap device at all (a false swap_used warning on every run here).
+	if fs, err := procfs.NewFS(rt.proc); err == nil {
+		if mi, err := fs.Meminfo(); err == nil && mi.SwapTotal != nil && *mi.SwapTotal == 0 {
+			c.noSwapDevice = true
+		}
+	}
 	c.pressureDir = v1PressureDir(ref)
 	return c, nil
 }
@@ -144,7 +154,10 @@ func (c *v1Collector) memory(r reading, m *v1stats.Metrics) {
 	r.set("memory_rss_bytes", float64(ms.TotalRSS))
 	r.set("memory_major_faults_total", float64(ms.TotalPgMajFault))
 	r.set("memory_limit_hits_total", float64(ms.Usage.Failcnt))
-	if c.swapAccounting {
+	switch {
+	case c.noSwapDevice && c.swapAccounting:
+		r.set("memory_swap_bytes", 0) // measured: no device to swap to
+	case c.swapAccounting:
 		// memsw counts memory plus swap.
 		r.set("memory_swap_bytes", max(float64(ms.Swap.Usage)-float64(ms.Usage.Usage), 0))
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -468,4 +469,46 @@ func readMountsAndDisks(t *testing.T, rt roots) ([]*procfs.MountInfo, []blockdev
 		t.Fatal(err)
 	}
 	return mounts, disks
+}
+
+// TestSwapWithoutSwapDevice: on v1, swap is memsw minus memory usage, two reads a moment apart.
+// On a host without a swap device that difference is noise and the collector reports a measured
+// zero; with a swap device it reports the difference.
+func TestSwapWithoutSwapDevice(t *testing.T) {
+	f := loadFixture(t)
+	for _, tc := range []struct {
+		swapTotal string
+		want      float64
+	}{{"0 kB", 0}, {"1048576 kB", 256 << 10}} {
+		dir := t.TempDir()
+		if out, err := exec.Command("cp", "-a", filepath.Join(fixtureDir, "t0")+"/.", dir).CombinedOutput(); err != nil {
+			t.Fatalf("copy fixture: %v %s", err, out)
+		}
+		memDir := filepath.Join(dir, "cgroup", "memory", f.meta["CGROUP_PATH"])
+		usage, err := os.ReadFile(filepath.Join(memDir, "memory.usage_in_bytes"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := strconv.ParseInt(strings.TrimSpace(string(usage)), 10, 64)
+		write := func(path, s string) {
+			if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write(filepath.Join(memDir, "memory.memsw.usage_in_bytes"), strconv.FormatInt(u+256<<10, 10)+"\n")
+		mi, _ := os.ReadFile(filepath.Join(dir, "proc", "meminfo"))
+		write(filepath.Join(dir, "proc", "meminfo"), strings.Replace(string(mi), "SwapTotal:             0 kB", "SwapTotal:       "+tc.swapTotal, 1))
+		withCgroupRoot(t, filepath.Join(dir, "cgroup"))
+		c, err := newV1Collector(f.ref(cgroup.V1), roots{proc: filepath.Join(dir, "proc"), sys: filepath.Join(dir, "sys")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := reading{}
+		if err := c.collect(r); err != nil {
+			t.Fatal(err)
+		}
+		if got := r[key{metric: "memory_swap_bytes"}]; got != tc.want {
+			t.Errorf("SwapTotal %s: memory_swap_bytes = %v, want %v", tc.swapTotal, got, tc.want)
+		}
+	}
 }

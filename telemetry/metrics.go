@@ -26,7 +26,7 @@ var Metrics = []Metric{
 	{"memory_working_set_bytes", "bytes", "cgroup", "usage minus inactive page cache (what the kernel cannot easily reclaim)"},
 	{"memory_cache_bytes", "bytes", "cgroup", "page cache (v1 total_cache, v2 file)"},
 	{"memory_rss_bytes", "bytes", "cgroup", "anonymous memory (v1 total_rss, v2 anon)"},
-	{"memory_swap_bytes", "bytes", "cgroup", "swap used by the group; absent without swap accounting"},
+	{"memory_swap_bytes", "bytes", "cgroup", "swap used by the group; absent without swap accounting, 0 on a host with no swap device (v1 derives it from two reads a moment apart)"},
 	{"memory_major_faults_per_second", "faults/second", "cgroup", "page faults that read from disk (v1 total_pgmajfault, v2 pgmajfault)"},
 	{"memory_limit_hits_per_interval", "events", "cgroup", "times usage hit the limit (v1 memory.failcnt, v2 memory.events max)"},
 	{"memory_oom_kills_per_interval", "events", "cgroup", "processes killed by the OOM killer in the group"},
