@@ -199,8 +199,11 @@ func (s *seedCache) trusted(info SeedInfo) bool {
 		if !fi.IsDir() {
 			return "not a directory"
 		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Uid != 0 || fi.Mode().Perm()&0o022 != 0 {
-			return "not owned by root, or writable by others"
+		// The directory is the captured data directory, owned by the database's system user
+		// (cp -a keeps it; the server needs it so): its owner says nothing about who made it. What
+		// does is the root-owned marker beside it, in a seeds/ directory only root can write.
+		if fi.Mode().Perm()&0o022 != 0 {
+			return "writable by group or others"
 		}
 		mi, err := os.Lstat(markerOf(info))
 		if err != nil {

@@ -100,6 +100,18 @@ func TestSeedTrust(t *testing.T) {
 	if s.trusted(loose) {
 		t.Error("a world-writable seed is trusted")
 	}
+	// A captured seed is owned by the database's system user (cp -a keeps the data directory's
+	// owner and its 0700): that is how every real seed looks, and it must be trusted.
+	captured := seed("redis-captured")
+	if err := os.Chown(captured.Dir, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeMarker(captured); err != nil {
+		t.Fatal(err)
+	}
+	if !s.trusted(captured) {
+		t.Error("a seed owned by the database's user (as captured) is not trusted: every run would load it again")
+	}
 	if s.trusted(SeedInfo{Dir: filepath.Join(dir, "absent"), Key: "absent"}) {
 		t.Error("an absent seed is trusted")
 	}
