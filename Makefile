@@ -5,7 +5,7 @@ COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X github.com/boxbench/boxbench/version.Version=$(VERSION) -X github.com/boxbench/boxbench/version.Commit=$(COMMIT)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build setup images test test-short lint bench quickstart clean fuzz
+.PHONY: build setup images vm-images test test-short lint bench quickstart clean fuzz
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/boxbench ./cmd/boxbench
@@ -17,9 +17,14 @@ setup:
 images: build
 	./bin/boxbench images build
 
+# The vm platform's guest images (each database's root filesystem plus Debian's kernel and the
+# QEMU guest agent), cached by the hash of their inputs like the images.
+vm-images: build
+	./bin/boxbench images build --vm
+
 # The whole suite: unit, fixture, golden, integration (real databases, real dockerd) and end to
 # end. BOXBENCH_CI=1 turns every "host lacks X" skip into a failure.
-test: build images
+test: build images vm-images
 	BOXBENCH_CI=1 BOXBENCH_BIN=$(CURDIR)/bin/boxbench $(GO) test -count=1 -timeout 40m ./...
 
 test-short:

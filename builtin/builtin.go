@@ -16,8 +16,10 @@ import (
 	"github.com/boxbench/boxbench/platform/docker"
 	"github.com/boxbench/boxbench/platform/lxc"
 	"github.com/boxbench/boxbench/platform/native"
+	"github.com/boxbench/boxbench/platform/vm"
 	"github.com/boxbench/boxbench/rootfs"
 	"github.com/boxbench/boxbench/spec"
+	"github.com/boxbench/boxbench/vmimage"
 )
 
 // Baseline is the platform a matrix that varies platform is compared with by default.
@@ -27,8 +29,9 @@ const Baseline = native.Name
 // can be made (DOCKER_HOST honoured); an unreachable engine is reported by Check with the
 // engine's error.
 func Platforms(log *slog.Logger) map[string]platform.Platform {
-	ps := map[string]platform.Platform{native.Name: native.New(),
-		lxc.Name: lxc.New(rootfs.NewCache(rootfs.DefaultRoot, log), log)}
+	trees := rootfs.NewCache(rootfs.DefaultRoot, log)
+	ps := map[string]platform.Platform{native.Name: native.New(), lxc.Name: lxc.New(trees, log),
+		vm.Name: vm.New(trees, vmimage.Cache{}, log)}
 	if engine, err := image.Connect(); err == nil {
 		ps[docker.Name] = docker.New(engine, log)
 	}

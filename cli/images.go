@@ -10,6 +10,7 @@ import (
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/image"
 	"github.com/boxbench/boxbench/rootfs"
+	"github.com/boxbench/boxbench/vmimage"
 )
 
 func (a *app) imagesCmd() *cobra.Command {
@@ -18,6 +19,7 @@ func (a *app) imagesCmd() *cobra.Command {
 		Short: "Build and list the database root filesystems and images, offline, from Debian packages",
 	}
 	var only []string
+	var vm bool
 	build := &cobra.Command{
 		Use:   "build",
 		Short: "Build each database's root filesystem and image; a no-op when the inputs are unchanged",
@@ -68,6 +70,15 @@ func (a *app) imagesCmd() *cobra.Command {
 				if err := image.CheckNative(cmd.Context(), im); err != nil {
 					fmt.Fprintf(a.stderr, "warning: %s: %v\n", d.Name(), err)
 				}
+				if !vm {
+					continue
+				}
+				g, built, err := vmimage.Cache{}.Get(cmd.Context(), tree)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("%s: %w", d.Name(), err))
+					continue
+				}
+				fmt.Fprintf(a.stdout, "%-10s %s  kernel %s  (%s)\n", d.Name(), g.Disk, g.KernelVersion, state(built))
 			}
 			if len(errs) > 0 {
 				return &ExitError{Code: ExitFailure, Err: errors.Join(errs...)}
@@ -75,6 +86,7 @@ func (a *app) imagesCmd() *cobra.Command {
 			return nil
 		},
 	}
+	build.Flags().BoolVar(&vm, "vm", false, "also build each database's guest image for the vm platform (the tree plus Debian's kernel and the QEMU guest agent, under "+vmimage.DefaultRoot+")")
 	build.Flags().StringSliceVar(&only, "dbms", nil, "only these databases (default: all: "+strings.Join(dbms.Names(), ", ")+")")
 	list := &cobra.Command{
 		Use:   "list",

@@ -10,6 +10,14 @@ import (
 	"github.com/boxbench/boxbench/driver"
 )
 
+// go-redis logs its failed dials to stderr; a readiness probe that retries while a server boots
+// returns its errors instead, so the library's own log is silenced.
+func init() { redis.SetLogger(quietLogger{}) }
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...interface{}) {}
+
 // Redis is Debian's redis-server 7.
 type Redis struct{}
 

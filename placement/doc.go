@@ -4,5 +4,5 @@
 //
 // Both act on every thread of the calling process. Threads created later and child processes
 // (sysbench) inherit the mask and the policy from the thread that creates them; the native
-// platform's boxes reset the policy for their own processes (platform/native joinScript).
+// platform's boxes reset the policy for their own processes (platform/hostproc InGroup).
 package placement

@@ -1,6 +1,10 @@
 package platform
 
-import "github.com/boxbench/boxbench/cgroup"
+import (
+	"context"
+
+	"github.com/boxbench/boxbench/cgroup"
+)
 
 // Observation tells telemetry how a box can be seen from the host. Any subset may be set.
 type Observation struct {
@@ -12,6 +16,8 @@ type Observation struct {
 	// DataDir is the host path of the data directory (the I/O of its block device); "" when the
 	// data is not on this host's filesystem tree.
 	DataDir string
+	// Guest is the box's own view from inside, when it has one (a VM guest); nil otherwise.
+	Guest *GuestView
 	// Missing says what cannot be observed and why, e.g. "guest memory: seen only as the VMM's
 	// resident set". Telemetry records it with the run.
 	Missing []string
@@ -22,4 +28,15 @@ type Observation struct {
 type Warning struct {
 	Code    string // snake_case, stable: what the report groups by
 	Message string // a sentence a user can act on
+}
+
+// GuestView is how a box with a kernel of its own (a VM guest) is seen from inside: its /proc
+// and its server's control group, read through the platform's channel into the guest.
+type GuestView struct {
+	// Sample reads the guest's files at once and returns each as a line "==> PATH <==" followed
+	// by its content: /proc/stat, /proc/meminfo, /proc/vmstat, /proc/loadavg, /proc/diskstats,
+	// /proc/pressure/*, and the files of Group.
+	Sample func(ctx context.Context) ([]byte, error)
+	// Group is the server's cgroup v2 directory in the guest, e.g. "/sys/fs/cgroup/boxbench/server".
+	Group string
 }

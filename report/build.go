@@ -50,7 +50,7 @@ func Build(store *results.Store) (*Report, error) {
 	if r.Events, err = store.Events(); err != nil {
 		return nil, fmt.Errorf("report %s: events: %w", store.Path(), err)
 	}
-	r.compareCells()
+	r.compareCells(emulatedVerdicts(r.Spec))
 	r.keys()
 	order := matrixOrder(r.Spec)
 	r.less = func(a, b *Cell) int { return compareCells(a, b, r.Keys, order) }
@@ -158,6 +158,9 @@ func (r *Report) buildCell(rec results.CellRecord, runs []results.RunRow) *Cell 
 		}
 	}
 	c.Runs = len(ok)
+	for _, run := range ok {
+		c.Emulated = c.Emulated || run.Facts["emulated"] == "true"
+	}
 	c.Throughput = stats.Summarize(c.Samples)
 	c.Warnings = aggregateWarnings(runs)
 	var broken int
@@ -238,8 +241,23 @@ func cellEnv(ok []results.RunRow, host map[string]string) map[string]string {
 	return env
 }
 
-// compareCells computes each cell's overhead against its baseline.
-func (r *Report) compareCells() {
+// emulatedVerdicts says whether the spec opted in to verdicts on emulated boxes
+// (emulatedVerdicts: true).
+func emulatedVerdicts(specText string) bool {
+	var doc struct {
+		EmulatedVerdicts bool `yaml:"emulatedVerdicts"`
+	}
+	return yaml.Unmarshal([]byte(specText), &doc) == nil && doc.EmulatedVerdicts
+}
+
+// VerdictEmulated replaces the verdict of a comparison with an emulated box (a VM under QEMU's
+// TCG) on either side, unless the spec opts in: the difference is the emulator's, not the cost
+// of a box, and a "slower" would be read as one.
+const VerdictEmulated stats.Verdict = "emulated: no verdict"
+
+// compareCells computes each cell's overhead against its baseline. A comparison with an
+// emulated cell keeps its numbers but gets VerdictEmulated unless withEmulated.
+func (r *Report) compareCells(withEmulated bool) {
 	for _, c := range r.Cells {
 		if c.Skipped() || c.IsBaseline() || c.BaselineID == "" || c.Runs == 0 {
 			continue
@@ -255,6 +273,11 @@ func (r *Report) compareCells() {
 			continue
 		}
 		c.Overhead = &o
+		if (c.Emulated || b.Emulated) && !withEmulated {
+			o.Verdict = VerdictEmulated
+			c.Warnings = append(c.Warnings, Warning{Code: CodeEmulated, Severity: "warning", Runs: c.Runs,
+				Message: "compared with an emulated VM (QEMU TCG, no working KVM): the difference is the emulator's, not a virtualisation cost, so there is no verdict (emulatedVerdicts: true in the spec gives one)"})
+		}
 		if pairs := roundPairs(b, c); len(pairs) >= 2 {
 			if p, err := stats.PairedRatio(pairs, true, o.Alpha, stats.DefaultPower); err == nil {
 				c.Paired = &p

@@ -77,6 +77,9 @@ func pValue(p float64) string {
 // verdictShort is the verdict in a table cell; "no diff" says what it rules out: no
 // difference larger than the detectable effect ("no diff >12%").
 func verdictShort(o *stats.Comparison) string {
+	if o.Verdict == VerdictEmulated {
+		return "emulated"
+	}
 	if o.Verdict != stats.VerdictNoDifference {
 		return string(o.Verdict)
 	}

@@ -30,6 +30,7 @@ type jsonCell struct {
 	ID         string                 `json:"id"`
 	Params     map[string]string      `json:"params"`
 	Runs       int                    `json:"runs"`
+	Emulated   bool                   `json:"emulated,omitempty"` // a VM under QEMU's TCG: the emulator's numbers
 	Throughput *jsonThroughput        `json:"throughput"`
 	Overhead   *jsonOverhead          `json:"overhead,omitempty"`
 	Latency    map[string]jsonLatency `json:"latency"`
@@ -85,7 +86,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 			out.Skipped = append(out.Skipped, jsonSkipped{ID: c.ID, Params: c.Params, Reason: c.SkippedReason})
 			continue
 		}
-		jc := jsonCell{ID: c.ID, Params: c.Params, Runs: c.Runs, Latency: map[string]jsonLatency{},
+		jc := jsonCell{ID: c.ID, Params: c.Params, Runs: c.Runs, Emulated: c.Emulated, Latency: map[string]jsonLatency{},
 			Warnings: nonNil(c.Warnings), Metrics: metricsJSON(c.Metrics)}
 		if c.Runs > 0 {
 			t := c.Throughput

@@ -85,6 +85,9 @@ type Cell struct {
 	// Metrics are the workload-specific figures of the ok runs (fio IOPS, sysbench tps,
 	// configured and obtained shares beside a neighbour), sorted by name.
 	Metrics []Metric
+	// Emulated says the cell's box is a VM whose CPU QEMU emulates (TCG): its numbers are the
+	// emulator's, labelled so everywhere, and its comparisons carry no verdict by default.
+	Emulated bool
 	// Env holds the run environment values that are the same in every ok run of the cell and
 	// differ from the experiment's host environment (engine versions, storage driver, ...).
 	Env map[string]string
@@ -158,6 +161,7 @@ const (
 	CodeVerdictNote      = "verdict_note"
 	CodeCompareFailed    = "comparison_failed"
 	CodeHistogramMissing = "histogram_unreadable"
+	CodeEmulated         = "emulated_no_verdict"
 )
 
 // Cell returns the cell with the given id, or nil.

@@ -198,6 +198,9 @@ func textRow(r *Report, c *Cell, cols []string, notes *footnotes) []string {
 	switch o := c.Overhead; {
 	case c.IsBaseline():
 		ovh, verdict = "baseline", ""
+		if c.Emulated {
+			verdict = "emulated"
+		}
 	case o != nil:
 		ovh = signed(o.OverheadPct)
 		if o.OverheadPctCI.Valid {

@@ -180,13 +180,19 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	nbs []*neighbour, policy string, env map[string]string) (*workload.Result, []telemetry.Sample, []string, error) {
 	e := r.cfg.Spec
 	clk := workload.Clock{Start: time.Now()}
-	targets := []telemetry.Target{
-		targetOf("db", box.Observe()),
-		{Source: "client", PID: os.Getpid()},
-		{Source: "host", Host: true},
+	targets, closeDB, err := targetsOf("db", box.Observe())
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("telemetry: %w", err)
 	}
+	defer closeDB()
+	targets = append(targets, telemetry.Target{Source: "client", PID: os.Getpid()}, telemetry.Target{Source: "host", Host: true})
 	for _, n := range nbs {
-		targets = append(targets, targetOf(n.source(), n.box.Observe()))
+		ts, closeN, err := targetsOf(n.source(), n.box.Observe())
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("telemetry: %w", err)
+		}
+		defer closeN()
+		targets = append(targets, ts...)
 	}
 	sampler, err := telemetry.New(targets, e.Telemetry.Interval.D(), clk, r.cfg.Log)
 	if err != nil {
@@ -283,6 +289,23 @@ func alive(ctx context.Context, d dbms.DBMS, box platform.Box) error {
 // targetOf turns what a box says of its visibility into a telemetry target.
 func targetOf(source string, o platform.Observation) telemetry.Target {
 	return telemetry.Target{Source: source, Cgroup: o.Cgroup, PID: o.PID, DataDir: o.DataDir, Missing: o.Missing}
+}
+
+// targetsOf is a box's telemetry: what the host sees (source), and for a box with a guest view
+// also the server's group inside it (source-guest) and the whole guest (source-guest-system).
+// The returned function releases the guest view.
+func targetsOf(source string, o platform.Observation) ([]telemetry.Target, func(), error) {
+	ts := []telemetry.Target{targetOf(source, o)}
+	if o.Guest == nil {
+		return ts, func() {}, nil
+	}
+	g, err := telemetry.NewGuest(o.Guest.Sample, o.Guest.Group)
+	if err != nil {
+		return nil, nil, err
+	}
+	ts = append(ts, telemetry.Target{Source: source + "-guest", Guest: g},
+		telemetry.Target{Source: source + "-guest-system", GuestSystem: g})
+	return ts, func() { _ = g.Close() }, nil
 }
 
 // boxWarnings are a box's own doubts as run warnings, their codes under prefix.

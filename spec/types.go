@@ -33,6 +33,9 @@ type Experiment struct {
 	Baseline       map[string]string     `yaml:"baseline"`
 	Telemetry      Telemetry             `yaml:"telemetry"`
 	Timeouts       Timeouts              `yaml:"timeouts"`
+	// EmulatedVerdicts asks for verdicts on comparisons with emulated boxes (a VM under QEMU's TCG),
+	// which by default carry none: their differences are the emulator's.
+	EmulatedVerdicts bool `yaml:"emulatedVerdicts"`
 
 	lines  map[string]int       // field path → line, for semantic errors
 	fields map[lineValue]string // (line, scalar value) → field path, to name the field of a decode error

@@ -5,7 +5,7 @@ type Metric struct {
 	Name string `json:"name"`
 	Unit string `json:"unit"`
 	// From says which target field produces it: "cgroup", "pid", "host", "interfaces" (or
-	// host), "datadir".
+	// host), "datadir", "guest".
 	From string `json:"from"`
 	Help string `json:"help"`
 }
@@ -96,4 +96,9 @@ var Metrics = []Metric{
 	{"disk_backing_write_ops_per_second", "ops/second", "datadir", "as disk_*, backing device"},
 	{"disk_backing_io_time_seconds_per_second", "ratio", "datadir", "as disk_*, backing device"},
 	{"disk_backing_flush_ops_per_second", "ops/second", "datadir", "as disk_*, backing device"},
+	// A VM guest's own view (source "<box>-guest": the server's cgroup v2 group in the guest,
+	// with the cgroup metrics above; "<box>-guest-system": the whole guest, with the host
+	// metrics above and disk_* for each virtio disk, labelled vda, vdb, …).
+	{"guest_read_seconds", "seconds", "guest", "how long the read through the guest agent took"},
+	{"guest_read_age_seconds", "seconds", "guest", "how old the guest read was when the tick used it: the stamp's lag"},
 }

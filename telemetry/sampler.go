@@ -158,6 +158,16 @@ func collectorsFor(t Target, rt roots, log *slog.Logger) ([]collector, error) {
 		}
 		cs = append(cs, c)
 	}
+	if t.Guest != nil {
+		cs = append(cs, t.Guest.groupCollector())
+	}
+	if t.GuestSystem != nil {
+		c, err := t.GuestSystem.systemCollector()
+		if err != nil {
+			return nil, err
+		}
+		cs = append(cs, c)
+	}
 	if t.DataDir != "" {
 		c, err := newDiskCollector(t.DataDir, rt)
 		switch {
@@ -227,6 +237,9 @@ func (s *Sampler) tick() {
 		r := reading{}
 		err := se.c.collect(r)
 		t := s.clk.Since(time.Now())
+		if errors.Is(err, errNoNewRead) {
+			continue // nothing new this tick: the next rate spans the longer gap
+		}
 		if err != nil {
 			se.errs++
 			if se.first == nil {

@@ -65,6 +65,10 @@ type Target struct {
 	// Interfaces restricts network metrics to these interfaces; set without Host it adds
 	// network metrics for just these.
 	Interfaces []string
+	// Guest adds the server's control group inside a VM guest, read through Guest's channel.
+	Guest *Guest
+	// GuestSystem adds the whole guest's CPU by mode, memory, load, pressure and disks.
+	GuestSystem *Guest
 	// Missing says what of this source cannot be observed and why (a box that is not a group on
 	// this host, a data directory the host cannot see). It is not sampled; Sampler.Missing
 	// reports it, so the run records the gap instead of silently lacking the values.
@@ -76,8 +80,9 @@ func (t Target) validate() error {
 	if t.Source == "" {
 		p = append(p, "empty source")
 	}
-	if t.Cgroup == nil && t.PID == 0 && !t.Host && t.DataDir == "" && len(t.Interfaces) == 0 && len(t.Missing) == 0 {
-		p = append(p, "nothing to sample (set Cgroup, PID, Host, DataDir or Interfaces)")
+	if t.Cgroup == nil && t.PID == 0 && !t.Host && t.DataDir == "" && len(t.Interfaces) == 0 && len(t.Missing) == 0 &&
+		t.Guest == nil && t.GuestSystem == nil {
+		p = append(p, "nothing to sample (set Cgroup, PID, Host, DataDir, Interfaces, Guest or GuestSystem)")
 	}
 	if t.PID < 0 {
 		p = append(p, fmt.Sprintf("negative pid %d", t.PID))

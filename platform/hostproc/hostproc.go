@@ -78,3 +78,18 @@ func (p *Proc) WaitOr(timeout time.Duration, done <-chan struct{}) bool {
 	}
 	return false
 }
+
+// joinScript writes the shell's own pid into each cgroup.procs file named before "--", puts
+// itself under the normal scheduling policy (the client's threads may run under another one,
+// placement.clientPolicy, which children would inherit), then execs the rest of its
+// arguments. Arguments are positional parameters: nothing is ever interpolated into the script.
+const joinScript = `while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; ` +
+	`chrt --other --pid 0 $$ || exit 125; exec "$@"`
+
+// InGroup returns argv prefixed so that the process joins the control groups whose cgroup.procs
+// files are procs before it execs: it never runs a moment outside them.
+func InGroup(procs, argv []string) []string {
+	full := append([]string{"/bin/sh", "-c", joinScript, "sh"}, procs...)
+	full = append(full, "--")
+	return append(full, argv...)
+}

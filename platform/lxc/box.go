@@ -19,6 +19,7 @@ import (
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/hostcg"
+	"github.com/boxbench/boxbench/platform/hostnet"
 	"github.com/boxbench/boxbench/platform/hostproc"
 	"github.com/boxbench/boxbench/resource"
 	"github.com/boxbench/boxbench/rootfs"
@@ -86,7 +87,7 @@ func (b *box) provision(ctx context.Context) error {
 		return fmt.Errorf("lxc: work directory %q is not absolute (LXC resolves -P literally)", r.WorkDir)
 	}
 	if r.Network == NetworkBridge {
-		b.m.Bridge, b.m.Veth = ifaceNames(r.Experiment, r.Run)
+		b.m.Bridge, b.m.Veth = hostnet.Name(hostnet.PrefixBridge, r.Experiment, r.Run), hostnet.Name(hostnet.PrefixVeth, r.Experiment, r.Run)
 	}
 	ctrDir := filepath.Join(b.m.LXCPath, b.m.Name)
 	b.upper = filepath.Join(ctrDir, "upper")
@@ -113,11 +114,13 @@ func (b *box) provision(ctx context.Context) error {
 			return err
 		}
 	} else {
-		if b.net, err = makeBridge(ctx, r.Experiment, r.Run); err != nil {
+		br, err := hostnet.MakeBridge(ctx, r.Experiment, r.Run)
+		if err != nil {
 			return err
 		}
+		b.net = &bridgeNet{Bridge: *br, Veth: b.m.Veth}
 		// The server binds the one address the client uses (its veth's), not 0.0.0.0.
-		b.layout.Listen = b.net.containerIP()
+		b.layout.Listen = b.net.BoxIP()
 	}
 	cfg, err := b.config(mounts)
 	if err != nil {
@@ -229,7 +232,7 @@ func (b *box) fillData(ctx context.Context) error {
 	}
 	hosts := "127.0.0.1\tlocalhost " + b.m.Name + "\n::1\tlocalhost ip6-localhost ip6-loopback\n"
 	if b.net != nil {
-		hosts += b.net.containerIP() + "\t" + b.m.Name + "\n"
+		hosts += b.net.BoxIP() + "\t" + b.m.Name + "\n"
 	}
 	for name, content := range map[string]string{"hosts": hosts, "hostname": b.m.Name + "\n"} {
 		if err := os.WriteFile(filepath.Join(etc, name), []byte(content), 0o644); err != nil {
@@ -327,9 +330,9 @@ func (b *box) applyAndObserve(ctx context.Context) error {
 		b.ep = driver.Endpoint{Host: "127.0.0.1", Port: b.layout.Port}
 		b.facts["network_path"] = "host network namespace, loopback"
 	} else {
-		b.ep = driver.Endpoint{Host: b.net.containerIP(), Port: b.layout.Port}
+		b.ep = driver.Endpoint{Host: b.net.BoxIP(), Port: b.layout.Port}
 		b.facts["network_path"] = fmt.Sprintf("veth %s on bridge %s (%s), container address %s: no proxy, no NAT",
-			b.net.Veth, b.net.Bridge, b.net.Gateway, b.net.Addr)
+			b.net.Veth, b.net.Name, b.net.Gateway, b.net.Addr)
 	}
 	b.facts["network"] = b.req.Network
 	b.facts["endpoint"] = b.ep.String()

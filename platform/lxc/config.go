@@ -1,6 +1,8 @@
 package lxc
 
 import (
+	"github.com/boxbench/boxbench/platform/hostnet"
+
 	"fmt"
 	"strconv"
 	"strings"
@@ -32,11 +34,10 @@ type config struct {
 	Limits    resource.Limits // CPU bandwidth, cpuset, memory, CPU weight: LXC's cgroup keys
 }
 
-// bridgeNet is a veth on a bridge boxbench made, with static addresses.
+// bridgeNet is a veth (host-side name Veth) on a bridge boxbench made, with static addresses.
 type bridgeNet struct {
-	Bridge, Veth string // host-side names (at most 15 bytes)
-	Addr         string // the container's address with prefix, e.g. "10.213.7.2/24"
-	Gateway      string // the bridge's address, e.g. "10.213.7.1"
+	hostnet.Bridge
+	Veth string
 }
 
 // render writes the configuration. Every value is checked: a newline would start a new key, and
@@ -71,7 +72,7 @@ func (c config) render() (string, error) {
 		kv("lxc.net.0.type", "none")
 	} else {
 		kv("lxc.net.0.type", "veth")
-		kv("lxc.net.0.link", c.Net.Bridge)
+		kv("lxc.net.0.link", c.Net.Name)
 		kv("lxc.net.0.flags", "up")
 		kv("lxc.net.0.name", "eth0")
 		kv("lxc.net.0.veth.pair", c.Net.Veth)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/boxbench/boxbench/platform/hostnet"
 	"github.com/boxbench/boxbench/resource"
 )
 
@@ -11,7 +12,7 @@ func TestRenderV1AndV2(t *testing.T) {
 	c := config{Rootfs: "overlay:/t/rootfs:/w/lxc/bb-r1/upper", LogFile: "/w/lxc.log", CgroupDir: "boxbench/e/r1",
 		Init: []string{"/usr/bin/redis-server", "--save", "", "--dir", "/boxbench/data/db"}, UID: 100, GID: 102,
 		Cwd: "/", Halt: "SIGTERM", Mounts: []string{"/w/data boxbench/data none bind,create=dir 0 0"},
-		Net:    &bridgeNet{Bridge: "bbx01020304", Veth: "bbv01020304", Addr: "10.213.7.2/24", Gateway: "10.213.7.1"},
+		Net:    &bridgeNet{Bridge: hostnet.Bridge{Name: "bbx01020304", Addr: "10.213.7.2/24", Gateway: "10.213.7.1"}, Veth: "bbv01020304"},
 		Limits: resource.Limits{CPUs: 0.5, Cpuset: "1", MemoryBytes: 512 << 20, CPUWeight: 200}}
 	out, err := c.render()
 	if err != nil {
@@ -54,20 +55,5 @@ func TestRenderRefuses(t *testing.T) {
 	}
 	if _, err := mountEntry("/a b", "x", "none", "bind"); err == nil {
 		t.Error("a mount source with a blank was accepted")
-	}
-}
-
-func TestUsedSubnets(t *testing.T) {
-	out := "1: lo    inet 127.0.0.1/8 scope host lo\n5: bbx1    inet 10.213.1.1/24 scope global bbx1\n6: eth0    inet 10.213.300.1/24\n"
-	got := usedSubnets(out)
-	if !got[1] || len(got) != 1 {
-		t.Errorf("used = %v, want {1}", got)
-	}
-}
-
-func TestIfaceNames(t *testing.T) {
-	br, veth := ifaceNames("an-experiment-with-a-long-name-1234abcd", "r0001")
-	if len(br) > 15 || len(veth) > 15 || br[3:] != veth[3:] {
-		t.Errorf("names %q %q", br, veth)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/platform/hostnet"
 	"github.com/boxbench/boxbench/platform/platformtest"
 	"github.com/boxbench/boxbench/resource"
 	"github.com/boxbench/boxbench/rootfs"
@@ -38,7 +39,7 @@ func leftovers(ctx context.Context, root, exp string) []string {
 	out, _ := command.Run(ctx, "ip", "-o", "link", "show")
 	for _, line := range strings.Split(string(out), "\n") {
 		for _, run := range []string{"pt01", "pt02", "pt03", "pt04", "pt05", "pt06", "pt07", "pt08", "pt09", "pt10"} {
-			br, veth := ifaceNames(exp, run)
+			br, veth := hostnet.Name(hostnet.PrefixBridge, exp, run), hostnet.Name(hostnet.PrefixVeth, exp, run)
 			if strings.Contains(line, " "+br+":") || strings.Contains(line, " "+veth+"@") || strings.Contains(line, " "+veth+":") {
 				left = append(left, "interface "+strings.Fields(line)[1])
 			}

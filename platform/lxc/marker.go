@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/platform/hostnet"
 )
 
 // markerFile is written into a box's work directory before anything else is made, so that a
@@ -42,7 +43,7 @@ func readMarker(path string) (marker, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return m, fmt.Errorf("%s: %w", path, err)
 	}
-	bridge, veth := ifaceNames(m.Experiment, m.Run)
+	bridge, veth := hostnet.Name(hostnet.PrefixBridge, m.Experiment, m.Run), hostnet.Name(hostnet.PrefixVeth, m.Experiment, m.Run)
 	if m.Cgroup != "/boxbench/"+m.Experiment+"/"+m.Run || (m.Bridge != "" && m.Bridge != bridge) || (m.Veth != "" && m.Veth != veth) {
 		return m, fmt.Errorf("%s: names that are not this box's", path) // never act on what a file claims
 	}
@@ -97,7 +98,7 @@ func (m marker) remove(ctx context.Context) ([]string, error) {
 		if link == "" {
 			continue
 		}
-		if err := removeLink(ctx, link); err != nil {
+		if err := hostnet.RemoveLink(ctx, link); err != nil {
 			errs = append(errs, err)
 		} else {
 			done = append(done, "interface "+link)

@@ -34,14 +34,6 @@ const (
 	cleanupKillTimeout = 10 * time.Second
 )
 
-// joinScript writes the shell's own pid into each cgroup.procs file named before "--", puts
-// itself under the normal scheduling policy (the client's threads may run under another one,
-// placement.clientPolicy, which children would inherit), then execs the rest of its
-// arguments. Arguments are positional parameters: nothing from a spec is ever interpolated
-// into the script.
-const joinScript = `while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; ` +
-	`chrt --other --pid 0 $$ || exit 125; exec "$@"`
-
 type box struct {
 	req     platform.Request
 	facts   map[string]string
@@ -181,10 +173,7 @@ func (b *box) start() error {
 	r := b.req
 	argv := r.DBMS.StartCommand(b.layout)
 	b.facts["command"] = strings.Join(argv, " ")
-	full := append([]string{"/bin/sh", "-c", joinScript, "sh"}, b.group.ProcsFiles()...)
-	full = append(full, "--")
-	full = append(full, asUser(r.DBMS.User())...)
-	full = append(full, argv...)
+	full := hostproc.InGroup(b.group.ProcsFiles(), append(asUser(r.DBMS.User()), argv...))
 	b.logPath = filepath.Join(r.WorkDir, "server.log")
 	proc, err := hostproc.Start(full, b.logPath)
 	if err != nil {
@@ -225,8 +214,7 @@ func (b *box) LogTail(n int) string {
 
 // Exec runs argv as root inside the server's cgroup, in its data directory.
 func (b *box) Exec(ctx context.Context, argv []string) ([]byte, error) {
-	prefix := append([]string{"/bin/sh", "-c", joinScript, "sh"}, b.group.ProcsFiles()...)
-	return command.RunWrapped(ctx, command.Options{Dir: b.layout.DataDir}, append(prefix, "--"), argv)
+	return command.RunWrapped(ctx, command.Options{Dir: b.layout.DataDir}, hostproc.InGroup(b.group.ProcsFiles(), nil), argv)
 }
 
 // Stop sends the database's clean-shutdown signal and waits for the server to exit.

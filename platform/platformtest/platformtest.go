@@ -42,6 +42,8 @@ type Config struct {
 	Leftovers func(ctx context.Context, exp string) []string
 	// Experiment is the prefix of the experiment ids the suite uses (unique per test process).
 	Experiment string
+	// StepTimeout bounds each step (5 minutes when 0): an emulated VM boots in tens of seconds.
+	StepTimeout time.Duration
 }
 
 const marker = "platformtest.marker"
@@ -96,15 +98,19 @@ func (s *suite) up(ctx context.Context, t *testing.T, r platform.Request) platfo
 	return b
 }
 
-func ctxFor(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+func (s *suite) ctxFor(t *testing.T) context.Context {
+	d := s.cfg.StepTimeout
+	if d == 0 {
+		d = 5 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
 }
 
 // provision: every choice answers, runs commands inside, and got exactly the resources asked.
 func (s *suite) provision(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	exp := s.exp("provision")
 	defer s.clean(t, exp)
 	info := s.cfg.Platform.Info()
@@ -152,7 +158,7 @@ func (s *suite) provision(t *testing.T) {
 
 // snapshot: data written in a box survives Stop, Capture and a restore into a new box.
 func (s *suite) snapshot(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	exp := s.exp("snapshot")
 	t.Cleanup(func() { s.clean(t, exp) })
 	c := s.cfg.Choices[0]
@@ -189,7 +195,7 @@ func (s *suite) snapshot(t *testing.T) {
 
 // teardown: concurrent and repeated teardowns all succeed and leave nothing.
 func (s *suite) teardown(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	exp := s.exp("teardown")
 	b := s.up(ctx, t, s.request(exp, s.cfg.Choices[0]))
 	var wg sync.WaitGroup
@@ -208,7 +214,7 @@ func (s *suite) teardown(t *testing.T) {
 // crashCleanup: boxes of a "crashed" experiment (never torn down) are removed by Cleanup, and
 // a live experiment's box beside it keeps running.
 func (s *suite) crashCleanup(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	crashed, live := s.exp("crashed"), s.exp("live")
 	c := s.cfg.Choices[0]
 	r := s.request(crashed, c)

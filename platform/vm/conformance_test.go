@@ -1,0 +1,71 @@
+package vm
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/platform/hostnet"
+	"github.com/boxbench/boxbench/platform/platformtest"
+	"github.com/boxbench/boxbench/resource"
+	"github.com/boxbench/boxbench/rootfs"
+	"github.com/boxbench/boxbench/storage"
+	"github.com/boxbench/boxbench/vmimage"
+)
+
+// TestConformance runs the platform suite on QEMU guests with Redis, over every storage and
+// both networks.
+func TestConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots QEMU guests (minutes under TCG)")
+	}
+	p := needVM(t, "redis")
+	d, _ := dbms.Get("redis")
+	root := testenv.WorkRoot(t)
+	platformtest.Run(t, platformtest.Config{
+		Platform: p, DBMS: d, WorkRoot: root, Experiment: fmt.Sprintf("pt-vm-%d", os.Getpid()),
+		Choices: []platform.Choice{{Storage: StorageRootfs, Network: NetworkNAT}, {Storage: storage.Blockdev, Network: NetworkBridge},
+			{Storage: storage.Tmpfs, Network: NetworkNAT}},
+		Resources:   resource.Limits{CPUs: 1, Cpuset: "1", MemoryBytes: 512 << 20, CPUWeight: 200, WriteBps: 64 << 20},
+		StorageOpts: platform.StorageOptions{BlockdevSize: 256 << 20, TmpfsSize: 256 << 20},
+		Leftovers:   func(ctx context.Context, exp string) []string { return leftovers(ctx, root, exp) },
+		StepTimeout: 12 * time.Minute,
+	})
+}
+
+// leftovers adds the boxes' taps and bridges to the host's boxbench places.
+func leftovers(ctx context.Context, root, exp string) []string {
+	left := platformtest.HostLeftovers(root, exp)
+	out, _ := command.Run(ctx, "ip", "-o", "link", "show")
+	for _, line := range strings.Split(string(out), "\n") {
+		for i := 1; i <= 10; i++ {
+			run := fmt.Sprintf("pt%02d", i)
+			for _, name := range []string{hostnet.Name(hostnet.PrefixBridge, exp, run), hostnet.Name(hostnet.PrefixTap, exp, run)} {
+				if strings.Contains(line, " "+name+":") {
+					left = append(left, "interface "+name)
+				}
+			}
+		}
+	}
+	return left
+}
+
+// needVM returns the platform when QEMU and the database's guest image are here.
+func needVM(t *testing.T, dbName string) *Platform {
+	t.Helper()
+	testenv.NeedRoot(t)
+	testenv.NeedCommands(t, "qemu-system-x86_64", "qemu-img", "mkfs.ext4")
+	p := New(rootfs.NewCache(rootfs.DefaultRoot, nil), vmimage.Cache{}, nil)
+	d, _ := dbms.Get(dbName)
+	if err := p.Check(context.Background(), platform.Choice{DBMS: d, Storage: StorageRootfs, Network: NetworkNAT}); err != nil {
+		testenv.Skip(t, err.Error()+" (make images builds the root filesystems and guest images)")
+	}
+	return p
+}

@@ -1,0 +1,68 @@
+package vm
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+
+	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/platform"
+)
+
+// Diagnose says whether VMs work here and how: QEMU, the accelerator a guest really boots under
+// (the KVM trial's own output when it is TCG), the tap device, and each database's guest image.
+func (p *Platform) Diagnose(ctx context.Context) []platform.Finding {
+	var fs []platform.Finding
+	out, err := command.Run(ctx, "qemu-system-x86_64", "--version")
+	if err != nil {
+		return append(fs, platform.Finding{Area: Name, Name: "qemu", Detail: err.Error(), Fix: "apt-get install qemu-system-x86 qemu-utils"})
+	}
+	version, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	fs = append(fs, platform.Finding{Area: Name, Name: "qemu", OK: true, Detail: version})
+	_, err = os.Stat("/dev/net/tun")
+	fs = append(fs, platform.Finding{Area: Name, Name: "tap", OK: err == nil,
+		Detail: "network bridge puts the guest on a tap device (/dev/net/tun); nat needs none"})
+	var trialDone bool
+	var images []platform.Finding
+	for _, name := range dbms.Names() {
+		d, _ := dbms.Get(name)
+		f := platform.Finding{Area: Name, Name: "guest image " + name}
+		tree, err := p.trees.Find(ctx, d)
+		if err == nil {
+			img, ierr := p.images.Find(tree)
+			if ierr == nil {
+				f.OK, f.Detail = true, img.Disk+" (kernel "+img.KernelVersion+")"
+				if !trialDone {
+					trialDone = true
+					a := chooseAccel(ctx, img, os.TempDir())
+					fs = append(fs, platform.Finding{Area: Name, Name: "accelerator", OK: true,
+						Detail: a.Accel + ": " + a.Why + labelOf(a)})
+				}
+			}
+			err = ierr
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, context.Canceled):
+			return fs
+		default:
+			f.Detail, f.Fix = err.Error(), "boxbench images build --dbms "+name+" --vm"
+		}
+		images = append(images, f)
+	}
+	fs = append(fs, images...)
+	if !trialDone {
+		fs = append(fs, platform.Finding{Area: Name, Name: "accelerator", Detail: "not tried: the trial boots a guest image's kernel, and none is built",
+			Fix: "boxbench images build --vm"})
+	}
+	return fs
+}
+
+func labelOf(a AccelChoice) string {
+	if a.Emulated() {
+		return " — VM results here are labelled emulated and carry no verdict"
+	}
+	return ""
+}

@@ -1,0 +1,172 @@
+package vm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/image/tarball"
+	"github.com/boxbench/boxbench/storage"
+)
+
+// guestEnv is the environment of every guest command (the agent's own is nearly empty).
+var guestEnv = []string{"PATH=/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "LANG=C.UTF-8"}
+
+// run runs argv in the guest as root with stdin (nil for none) and returns its stdout; a failure
+// is a *command.Error with argv, the exit status and the output, as on the host.
+func (b *box) run(ctx context.Context, stdin []byte, argv ...string) ([]byte, error) {
+	res, err := b.qga.Exec(ctx, argv, guestEnv, stdin, agentPoll)
+	if err != nil {
+		return nil, &command.Error{Argv: argv, Err: fmt.Errorf("through the guest agent: %w", err)}
+	}
+	if res.ExitCode != 0 {
+		e := fmt.Errorf("exit status %d", res.ExitCode)
+		if res.Signal != 0 {
+			e = fmt.Errorf("killed by signal %d", res.Signal)
+		}
+		return res.Stdout, &command.Error{Argv: argv, Err: e, Output: command.Tail(append(res.Stdout, res.Stderr...), 2000)}
+	}
+	if res.Truncated {
+		return res.Stdout, &command.Error{Argv: argv, Err: errors.New("the guest agent truncated the output")}
+	}
+	return res.Stdout, nil
+}
+
+// setupGuest configures the guest's network, mounts the data's storage, fills the data
+// directory from the transfer disk (initialising it when there is no seed), and starts the
+// server.
+func (b *box) setupGuest(ctx context.Context, uid, gid int) error {
+	r := b.req
+	addr, gw := natGuest+"/24", natGateway
+	if b.net != nil {
+		addr, gw = b.net.Addr, b.net.Gateway
+	}
+	steps := [][]string{
+		{"hostname", "boxbench-" + r.Run},
+		{"boxbench-net", addr, gw},
+		{"mkdir", "-p", dataMount, runDir, xferMount},
+	}
+	switch r.Storage {
+	case storage.Tmpfs:
+		size := r.StorageOpts.TmpfsSize
+		if size == 0 {
+			size = storage.DefaultTmpfsSize
+		}
+		steps = append(steps, []string{"mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d,mode=0755", size), "tmpfs", dataMount})
+	case "blockdev":
+		steps = append(steps, []string{"sh", "-c", `mount "$(boxbench-disk "$1")" "$2"`, "sh", serialData, dataMount})
+	}
+	own := fmt.Sprintf("%d:%d", uid, gid)
+	steps = append(steps,
+		[]string{"sh", "-c", `mount -o ro "$(boxbench-disk "$1")" "$2"`, "sh", serialXfer, xferMount},
+		[]string{"mkdir", "-p", dataDir},
+		[]string{"cp", "-a", xferMount + "/data/.", dataDir + "/"},
+		[]string{"chown", "-R", own, dataDir, runDir},
+		[]string{"chmod", "0700", dataDir})
+	for _, s := range steps {
+		if _, err := b.run(ctx, nil, s...); err != nil {
+			return fmt.Errorf("prepare the guest: %w", err)
+		}
+	}
+	if r.Seed == nil {
+		for _, s := range r.DBMS.InitCommands(b.layout) {
+			argv := append([]string{"setpriv", "--reuid=" + strconv.Itoa(uid), "--regid=" + strconv.Itoa(gid), "--init-groups", "--"}, s.Argv...)
+			if _, err := b.run(ctx, s.Stdin, argv...); err != nil {
+				return fmt.Errorf("initialise %s data directory: %w", r.DBMS.Name(), err)
+			}
+		}
+	}
+	for _, s := range [][]string{
+		{"cp", "-a", xferMount + "/config/.", dataDir + "/"},
+		{"chown", "-R", own, dataDir},
+		{"umount", xferMount},
+	} {
+		if _, err := b.run(ctx, nil, s...); err != nil {
+			return fmt.Errorf("prepare the guest: %w", err)
+		}
+	}
+	argv := r.DBMS.StartCommand(b.layout)
+	b.facts["command"] = strings.Join(argv, " ")
+	start := append([]string{"boxbench-start", serverLog, strconv.Itoa(uid), strconv.Itoa(gid), guestGroup, dataDir}, argv...)
+	out, err := b.run(ctx, nil, start...)
+	if err != nil {
+		return fmt.Errorf("start %s in the guest: %w", r.DBMS.Name(), err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		return fmt.Errorf("start %s in the guest: no pid in %q", r.DBMS.Name(), out)
+	}
+	b.mu.Lock()
+	b.serverPID = pid
+	b.mu.Unlock()
+	b.facts["server_pid_in_guest"] = strconv.Itoa(pid)
+	return nil
+}
+
+// Exec runs argv as root in the guest, in the data directory, through the agent.
+func (b *box) Exec(ctx context.Context, argv []string) ([]byte, error) {
+	out, err := b.run(ctx, nil, append([]string{"env", "-C", b.layout.DataDir, "--"}, argv...)...)
+	if ce := (*command.Error)(nil); errors.As(err, &ce) {
+		ce.Argv = argv
+	}
+	return out, err
+}
+
+// Stop sends the server its clean-shutdown signal in the guest, waits for it to exit and flushes
+// the guest's file systems; the guest keeps running for Capture.
+func (b *box) Stop(ctx context.Context) error {
+	b.mu.Lock()
+	pid, proc := b.serverPID, b.proc
+	b.mu.Unlock()
+	if pid == 0 || proc == nil {
+		return nil
+	}
+	select {
+	case <-proc.Exited():
+		return nil
+	default:
+	}
+	sig := strings.TrimPrefix(unix.SignalName(b.req.DBMS.StopSignal()), "SIG")
+	sctx, cancel := context.WithTimeout(ctx, stopTimeout+30*time.Second)
+	defer cancel()
+	_, err := b.run(sctx, nil, "boxbench-stop", strconv.Itoa(pid), sig, strconv.Itoa(int(stopTimeout.Seconds())))
+	if err == nil {
+		_, err = b.run(sctx, nil, "sync")
+	}
+	if err == nil {
+		b.mu.Lock()
+		b.serverPID = 0
+		b.mu.Unlock()
+	}
+	return err
+}
+
+// Capture copies the stopped server's data directory out of the guest: the guest writes a tar
+// of it onto the capture disk, the host reads the disk as a tar stream and extracts it with the
+// checks of package tarball.
+func (b *box) Capture(ctx context.Context, dst string) error {
+	if _, err := b.run(ctx, nil, "sh", "-c", `tar -C "$1" -cf "$(boxbench-disk "$2")" . && sync`, "sh", dataDir, serialCapture); err != nil {
+		return fmt.Errorf("capture the data directory: %w", err)
+	}
+	f, err := os.Open(b.capture)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	return tarball.Extract(f, dst, 0)
+}
+
+// sampleGuest reads the guest's own view for telemetry (GuestView.Sample).
+func (b *box) sampleGuest(ctx context.Context) ([]byte, error) {
+	return b.run(ctx, nil, "boxbench-sample", "/sys/fs/cgroup/boxbench/"+guestGroup)
+}

@@ -1,0 +1,87 @@
+package vm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/platform/hostnet"
+)
+
+// markerFile is written into a box's work directory before anything else is made, so that a
+// crashed experiment's VM can be found and removed.
+const markerFile = "vm-box.json"
+
+// marker names everything a box makes outside its work directory. The QEMU process is found
+// through its group, never by name or by a pid a file claims.
+type marker struct {
+	Experiment string `json:"experiment"`
+	Run        string `json:"run"`
+	Cgroup     string `json:"cgroup"` // "/boxbench/<exp>/<run>"
+	Bridge     string `json:"bridge,omitempty"`
+	Tap        string `json:"tap,omitempty"`
+}
+
+func newMarker(exp, run string, bridged bool) marker {
+	m := marker{Experiment: exp, Run: run, Cgroup: "/boxbench/" + exp + "/" + run}
+	if bridged {
+		m.Bridge, m.Tap = hostnet.Name(hostnet.PrefixBridge, exp, run), hostnet.Name(hostnet.PrefixTap, exp, run)
+	}
+	return m
+}
+
+func (m marker) write(dir string) error {
+	b, _ := json.Marshal(m)
+	return os.WriteFile(filepath.Join(dir, markerFile), b, 0o644)
+}
+
+func readMarker(path string) (marker, error) {
+	var m marker
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("%s: %w", path, err)
+	}
+	want := newMarker(m.Experiment, m.Run, m.Bridge != "")
+	if m != want {
+		return m, fmt.Errorf("%s: names that are not this box's", path) // never act on what a file claims
+	}
+	return m, nil
+}
+
+func (m marker) group() cgroup.Ref { return cgroup.Ref{Version: cgroup.HostVersion(), Path: m.Cgroup} }
+
+// remove kills what is left in the box's group (the QEMU process, by pid) and removes the group,
+// the tap and the bridge. Safe when some or all of it is already gone.
+func (m marker) remove(ctx context.Context) ([]string, error) {
+	var done []string
+	var errs []error
+	ref := m.group()
+	if _, err := os.Stat(ref.Dir("memory")); err == nil {
+		if err := cgroup.Kill(ref, 10*time.Second); err != nil {
+			errs = append(errs, err)
+		} else if err := cgroup.Remove(ref); err != nil {
+			errs = append(errs, err)
+		} else {
+			done = append(done, "cgroup "+ref.Path)
+		}
+	}
+	for _, link := range []string{m.Tap, m.Bridge} {
+		if link == "" {
+			continue
+		}
+		if err := hostnet.RemoveLink(ctx, link); err != nil {
+			errs = append(errs, err)
+		} else {
+			done = append(done, "interface "+link)
+		}
+	}
+	return done, errors.Join(errs...)
+}

@@ -1,0 +1,160 @@
+// Package vm runs a database in a QEMU guest: the virtual machine of the storage-tier and
+// isolation studies. The guest boots Debian's kernel on a disk made from the same root
+// filesystem as the Docker image and the LXC container (package vmimage), with the same server
+// build, start command and configuration files.
+//
+// A box is one QEMU process, our child, in the host control group /boxbench/<experiment>/<run>
+// (the host's view of the box: CPU bandwidth, cpuset, weights and I/O limits apply to the whole
+// VMM). Inside, boxbench's init hands pid 1 to the QEMU guest agent, and everything else —
+// mounting the data's storage, copying the seed in, initialising, starting and stopping the
+// server, Exec, the guest's own telemetry — goes through the agent over a virtio-serial port,
+// which needs no guest network.
+//
+//   - accelerator: KVM when a trial boot of the guest kernel reaches its root mount under it,
+//     else TCG (software emulation). A TCG box carries the warning "emulated" and every result
+//     of it is labelled so: its overhead is the emulator's, never a virtualisation cost;
+//   - resources: vCPUs from cpus (rounded up) or the cpuset's size, vCPU threads pinned one to
+//     one on the cpuset's cores; RAM from memory; the host group gets CPU bandwidth, cpuset,
+//     weights and I/O limits (on the device of the box's disk images);
+//   - storage: rootfs (the guest's root disk: a qcow2 overlay on the shared base), blockdev (a
+//     dedicated virtio disk: a raw image file, or a device the user names, formatted on the
+//     host), tmpfs (in the guest's RAM);
+//   - network: nat (QEMU's user-mode network, the server's port forwarded to 127.0.0.1) or bridge
+//     (a tap on a bridge boxbench creates; the client reaches the guest's address directly).
+//
+// Every box writes a marker (vm-box.json) into its work directory first, so Cleanup finds what a
+// crashed experiment left: the QEMU process (in its group), the tap and the bridge.
+package vm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/rootfs"
+	"github.com/boxbench/boxbench/storage"
+	"github.com/boxbench/boxbench/vmimage"
+)
+
+// Name is the platform's name in specs.
+const Name = "vm"
+
+// Storage and network choices this platform knows.
+const (
+	StorageRootfs = "rootfs"
+	NetworkNAT    = "nat"
+	NetworkBridge = "bridge"
+)
+
+// Platform is the QEMU platform.
+type Platform struct {
+	trees    *rootfs.Cache
+	images   vmimage.Cache
+	workRoot string // where the KVM trial runs (a temporary directory)
+	log      *slog.Logger
+}
+
+// New returns the VM platform over the shared root-filesystem cache and the guest image cache.
+func New(trees *rootfs.Cache, images vmimage.Cache, log *slog.Logger) *Platform {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Platform{trees: trees, images: images, log: log}
+}
+
+// Info: the VMM is a group on this host's tree (HostCgroup: its CPU, memory and I/O are seen
+// there, the guest's processes are not); no OCI runtime; seeds are loaded elsewhere (the data
+// directory lives on a guest disk).
+func (*Platform) Info() platform.Info {
+	return platform.Info{Name: Name,
+		Storages: []string{StorageRootfs, storage.Blockdev, storage.Tmpfs},
+		Networks: []string{NetworkNAT, NetworkBridge}, HostCgroup: true,
+		Fallback: map[string]string{storage.Bind: StorageRootfs, "overlay": StorageRootfs, "volume": StorageRootfs}}
+}
+
+var tools = []string{"qemu-system-x86_64", "qemu-img", "mkfs.ext4", "ip"}
+
+// Check: QEMU and the tools are installed, the database's root filesystem and guest image are
+// built, and a bridge network has /dev/net/tun.
+func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
+	var errs []error
+	switch c.Storage {
+	case StorageRootfs, storage.Blockdev, storage.Tmpfs:
+	default:
+		errs = append(errs, fmt.Errorf("vm does not offer storage %q (valid: rootfs, blockdev, tmpfs)", c.Storage))
+	}
+	switch c.Network {
+	case NetworkNAT:
+	case NetworkBridge:
+		if _, err := os.Stat("/dev/net/tun"); err != nil {
+			errs = append(errs, fmt.Errorf("network bridge needs /dev/net/tun for the VM's tap: %v", err))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("vm does not offer network %q (valid: nat, bridge)", c.Network))
+	}
+	if c.Runtime != "" {
+		errs = append(errs, fmt.Errorf("vm has no OCI runtime (runtime=%s)", c.Runtime))
+	}
+	for _, t := range tools {
+		if _, err := exec.LookPath(t); err != nil {
+			errs = append(errs, fmt.Errorf("%s is not installed: apt-get install qemu-system-x86 qemu-utils e2fsprogs iproute2", t))
+			break
+		}
+	}
+	if c.DBMS != nil {
+		tree, err := p.trees.Find(ctx, c.DBMS)
+		if err != nil {
+			errs = append(errs, err)
+		} else if _, err := p.images.Find(tree); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Provision boots a guest and starts the server in it.
+func (p *Platform) Provision(ctx context.Context, r platform.Request) (platform.Box, error) {
+	b := newBox(p, r)
+	if err := b.provision(ctx); err != nil {
+		return nil, platform.Undo(ctx, b, err)
+	}
+	return b, nil
+}
+
+// Cleanup removes what crashed experiments' VMs left: their QEMU processes (by pid, from their
+// groups), groups, taps and bridges, found through the boxes' markers; then their disk images
+// and work directories.
+func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
+	var done []string
+	var errs []error
+	markers, _ := filepath.Glob(filepath.Join(workRoot, "*", "*", markerFile))
+	for _, path := range markers {
+		m, err := readMarker(path)
+		if err != nil || !crashed(m.Experiment) || filepath.Dir(path) != filepath.Join(workRoot, m.Experiment, m.Run) {
+			continue
+		}
+		gone, err := m.remove(ctx)
+		done = append(done, gone...)
+		errs = append(errs, err)
+	}
+	exps, _ := os.ReadDir(workRoot)
+	for _, e := range exps {
+		if !e.IsDir() || !crashed(e.Name()) {
+			continue
+		}
+		ref := cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + e.Name()}
+		if _, err := os.Stat(ref.Dir("memory")); err == nil {
+			if pids, _ := cgroup.Pids(ref); len(pids) == 0 && cgroup.Remove(ref) == nil {
+				done = append(done, "cgroup "+ref.Path)
+			}
+		}
+	}
+	gone, err := platform.CleanupWorkRoot(ctx, workRoot, crashed)
+	return append(done, gone...), errors.Join(append(errs, err)...)
+}
