@@ -31,7 +31,7 @@ const Baseline = native.Name
 func Platforms(log *slog.Logger) map[string]platform.Platform {
 	trees := rootfs.NewCache(rootfs.DefaultRoot, log)
 	ps := map[string]platform.Platform{native.Name: native.New(), lxc.Name: lxc.New(trees, log),
-		vm.Name: vm.New(trees, vmimage.Cache{}, log)}
+		vm.Name: vm.New(trees, vmimage.Cache{}, log), vm.NameDocker: vm.NewDocker(trees, vmimage.Cache{}, log)}
 	if engine, err := image.Connect(); err == nil {
 		ps[docker.Name] = docker.New(engine, log)
 	}

@@ -73,12 +73,14 @@ func (a *app) imagesCmd() *cobra.Command {
 				if !vm {
 					continue
 				}
-				g, built, err := vmimage.Cache{}.Get(cmd.Context(), tree)
-				if err != nil {
-					errs = append(errs, fmt.Errorf("%s: %w", d.Name(), err))
-					continue
+				for _, variant := range []string{vmimage.Plain, vmimage.Docker} {
+					g, built, err := vmimage.Cache{}.Get(cmd.Context(), tree, variant)
+					if err != nil {
+						errs = append(errs, fmt.Errorf("%s: %w", d.Name(), err))
+						continue
+					}
+					fmt.Fprintf(a.stdout, "%-10s %s  kernel %s %s (%s)\n", d.Name(), g.Disk, g.KernelVersion, g.DockerImage, state(built))
 				}
-				fmt.Fprintf(a.stdout, "%-10s %s  kernel %s  (%s)\n", d.Name(), g.Disk, g.KernelVersion, state(built))
 			}
 			if len(errs) > 0 {
 				return &ExitError{Code: ExitFailure, Err: errors.Join(errs...)}
@@ -86,7 +88,7 @@ func (a *app) imagesCmd() *cobra.Command {
 			return nil
 		},
 	}
-	build.Flags().BoolVar(&vm, "vm", false, "also build each database's guest image for the vm platform (the tree plus Debian's kernel and the QEMU guest agent, under "+vmimage.DefaultRoot+")")
+	build.Flags().BoolVar(&vm, "vm", false, "also build each database's guest images for the vm and vm-docker platforms (the tree plus Debian's kernel and the QEMU guest agent, and with dockerd and the image loaded, under "+vmimage.DefaultRoot+")")
 	build.Flags().StringSliceVar(&only, "dbms", nil, "only these databases (default: all: "+strings.Join(dbms.Names(), ", ")+")")
 	list := &cobra.Command{
 		Use:   "list",

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -53,14 +55,21 @@ func (s *Store) Build(ctx context.Context, d dbms.DBMS) (Image, bool, error) {
 	return im, true, nil
 }
 
+// ImportChanges are the Dockerfile instructions an import of a tree applies: the environment and
+// the tree's labels, in a fixed order. The vm-docker guest's dockerd imports with the same ones.
+func ImportChanges(labels map[string]string) []string {
+	changes := []string{"ENV PATH=" + defaultPath, "ENV LANG=C.UTF-8"}
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		changes = append(changes, "LABEL "+k+"="+strconv.Quote(labels[k]))
+	}
+	return changes
+}
+
 // importTree streams a tree's directory to the engine as a tar archive and tags the result.
 // Labels go in as Dockerfile LABEL instructions, the only way an import takes them. The tree is
 // only read.
 func (s *Store) importTree(ctx context.Context, dir, tag string, labels map[string]string) error {
-	changes := []string{"ENV PATH=" + defaultPath, "ENV LANG=C.UTF-8"}
-	for k, v := range labels {
-		changes = append(changes, "LABEL "+k+"="+strconv.Quote(v))
-	}
+	changes := ImportChanges(labels)
 	pr, pw := io.Pipe()
 	go func() {
 		tw := tarball.NewWriter(pw, nil)

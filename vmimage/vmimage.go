@@ -40,8 +40,15 @@ var buildScript []byte
 //go:embed all:guest
 var guestFiles embed.FS
 
+// Variants of a base.
+const (
+	Plain  = ""       // the database's tree, booted as the guest itself (platform vm)
+	Docker = "docker" // plus dockerd with the database's image loaded (platform vm-docker)
+)
+
 // Image is a built guest base.
 type Image struct {
+	Variant       string
 	Dir           string // the cache entry
 	Kernel        string // vmlinuz
 	Initrd        string // initrd.img
@@ -50,6 +57,8 @@ type Image struct {
 	Packages      string // "linux-image-amd64=… qemu-guest-agent=… tini=…"
 	Hash          string // of the inputs
 	Tree          rootfs.Tree
+	// DockerImage is the database's image in the guest's dockerd (variant Docker).
+	DockerImage string
 }
 
 // Facts describe the image for a run's stored environment.
@@ -61,10 +70,11 @@ func (i Image) Facts() map[string]string {
 // Cache holds bases under Root (DefaultRoot when "").
 type Cache struct{ Root string }
 
-// Hash is the key of tree's base: the tree's recipe, the build script and every guest file.
-func Hash(tree rootfs.Tree) string {
+// Hash is the key of tree's base of a variant: the tree's recipe, the build script and every
+// guest file.
+func Hash(tree rootfs.Tree, variant string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "tree %s\x00build %x\x00", tree.Hash, sha256.Sum256(buildScript))
+	fmt.Fprintf(h, "tree %s\x00variant %s\x00build %x\x00", tree.Hash, variant, sha256.Sum256(buildScript))
 	var names []string
 	_ = fs.WalkDir(guestFiles, "guest", func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
@@ -80,30 +90,34 @@ func Hash(tree rootfs.Tree) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func (c Cache) entry(tree rootfs.Tree) (string, string) {
+func (c Cache) entry(tree rootfs.Tree, variant string) (string, string) {
 	root := c.Root
 	if root == "" {
 		root = DefaultRoot
 	}
-	hash := Hash(tree)
-	return filepath.Join(root, tree.DBMS+"-"+hash[:16]), hash
+	hash := Hash(tree, variant)
+	name := tree.DBMS
+	if variant != Plain {
+		name += "-" + variant
+	}
+	return filepath.Join(root, name+"-"+hash[:16]), hash
 }
 
-// Find returns tree's base, or an error wrapping ErrNotBuilt that says how to build it.
-func (c Cache) Find(tree rootfs.Tree) (Image, error) {
-	dir, hash := c.entry(tree)
-	img, err := load(dir, hash, tree)
+// Find returns tree's base of variant, or an error wrapping ErrNotBuilt that says how to build it.
+func (c Cache) Find(tree rootfs.Tree, variant string) (Image, error) {
+	dir, hash := c.entry(tree, variant)
+	img, err := load(dir, hash, tree, variant)
 	if errors.Is(err, ErrNotBuilt) {
-		err = fmt.Errorf("%w for %s (%s); run `boxbench images build --dbms %s --vm`", err, tree.DBMS, dir, tree.DBMS)
+		err = fmt.Errorf("%w for %s %s(%s); run `boxbench images build --dbms %s --vm`", err, tree.DBMS, variant+" ", dir, tree.DBMS)
 	}
 	return img, err
 }
 
-// Get returns tree's base, building it when the cache has none (true: built now). A build in
-// another process is waited for, not repeated.
-func (c Cache) Get(ctx context.Context, tree rootfs.Tree) (Image, bool, error) {
-	dir, hash := c.entry(tree)
-	if img, err := load(dir, hash, tree); err == nil {
+// Get returns tree's base of variant, building it when the cache has none (true: built now). A
+// build in another process is waited for, not repeated.
+func (c Cache) Get(ctx context.Context, tree rootfs.Tree, variant string) (Image, bool, error) {
+	dir, hash := c.entry(tree, variant)
+	if img, err := load(dir, hash, tree, variant); err == nil {
 		return img, false, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
@@ -114,20 +128,20 @@ func (c Cache) Get(ctx context.Context, tree rootfs.Tree) (Image, bool, error) {
 		return Image{}, false, err
 	}
 	defer unlock()
-	if img, err := load(dir, hash, tree); err == nil {
+	if img, err := load(dir, hash, tree, variant); err == nil {
 		return img, false, nil // built by another process while we waited
 	}
-	if err := build(ctx, tree, dir, hash); err != nil {
+	if err := build(ctx, tree, variant, dir, hash); err != nil {
 		return Image{}, false, fmt.Errorf("build the %s guest image: %w", tree.DBMS, err)
 	}
-	img, err := load(dir, hash, tree)
+	img, err := load(dir, hash, tree, variant)
 	return img, err == nil, err
 }
 
 // inputsFile records the hash an entry was built from; an entry without it is not a base.
 const inputsFile = "inputs.txt"
 
-func build(ctx context.Context, tree rootfs.Tree, dir, hash string) error {
+func build(ctx context.Context, tree rootfs.Tree, variant, dir, hash string) error {
 	work, err := os.MkdirTemp(filepath.Dir(dir), ".boxbench-guestfiles-")
 	if err != nil {
 		return err
@@ -154,18 +168,24 @@ func build(ctx context.Context, tree rootfs.Tree, dir, hash string) error {
 	if err := os.WriteFile(script, buildScript, 0o755); err != nil {
 		return err
 	}
-	if _, err := command.Run(ctx, "bash", script, tree.Dir, filepath.Join(work, "files"), dir); err != nil {
+	if _, err := command.Run(ctx, "bash", script, tree.Dir, filepath.Join(work, "files"), dir, variant); err != nil {
 		return err
+	}
+	if variant == Docker {
+		if err := loadDockerImage(ctx, tree, dir, work); err != nil {
+			_ = os.RemoveAll(dir)
+			return err
+		}
 	}
 	return os.WriteFile(filepath.Join(dir, inputsFile), []byte(hash+"\n"), 0o644)
 }
 
-func load(dir, hash string, tree rootfs.Tree) (Image, error) {
+func load(dir, hash string, tree rootfs.Tree, variant string) (Image, error) {
 	b, err := os.ReadFile(filepath.Join(dir, inputsFile))
 	if err != nil || strings.TrimSpace(string(b)) != hash {
 		return Image{}, ErrNotBuilt
 	}
-	img := Image{Dir: dir, Kernel: filepath.Join(dir, "vmlinuz"), Initrd: filepath.Join(dir, "initrd.img"),
+	img := Image{Variant: variant, Dir: dir, Kernel: filepath.Join(dir, "vmlinuz"), Initrd: filepath.Join(dir, "initrd.img"),
 		Disk: filepath.Join(dir, "disk.img"), Hash: hash, Tree: tree}
 	for _, f := range []string{img.Kernel, img.Initrd, img.Disk} {
 		if _, err := os.Stat(f); err != nil {
@@ -176,6 +196,9 @@ func load(dir, hash string, tree rootfs.Tree) (Image, error) {
 	img.KernelVersion = strings.TrimSpace(string(k))
 	p, _ := os.ReadFile(filepath.Join(dir, "packages.txt"))
 	img.Packages = strings.Join(strings.Fields(string(p)), " ")
+	if variant == Docker {
+		img.DockerImage = dockerRef(tree)
+	}
 	return img, nil
 }
 

@@ -33,6 +33,9 @@ import (
 
 const (
 	stopTimeout = 60 * time.Second
+	// defaultShm is /dev/shm's size in a vm-docker container without a memory limit, as on the
+	// Docker platform.
+	defaultShm int64 = 1 << 30
 	// bootTimeout bounds the boot up to the guest agent's answer; TCG boots take ~30 s here.
 	bootTimeoutKVM = 90 * time.Second
 	bootTimeoutTCG = 4 * time.Minute
@@ -92,14 +95,16 @@ type box struct {
 	serverLog  string
 	capture    string // host path of the capture disk
 
+	guestGroup string // the server's cgroup v2 directory in the guest
+
 	mu        sync.Mutex
 	proc      *hostproc.Proc // QEMU, our child
-	serverPID int            // in the guest; 0 once stopped
+	serverPID int            // in the guest (-1: a container); 0 once stopped
 	down      atomic.Bool
 }
 
 func newBox(p *Platform, r platform.Request) *box {
-	b := &box{p: p, req: r, facts: map[string]string{"platform": Name},
+	b := &box{p: p, req: r, facts: map[string]string{"platform": p.name},
 		m: newMarker(r.Experiment, r.Run, r.Network == NetworkBridge)}
 	b.consoleLog = filepath.Join(r.WorkDir, "console.log")
 	b.serverLog = filepath.Join(r.WorkDir, "server.log")
@@ -124,7 +129,7 @@ func (b *box) provision(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("the %s root filesystem: %w", r.DBMS.Name(), err)
 	}
-	if b.img, err = b.p.images.Find(tree); err != nil {
+	if b.img, err = b.p.images.Find(tree, b.p.variant); err != nil {
 		return err
 	}
 	maps.Copy(b.facts, tree.Facts())

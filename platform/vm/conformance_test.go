@@ -40,6 +40,24 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestConformanceDocker runs the suite on vm-docker: Redis in a container of the guest's
+// dockerd, in the container's layer and in a guest directory bound in.
+func TestConformanceDocker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots QEMU guests (minutes under TCG)")
+	}
+	p := needVMDocker(t, "redis")
+	d, _ := dbms.Get("redis")
+	root := testenv.WorkRoot(t)
+	platformtest.Run(t, platformtest.Config{
+		Platform: p, DBMS: d, WorkRoot: root, Experiment: fmt.Sprintf("pt-vmd-%d", os.Getpid()),
+		Choices:     []platform.Choice{{Storage: StorageOverlay, Network: NetworkNAT}, {Storage: StorageBind, Network: NetworkBridge}},
+		Resources:   resource.Limits{CPUs: 1, Cpuset: "1", MemoryBytes: 768 << 20, CPUWeight: 200, WriteBps: 64 << 20},
+		Leftovers:   func(ctx context.Context, exp string) []string { return leftovers(ctx, root, exp) },
+		StepTimeout: 15 * time.Minute,
+	})
+}
+
 // leftovers adds the boxes' taps and bridges to the host's boxbench places.
 func leftovers(ctx context.Context, root, exp string) []string {
 	left := platformtest.HostLeftovers(root, exp)
@@ -57,14 +75,23 @@ func leftovers(ctx context.Context, root, exp string) []string {
 	return left
 }
 
-// needVM returns the platform when QEMU and the database's guest image are here.
+// needVM returns the vm platform when QEMU and the database's guest image are here.
 func needVM(t *testing.T, dbName string) *Platform {
+	return need(t, New(rootfs.NewCache(rootfs.DefaultRoot, nil), vmimage.Cache{}, nil), dbName, StorageRootfs)
+}
+
+// needVMDocker returns the vm-docker platform when QEMU and the database's docker guest image
+// are here.
+func needVMDocker(t *testing.T, dbName string) *Platform {
+	return need(t, NewDocker(rootfs.NewCache(rootfs.DefaultRoot, nil), vmimage.Cache{}, nil), dbName, StorageOverlay)
+}
+
+func need(t *testing.T, p *Platform, dbName, st string) *Platform {
 	t.Helper()
 	testenv.NeedRoot(t)
 	testenv.NeedCommands(t, "qemu-system-x86_64", "qemu-img", "mkfs.ext4")
-	p := New(rootfs.NewCache(rootfs.DefaultRoot, nil), vmimage.Cache{}, nil)
 	d, _ := dbms.Get(dbName)
-	if err := p.Check(context.Background(), platform.Choice{DBMS: d, Storage: StorageRootfs, Network: NetworkNAT}); err != nil {
+	if err := p.Check(context.Background(), platform.Choice{DBMS: d, Storage: st, Network: NetworkNAT}); err != nil {
 		testenv.Skip(t, err.Error()+" (make images builds the root filesystems and guest images)")
 	}
 	return p

@@ -17,27 +17,27 @@ func (p *Platform) Diagnose(ctx context.Context) []platform.Finding {
 	var fs []platform.Finding
 	out, err := command.Run(ctx, "qemu-system-x86_64", "--version")
 	if err != nil {
-		return append(fs, platform.Finding{Area: Name, Name: "qemu", Detail: err.Error(), Fix: "apt-get install qemu-system-x86 qemu-utils"})
+		return append(fs, platform.Finding{Area: p.name, Name: "qemu", Detail: err.Error(), Fix: "apt-get install qemu-system-x86 qemu-utils"})
 	}
 	version, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	fs = append(fs, platform.Finding{Area: Name, Name: "qemu", OK: true, Detail: version})
+	fs = append(fs, platform.Finding{Area: p.name, Name: "qemu", OK: true, Detail: version})
 	_, err = os.Stat("/dev/net/tun")
-	fs = append(fs, platform.Finding{Area: Name, Name: "tap", OK: err == nil,
+	fs = append(fs, platform.Finding{Area: p.name, Name: "tap", OK: err == nil,
 		Detail: "network bridge puts the guest on a tap device (/dev/net/tun); nat needs none"})
 	var trialDone bool
 	var images []platform.Finding
 	for _, name := range dbms.Names() {
 		d, _ := dbms.Get(name)
-		f := platform.Finding{Area: Name, Name: "guest image " + name}
+		f := platform.Finding{Area: p.name, Name: "guest image " + name}
 		tree, err := p.trees.Find(ctx, d)
 		if err == nil {
-			img, ierr := p.images.Find(tree)
+			img, ierr := p.images.Find(tree, p.variant)
 			if ierr == nil {
 				f.OK, f.Detail = true, img.Disk+" (kernel "+img.KernelVersion+")"
 				if !trialDone {
 					trialDone = true
 					a := chooseAccel(ctx, img, os.TempDir())
-					fs = append(fs, platform.Finding{Area: Name, Name: "accelerator", OK: true,
+					fs = append(fs, platform.Finding{Area: p.name, Name: "accelerator", OK: true,
 						Detail: a.Accel + ": " + a.Why + labelOf(a)})
 				}
 			}
@@ -54,7 +54,7 @@ func (p *Platform) Diagnose(ctx context.Context) []platform.Finding {
 	}
 	fs = append(fs, images...)
 	if !trialDone {
-		fs = append(fs, platform.Finding{Area: Name, Name: "accelerator", Detail: "not tried: the trial boots a guest image's kernel, and none is built",
+		fs = append(fs, platform.Finding{Area: p.name, Name: "accelerator", Detail: "not tried: the trial boots a guest image's kernel, and none is built",
 			Fix: "boxbench images build --vm"})
 	}
 	return fs

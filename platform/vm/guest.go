@@ -13,6 +13,7 @@ import (
 
 	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/image/tarball"
+	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/storage"
 )
 
@@ -94,6 +95,9 @@ func (b *box) setupGuest(ctx context.Context, uid, gid int) error {
 	}
 	argv := r.DBMS.StartCommand(b.layout)
 	b.facts["command"] = strings.Join(argv, " ")
+	if b.p.docker() {
+		return b.startContainer(ctx, uid, gid, argv)
+	}
 	start := append([]string{"boxbench-start", serverLog, strconv.Itoa(uid), strconv.Itoa(gid), guestGroup, dataDir}, argv...)
 	out, err := b.run(ctx, nil, start...)
 	if err != nil {
@@ -107,12 +111,82 @@ func (b *box) setupGuest(ctx context.Context, uid, gid int) error {
 	b.serverPID = pid
 	b.mu.Unlock()
 	b.facts["server_pid_in_guest"] = strconv.Itoa(pid)
+	b.guestGroup = "/sys/fs/cgroup/boxbench/" + guestGroup
 	return nil
 }
 
-// Exec runs argv as root in the guest, in the data directory, through the agent.
+// startContainer runs the server in a container of the guest's dockerd (vm-docker): the
+// database's image loaded into the guest when its image was built, the guest's network
+// namespace, the data in the container's writable layer (overlay: copied in with docker cp
+// before the start) or in a guest directory bound in (bind). The container's output goes to the
+// guest's second serial port through `docker logs -f`.
+func (b *box) startContainer(ctx context.Context, uid, gid int, argv []string) error {
+	r := b.req
+	ctr := b.container()
+	if _, err := b.run(ctx, nil, "boxbench-dockerd"); err != nil {
+		return fmt.Errorf("start dockerd in the guest: %w", err)
+	}
+	if out, err := b.run(ctx, nil, "docker", "version", "--format", "{{.Server.Version}}"); err == nil {
+		b.facts["docker_in_guest"] = "dockerd " + strings.TrimSpace(string(out)) +
+			" (Debian docker.io; --bridge=none --iptables=false), container on the guest's network (--network host)"
+	}
+	shm := defaultShm
+	if r.Resources.MemoryBytes > 0 {
+		shm = r.Resources.MemoryBytes
+	}
+	sig := strings.TrimPrefix(unix.SignalName(r.DBMS.StopSignal()), "SIG")
+	create := []string{"docker", "create", "--name", ctr, "--label", "boxbench=1", "--network", "host",
+		"--user", fmt.Sprintf("%d:%d", uid, gid), "--stop-signal", sig, "--stop-timeout", strconv.Itoa(int(stopTimeout.Seconds())),
+		"--shm-size", strconv.FormatInt(shm, 10), "-v", runDir + ":" + runDir, "-w", "/"}
+	if r.Storage == StorageBind {
+		create = append(create, "-v", dataMount+":"+dataMount)
+		b.facts["storage_backing"] = "a directory of the guest's root disk (ext4 in a qcow2 overlay) bound into the container"
+	} else {
+		b.facts["storage_backing"] = "the container's writable layer (dockerd's overlay2 on the guest's root disk)"
+	}
+	create = append(append(create, b.img.DockerImage), argv...)
+	b.facts["docker_create"] = strings.Join(create, " ")
+	if _, err := b.run(ctx, nil, create...); err != nil {
+		return fmt.Errorf("create the container in the guest: %w", err)
+	}
+	if r.Storage == StorageOverlay {
+		// The data directory goes into the container's layer; the guest's staging copy goes away.
+		for _, s := range [][]string{{"docker", "cp", "-a", platform.BoxRoot + "/.", ctr + ":" + platform.BoxRoot}, {"rm", "-rf", dataDir}} {
+			if _, err := b.run(ctx, nil, s...); err != nil {
+				return fmt.Errorf("copy the data directory into the container's layer: %w", err)
+			}
+		}
+		b.facts["restore"] += ", then docker cp into the container's layer"
+	}
+	if _, err := b.run(ctx, nil, "docker", "start", ctr); err != nil {
+		return fmt.Errorf("start the container in the guest: %w", err)
+	}
+	if _, err := b.run(ctx, nil, "boxbench-start", serverLog, "0", "0", "logs", "/", "docker", "logs", "-f", ctr); err != nil {
+		return fmt.Errorf("follow the container's output: %w", err)
+	}
+	out, err := b.run(ctx, nil, "sh", "-c", `cut -d: -f3 "/proc/$(docker inspect -f '{{.State.Pid}}' "$1")/cgroup"`, "sh", ctr)
+	if err != nil {
+		return fmt.Errorf("the container's group in the guest: %w", err)
+	}
+	b.guestGroup = "/sys/fs/cgroup" + strings.TrimSpace(string(out))
+	b.facts["cgroup_in_guest"] = b.guestGroup
+	b.mu.Lock()
+	b.serverPID = -1 // a container: stopped with docker stop
+	b.mu.Unlock()
+	return nil
+}
+
+// container is the vm-docker box's container name in the guest.
+func (b *box) container() string { return "bb-" + b.req.Run }
+
+// Exec runs argv as root in the guest (vm-docker: in the container), in the data directory,
+// through the agent.
 func (b *box) Exec(ctx context.Context, argv []string) ([]byte, error) {
-	out, err := b.run(ctx, nil, append([]string{"env", "-C", b.layout.DataDir, "--"}, argv...)...)
+	prefix := []string{"env", "-C", b.layout.DataDir, "--"}
+	if b.p.docker() {
+		prefix = []string{"docker", "exec", "-u", "0", "-w", b.layout.DataDir, b.container()}
+	}
+	out, err := b.run(ctx, nil, append(prefix, argv...)...)
 	if ce := (*command.Error)(nil); errors.As(err, &ce) {
 		ce.Argv = argv
 	}
@@ -136,7 +210,11 @@ func (b *box) Stop(ctx context.Context) error {
 	sig := strings.TrimPrefix(unix.SignalName(b.req.DBMS.StopSignal()), "SIG")
 	sctx, cancel := context.WithTimeout(ctx, stopTimeout+30*time.Second)
 	defer cancel()
-	_, err := b.run(sctx, nil, "boxbench-stop", strconv.Itoa(pid), sig, strconv.Itoa(int(stopTimeout.Seconds())))
+	stop := []string{"boxbench-stop", strconv.Itoa(pid), sig, strconv.Itoa(int(stopTimeout.Seconds()))}
+	if b.p.docker() {
+		stop = []string{"docker", "stop", "-t", strconv.Itoa(int(stopTimeout.Seconds())), b.container()}
+	}
+	_, err := b.run(sctx, nil, stop...)
 	if err == nil {
 		_, err = b.run(sctx, nil, "sync")
 	}
@@ -152,7 +230,11 @@ func (b *box) Stop(ctx context.Context) error {
 // of it onto the capture disk, the host reads the disk as a tar stream and extracts it with the
 // checks of package tarball.
 func (b *box) Capture(ctx context.Context, dst string) error {
-	if _, err := b.run(ctx, nil, "sh", "-c", `tar -C "$1" -cf "$(boxbench-disk "$2")" . && sync`, "sh", dataDir, serialCapture); err != nil {
+	script := `tar -C "$1" -cf "$(boxbench-disk "$2")" . && sync`
+	if b.p.docker() { // out of the (stopped) container first
+		script = `rm -rf /boxbench/capture && docker cp -a "$3:$1/." /boxbench/capture && tar -C /boxbench/capture -cf "$(boxbench-disk "$2")" . && sync`
+	}
+	if _, err := b.run(ctx, nil, "sh", "-c", script, "sh", dataDir, serialCapture, b.container()); err != nil {
 		return fmt.Errorf("capture the data directory: %w", err)
 	}
 	f, err := os.Open(b.capture)
@@ -168,5 +250,5 @@ func (b *box) Capture(ctx context.Context, dst string) error {
 
 // sampleGuest reads the guest's own view for telemetry (GuestView.Sample).
 func (b *box) sampleGuest(ctx context.Context) ([]byte, error) {
-	return b.run(ctx, nil, "boxbench-sample", "/sys/fs/cgroup/boxbench/"+guestGroup)
+	return b.run(ctx, nil, "boxbench-sample", b.guestGroup)
 }

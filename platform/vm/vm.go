@@ -34,6 +34,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/platform"
@@ -42,40 +44,63 @@ import (
 	"github.com/boxbench/boxbench/vmimage"
 )
 
-// Name is the platform's name in specs.
-const Name = "vm"
-
-// Storage and network choices this platform knows.
+// Names of the platforms in specs.
 const (
-	StorageRootfs = "rootfs"
-	NetworkNAT    = "nat"
-	NetworkBridge = "bridge"
+	Name       = "vm"        // the database in the guest
+	NameDocker = "vm-docker" // the database in a Docker container in the guest
 )
 
-// Platform is the QEMU platform.
+// Storage and network choices these platforms know.
+const (
+	StorageRootfs  = "rootfs"  // vm: the guest's root disk
+	StorageOverlay = "overlay" // vm-docker: the container's writable layer in the guest
+	StorageBind    = "bind"    // vm-docker: a guest directory bound into the container
+	NetworkNAT     = "nat"
+	NetworkBridge  = "bridge"
+)
+
+// Platform is a QEMU platform: vm, or vm-docker (variant vmimage.Docker).
 type Platform struct {
-	trees    *rootfs.Cache
-	images   vmimage.Cache
-	workRoot string // where the KVM trial runs (a temporary directory)
-	log      *slog.Logger
+	name    string
+	variant string
+	trees   *rootfs.Cache
+	images  vmimage.Cache
+	log     *slog.Logger
 }
 
-// New returns the VM platform over the shared root-filesystem cache and the guest image cache.
+// New returns the vm platform over the shared root-filesystem cache and the guest image cache.
 func New(trees *rootfs.Cache, images vmimage.Cache, log *slog.Logger) *Platform {
+	return newPlatform(Name, vmimage.Plain, trees, images, log)
+}
+
+// NewDocker returns the vm-docker platform: dockerd in the guest (Debian's docker.io), the
+// database's image loaded into it offline when the guest image is built.
+func NewDocker(trees *rootfs.Cache, images vmimage.Cache, log *slog.Logger) *Platform {
+	return newPlatform(NameDocker, vmimage.Docker, trees, images, log)
+}
+
+func newPlatform(name, variant string, trees *rootfs.Cache, images vmimage.Cache, log *slog.Logger) *Platform {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Platform{trees: trees, images: images, log: log}
+	return &Platform{name: name, variant: variant, trees: trees, images: images, log: log}
 }
+
+func (p *Platform) docker() bool { return p.variant == vmimage.Docker }
 
 // Info: the VMM is a group on this host's tree (HostCgroup: its CPU, memory and I/O are seen
 // there, the guest's processes are not); no OCI runtime; seeds are loaded elsewhere (the data
 // directory lives on a guest disk).
-func (*Platform) Info() platform.Info {
-	return platform.Info{Name: Name,
-		Storages: []string{StorageRootfs, storage.Blockdev, storage.Tmpfs},
-		Networks: []string{NetworkNAT, NetworkBridge}, HostCgroup: true,
-		Fallback: map[string]string{storage.Bind: StorageRootfs, "overlay": StorageRootfs, "volume": StorageRootfs}}
+func (p *Platform) Info() platform.Info {
+	i := platform.Info{Name: p.name, Networks: []string{NetworkNAT, NetworkBridge}, HostCgroup: true}
+	if p.docker() {
+		i.Storages = []string{StorageOverlay, StorageBind}
+		i.Fallback = map[string]string{"volume": StorageBind, StorageRootfs: StorageOverlay, storage.Tmpfs: StorageBind, storage.Blockdev: StorageBind}
+	} else {
+		i.Storages = []string{StorageRootfs, storage.Blockdev, storage.Tmpfs}
+		i.Fallback = map[string]string{StorageBind: StorageRootfs, StorageOverlay: StorageRootfs, "volume": StorageRootfs}
+	}
+	return i
 }
 
 var tools = []string{"qemu-system-x86_64", "qemu-img", "mkfs.ext4", "ip"}
@@ -84,10 +109,9 @@ var tools = []string{"qemu-system-x86_64", "qemu-img", "mkfs.ext4", "ip"}
 // built, and a bridge network has /dev/net/tun.
 func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 	var errs []error
-	switch c.Storage {
-	case StorageRootfs, storage.Blockdev, storage.Tmpfs:
-	default:
-		errs = append(errs, fmt.Errorf("vm does not offer storage %q (valid: rootfs, blockdev, tmpfs)", c.Storage))
+	info := p.Info()
+	if !slices.Contains(info.Storages, c.Storage) {
+		errs = append(errs, fmt.Errorf("%s does not offer storage %q (valid: %s)", p.name, c.Storage, strings.Join(info.Storages, ", ")))
 	}
 	switch c.Network {
 	case NetworkNAT:
@@ -96,10 +120,10 @@ func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 			errs = append(errs, fmt.Errorf("network bridge needs /dev/net/tun for the VM's tap: %v", err))
 		}
 	default:
-		errs = append(errs, fmt.Errorf("vm does not offer network %q (valid: nat, bridge)", c.Network))
+		errs = append(errs, fmt.Errorf("%s does not offer network %q (valid: nat, bridge)", p.name, c.Network))
 	}
 	if c.Runtime != "" {
-		errs = append(errs, fmt.Errorf("vm has no OCI runtime (runtime=%s)", c.Runtime))
+		errs = append(errs, fmt.Errorf("%s has no OCI runtime choice (runtime=%s)", p.name, c.Runtime))
 	}
 	for _, t := range tools {
 		if _, err := exec.LookPath(t); err != nil {
@@ -111,7 +135,7 @@ func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 		tree, err := p.trees.Find(ctx, c.DBMS)
 		if err != nil {
 			errs = append(errs, err)
-		} else if _, err := p.images.Find(tree); err != nil {
+		} else if _, err := p.images.Find(tree, p.variant); err != nil {
 			errs = append(errs, err)
 		}
 	}

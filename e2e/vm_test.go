@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/boxbench/boxbench/internal/testenv"
+)
+
+const vmSpec = `apiVersion: boxbench/v1alpha1
+kind: Experiment
+name: e2e-vm
+dbms: redis
+workloads:
+  reads: {type: ycsb, mix: read-heavy, threads: 2, duration: 3s, warmup: 1s}
+  fio: {type: fio, job: fsync-high, size: 16MiB, duration: 3s}
+dataset: {records: 1000, fieldCount: 4, fieldLength: 50}
+limits: {cpus: 1, memory: 512MiB}
+matrix:
+  workload: [reads, fio]
+  zip:
+    platform: [native, vm]
+    storage: [bind, rootfs]
+    network: [host, nat]
+repetitions: 1
+baseline: {platform: native, storage: bind, network: host}
+`
+
+// TestVMRun runs Redis natively and in an (emulated) QEMU guest through the binary, with a YCSB
+// workload over the forwarded port and an fio job run inside the guest through the agent (Exec):
+// both runs are stored ok, the VM's carry the accelerator and the emulated label, the guest's
+// own telemetry is sampled, the report gives no verdict on an emulated cell, and nothing of the
+// VM is left: no QEMU in its group, no work directory, no tap or bridge.
+func TestVMRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots QEMU guests")
+	}
+	e := setup(t, "vm", "3s", 1)
+	testenv.NeedCommands(t, "qemu-system-x86_64")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	out := e.runSpec(ctx, t, vmSpec)
+	got, b := e.results(ctx, t, out)
+	if len(got.Runs) != 4 {
+		t.Fatalf("%d runs stored, want 4: %s", len(got.Runs), b)
+	}
+	var raw struct {
+		Runs []struct {
+			ID       string            `json:"id"`
+			Status   string            `json:"status"`
+			Reason   string            `json:"reason"`
+			Facts    map[string]string `json:"facts"`
+			Warnings []struct {
+				Code string `json:"code"`
+			} `json:"warnings"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	var vmRuns int
+	for _, r := range raw.Runs {
+		if r.Status != "ok" {
+			t.Errorf("run %s: %s %s", r.ID, r.Status, r.Reason)
+		}
+		if !strings.Contains(r.ID, "platform=vm") {
+			continue
+		}
+		vmRuns++
+		if r.Facts["accel"] == "" || r.Facts["disk_cache"] == "" || r.Facts["machine"] == "" || r.Facts["cpu_model"] == "" {
+			t.Errorf("run %s lacks accel, disk cache, machine or CPU model facts: %v", r.ID, r.Facts)
+		}
+		emulated := false
+		for _, w := range r.Warnings {
+			emulated = emulated || w.Code == "emulated"
+		}
+		if (r.Facts["accel"] == "tcg") != emulated || (r.Facts["accel"] == "tcg") != (r.Facts["emulated"] == "true") {
+			t.Errorf("run %s: accel %s but emulated warning %v, fact %q", r.ID, r.Facts["accel"], emulated, r.Facts["emulated"])
+		}
+		series, err := e.boxbench(ctx, "results", out, "--run", r.ID, "--series").Output()
+		if err != nil || !strings.Contains(string(series), "db-guest-system.cpu_user_seconds_per_second") ||
+			!strings.Contains(string(series), "db-guest.cpu_usage_seconds_per_second") || !strings.Contains(string(series), "db.cpu_usage_seconds_per_second") {
+			t.Errorf("run %s series lack the guest's or the VMM's telemetry: %v\n%.2000s", r.ID, err, series)
+		}
+	}
+	if vmRuns != 2 {
+		t.Errorf("%d VM runs, want 2", vmRuns)
+	}
+	rep, err := e.boxbench(ctx, "report", out, "--format", "json").Output()
+	if err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	var r struct {
+		Cells []struct {
+			ID       string `json:"id"`
+			Emulated bool   `json:"emulated"`
+			Overhead *struct {
+				Verdict string `json:"verdict"`
+			} `json:"overhead"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal(rep, &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Cells {
+		if c.Emulated && (c.Overhead == nil || c.Overhead.Verdict != "emulated: no verdict") {
+			t.Errorf("emulated cell %s: overhead %+v, want the verdict withheld", c.ID, c.Overhead)
+		}
+	}
+	assertNoVMLeftovers(t, e.work)
+}
+
+// assertNoVMLeftovers: no QEMU process in a boxbench group of the experiment, nothing left in
+// the work root (disk images, sockets, logs).
+func assertNoVMLeftovers(t *testing.T, work string) {
+	t.Helper()
+	_ = filepath.Walk("/sys/fs/cgroup/memory/boxbench", func(p string, info os.FileInfo, err error) error {
+		if err == nil && info.Name() == "cgroup.procs" && strings.Contains(p, "e2e-vm") {
+			if b, _ := os.ReadFile(p); len(strings.TrimSpace(string(b))) > 0 {
+				t.Errorf("processes left in %s: %s", filepath.Dir(p), b)
+			}
+		}
+		return nil
+	})
+	if ents, _ := filepath.Glob(filepath.Join(work, "e2e-vm-*", "*")); len(ents) > 0 {
+		t.Errorf("left in the work root: %v", ents)
+	}
+}
