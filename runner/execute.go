@@ -287,15 +287,11 @@ func alive(ctx context.Context, d dbms.DBMS, box platform.Box) error {
 }
 
 // targetOf turns what a box says of its visibility into a telemetry target.
-func targetOf(source string, o platform.Observation) telemetry.Target {
-	return telemetry.Target{Source: source, Cgroup: o.Cgroup, PID: o.PID, DataDir: o.DataDir, Missing: o.Missing}
-}
-
 // targetsOf is a box's telemetry: what the host sees (source), and for a box with a guest view
 // also the server's group inside it (source-guest) and the whole guest (source-guest-system).
 // The returned function releases the guest view.
 func targetsOf(source string, o platform.Observation) ([]telemetry.Target, func(), error) {
-	ts := []telemetry.Target{targetOf(source, o)}
+	ts := []telemetry.Target{{Source: source, Cgroup: o.Cgroup, PID: o.PID, DataDir: o.DataDir, Missing: o.Missing}}
 	if o.Guest == nil {
 		return ts, func() {}, nil
 	}

@@ -18,6 +18,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -135,7 +136,43 @@ func (c Cache) Get(ctx context.Context, tree rootfs.Tree, variant string) (Image
 		return Image{}, false, fmt.Errorf("build the %s guest image: %w", tree.DBMS, err)
 	}
 	img, err := load(dir, hash, tree, variant)
+	if err == nil {
+		removeOutdated(dir)
+	}
 	return img, err == nil, err
+}
+
+// entryRe is a cache entry's name: <dbms>[-docker]-<16 hex>, with ".tmp" while it is built.
+var entryRe = regexp.MustCompile(`^([a-z0-9]+(?:-docker)?)-[0-9a-f]{16}(\.tmp)?$`)
+
+// removeOutdated removes the entries of the same database and variant built from other inputs
+// (a changed recipe, build script or guest file), and what interrupted builds left, unless
+// another process holds their lock. Nothing else in the cache is touched.
+func removeOutdated(current string) {
+	base := filepath.Base(current)
+	m := entryRe.FindStringSubmatch(base)
+	if m == nil {
+		return
+	}
+	ents, _ := os.ReadDir(filepath.Dir(current))
+	for _, e := range ents {
+		n := entryRe.FindStringSubmatch(e.Name())
+		if n == nil || n[1] != m[1] || e.Name() == base || !e.IsDir() {
+			continue
+		}
+		entry := filepath.Join(filepath.Dir(current), strings.TrimSuffix(e.Name(), ".tmp"))
+		f, err := os.OpenFile(entry+".lock", os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			continue
+		}
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+			_ = os.RemoveAll(filepath.Join(filepath.Dir(current), e.Name()))
+			if _, err := os.Stat(entry); os.IsNotExist(err) {
+				_ = os.Remove(entry + ".lock")
+			}
+		}
+		f.Close()
+	}
 }
 
 // inputsFile records the hash an entry was built from; an entry without it is not a base.

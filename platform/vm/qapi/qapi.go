@@ -288,3 +288,33 @@ func (c *Client) Exec(ctx context.Context, argv, env []string, stdin []byte, pol
 		}
 	}
 }
+
+// ReadFile reads a guest file through the agent (guest-file-open, -read, -close): no process is
+// started in the guest. It reads at most limit bytes.
+func (c *Client) ReadFile(ctx context.Context, path string, limit int) ([]byte, error) {
+	var h int
+	if err := c.Do(ctx, "guest-file-open", map[string]any{"path": path, "mode": "r"}, &h); err != nil {
+		return nil, err
+	}
+	defer func() { _ = c.Do(context.WithoutCancel(ctx), "guest-file-close", map[string]any{"handle": h}, nil) }()
+	var out []byte
+	for len(out) < limit {
+		var r struct {
+			Count int    `json:"count"`
+			Buf   string `json:"buf-b64"`
+			EOF   bool   `json:"eof"`
+		}
+		if err := c.Do(ctx, "guest-file-read", map[string]any{"handle": h, "count": min(65536, limit-len(out))}, &r); err != nil {
+			return nil, err
+		}
+		b, err := base64.StdEncoding.DecodeString(r.Buf)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b...)
+		if r.EOF || r.Count == 0 {
+			break
+		}
+	}
+	return out, nil
+}
