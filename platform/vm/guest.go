@@ -99,7 +99,7 @@ func (b *box) setupGuest(ctx context.Context, uid, gid int) error {
 	argv := r.DBMS.StartCommand(b.layout)
 	b.facts["command"] = strings.Join(argv, " ")
 	if b.p.docker() {
-		return b.startContainer(ctx, uid, gid, argv)
+		return b.startContainer(ctx, argv)
 	}
 	start := append([]string{"boxbench-start", serverLog, strconv.Itoa(uid), strconv.Itoa(gid), guestGroup, dataDir}, argv...)
 	out, err := b.run(ctx, nil, start...)
@@ -123,7 +123,7 @@ func (b *box) setupGuest(ctx context.Context, uid, gid int) error {
 // namespace, the data in the container's writable layer (overlay: copied in with docker cp
 // before the start) or in a guest directory bound in (bind). The container's output goes to the
 // guest's second serial port through `docker logs -f`.
-func (b *box) startContainer(ctx context.Context, uid, gid int, argv []string) error {
+func (b *box) startContainer(ctx context.Context, argv []string) error {
 	r := b.req
 	ctr := b.container()
 	if _, err := b.run(ctx, nil, "boxbench-dockerd"); err != nil {
@@ -139,7 +139,9 @@ func (b *box) startContainer(ctx context.Context, uid, gid int, argv []string) e
 	}
 	sig := strings.TrimPrefix(unix.SignalName(r.DBMS.StopSignal()), "SIG")
 	create := []string{"docker", "create", "--name", ctr, "--label", "boxbench=1", "--network", "host",
-		"--user", fmt.Sprintf("%d:%d", uid, gid), "--stop-signal", sig, "--stop-timeout", strconv.Itoa(int(stopTimeout.Seconds())),
+		// By name: dockerd's `cp -a` resolves the container's user through its passwd file and
+		// fails on a numeric uid:gid.
+		"--user", b.img.Tree.User, "--stop-signal", sig, "--stop-timeout", strconv.Itoa(int(stopTimeout.Seconds())),
 		"--shm-size", strconv.FormatInt(shm, 10), "-v", runDir + ":" + runDir, "-w", "/"}
 	if r.Storage == StorageBind {
 		create = append(create, "-v", dataMount+":"+dataMount)
