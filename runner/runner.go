@@ -325,14 +325,12 @@ func (r *Runner) storePlan() error {
 
 // cleanupLeftovers removes what a crashed earlier attempt of this experiment left behind.
 func (r *Runner) cleanupLeftovers(ctx context.Context, level slog.Level) {
-	for name, p := range r.cfg.Platforms {
-		gone, err := p.Cleanup(ctx, r.cfg.WorkRoot, func(exp string) bool { return exp == r.id })
-		for _, g := range gone {
-			r.cfg.Log.Log(ctx, level, "removed leftover", "platform", name, "what", g)
-		}
-		if err != nil {
-			r.cfg.Log.Warn("cleanup of leftovers incomplete", "platform", name, "err", err)
-		}
+	gone, err := platform.CleanupAll(ctx, r.cfg.Platforms, r.cfg.WorkRoot, func(exp string) bool { return exp == r.id })
+	for _, g := range gone {
+		r.cfg.Log.Log(ctx, level, "removed leftover", "platform", g.Platform, "what", g.What)
+	}
+	if err != nil {
+		r.cfg.Log.Warn("cleanup of leftovers incomplete", "err", err)
 	}
 	_ = os.RemoveAll(filepath.Join(r.cfg.WorkRoot, r.id))
 }

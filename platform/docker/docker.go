@@ -215,6 +215,14 @@ func (p *Platform) Provision(ctx context.Context, r platform.Request) (platform.
 // component is the experiment id, as natively). Directories are left alone: the work root's
 // layout (seeds, locks, run directories) belongs to the runner.
 func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
+	done, err := p.CleanupBoxes(ctx, workRoot, crashed)
+	gone, err2 := platform.CleanupWorkRoot(ctx, workRoot, crashed)
+	return append(done, gone...), errors.Join(err, err2)
+}
+
+// CleanupBoxes is Cleanup without its last step, the work root's mounts, loop devices and
+// directories (platform.CleanupAll runs that once, after every platform's boxes).
+func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
 	var done []string
 	var errs []error
 	f := filters.NewArgs(filters.Arg("label", LabelBoxbench+"=1"))
@@ -257,8 +265,7 @@ func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(st
 		}
 		done = append(done, fmt.Sprintf("network %s (experiment %s)", n.Name, exp))
 	}
-	gone, err := platform.CleanupWorkRoot(ctx, workRoot, crashed)
-	return append(done, gone...), errors.Join(append(errs, err)...)
+	return done, errors.Join(errs...)
 }
 
 // staleProbe is a runtime probe container older than any live probe can be (a probe removes

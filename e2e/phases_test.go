@@ -1,0 +1,157 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/storage"
+)
+
+// phaseSpec: two native Redis runs on storage=blockdev (an ext4 filesystem on a loop device
+// over a file in the work root) of a ~100 MiB data set, so that each phase the tests hit
+// lasts more than an instant and leaves something to clean up: the seed's load (a server in
+// a cgroup), provision (the loop device mounted, the seed copied into it, the server reading
+// it) and teardown (the server stopped, the filesystem unmounted, the loop device detached).
+const phaseSpec = `apiVersion: boxbench/v1alpha1
+kind: Experiment
+name: e2e-fault-%s
+dbms: redis
+workload: {type: ycsb, mix: read-heavy, threads: 2, duration: 2s, warmup: 1s}
+dataset: {records: 300000, fieldCount: 4, fieldLength: 50}
+limits: {cpus: 1, memory: 512MiB}
+storageOptions: {blockdev: {size: 512MiB}}
+matrix:
+  platform: [native]
+  storage: [blockdev]
+repetitions: 2
+order: sequential
+`
+
+// phaseMarker says, from what the host shows, that the first run of experiment exp is inside
+// phase (not merely at its first log line): the test acts only then, never after a blind sleep.
+func phaseMarker(work, exp, phase, log string) bool {
+	if !strings.Contains(lastPhase(log), "msg="+phase+" ") {
+		return false
+	}
+	switch phase {
+	case "load":
+		return len(serverPids(exp)) > 0 // the seed's server is up, the data set going in
+	case "provision", "teardown":
+		// The run's filesystem is mounted: provision is copying the seed or starting the
+		// server; teardown has not unmounted it yet.
+		return storage.MountedUnder(filepath.Join(work, exp, "r0001"))
+	}
+	return false
+}
+
+// TestFaultAtPhase ends boxbench during a phase of the first run: a signal while it
+// provisions (SIGINT, SIGTERM, SIGHUP), and kill -9 while it loads the seed, provisions or
+// tears down. After a signal boxbench tears down and exits 130; after kill -9 nothing could,
+// and `doctor --cleanup` removes what is left (the orphaned server, its cgroup, the mounted
+// loop device, the work and socket directories). Either way no run is stored, nothing is left,
+// and `--resume` then completes the experiment with both runs ok.
+func TestFaultAtPhase(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		sig   syscall.Signal
+		phase string
+	}{
+		{"int-provision", syscall.SIGINT, "provision"},
+		{"term-provision", syscall.SIGTERM, "provision"},
+		{"hup-provision", syscall.SIGHUP, "provision"},
+		{"kill-load", syscall.SIGKILL, "load"},
+		{"kill-provision", syscall.SIGKILL, "provision"},
+		{"kill-teardown", syscall.SIGKILL, "teardown"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			testenv.NeedRoot(t)
+			testenv.NeedCommands(t, "redis-server", "losetup", "mkfs.ext4")
+			e := env{dir: t.TempDir(), work: testenv.WorkRoot(t)}
+			e.specFile = filepath.Join(e.dir, "spec.yaml")
+			name := "ph-" + c.name
+			if err := os.WriteFile(e.specFile, []byte(fmt.Sprintf(phaseSpec, name)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var exp string
+			// Scoped to this experiment: other e2e experiments may run on the host meanwhile.
+			t.Cleanup(func() { assertNoFaultLeftovers(t, e.work, exp) })
+			out := filepath.Join(e.dir, "out")
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			cmd, log := e.start(ctx, t, out)
+			deadline := time.Now().Add(3 * time.Minute)
+			for {
+				if exp == "" {
+					exp = experimentOf(e.work, name)
+				}
+				if exp != "" && phaseMarker(e.work, exp, c.phase, log.String()) {
+					break
+				}
+				if time.Now().After(deadline) {
+					_ = cmd.Process.Kill()
+					t.Fatalf("never inside phase %s:\n%s", c.phase, log.String())
+				}
+				time.Sleep(10 * time.Millisecond) // teardown's window is short: look often
+			}
+			pids := serverPids(exp)
+			if err := cmd.Process.Signal(c.sig); err != nil { // boxbench itself, not its group
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			if c.sig == syscall.SIGKILL {
+				if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+					t.Fatalf("exit %v, want killed:\n%s", err, log.String())
+				}
+				// Nothing tore down: doctor --cleanup must find the experiment crashed (its
+				// lock is free) and remove everything of it.
+				b, err := e.boxbench(ctx, "doctor", "--cleanup").CombinedOutput()
+				if err != nil {
+					t.Fatalf("doctor --cleanup: %v\n%s", err, b)
+				}
+				if !bytes.Contains(b, []byte("removed (")) {
+					t.Errorf("doctor --cleanup removed nothing of the killed experiment:\n%s", b)
+				}
+				t.Logf("doctor --cleanup after kill -9 during %s:\n%s", c.phase, b)
+			} else {
+				if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+					t.Fatalf("exit %v, want 130:\n%s", err, log.String())
+				}
+				if !strings.Contains(log.String(), "received "+c.sig.String()) {
+					t.Errorf("no word of the signal in the log:\n%s", log.String())
+				}
+			}
+			for _, pid := range pids {
+				if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !bytes.Contains(st, []byte(") Z ")) {
+					t.Errorf("server %d outlived the experiment", pid)
+				}
+			}
+			if n := storedRuns(t, out); n != 0 {
+				t.Errorf("%d runs stored after %v during the first run's %s, want 0", n, c.sig, c.phase)
+			}
+			assertNoFaultLeftovers(t, e.work, exp)
+
+			b, err := e.boxbench(ctx, "run", e.specFile, "--out", out, "--resume").CombinedOutput()
+			if err != nil {
+				t.Fatalf("resume: %v\n%s", err, b)
+			}
+			res, text := e.results(ctx, t, out)
+			if len(res.Runs) != 2 {
+				t.Fatalf("after resume %d runs stored, want 2:\n%s", len(res.Runs), text)
+			}
+			for _, r := range res.Runs {
+				if r.Status != "ok" {
+					t.Errorf("run %s %s after resume:\n%s", r.ID, r.Status, text)
+				}
+			}
+		})
+	}
+}
