@@ -88,3 +88,93 @@ func TestFaultWorkRootFull(t *testing.T) {
 		}
 	}
 }
+
+// outFullSpec: six short native Redis runs; each stores a few hundred KiB of results.
+const outFullSpec = `apiVersion: boxbench/v1alpha1
+kind: Experiment
+name: e2e-fault-outfull
+dbms: redis
+workload: {type: ycsb, mix: read-heavy, threads: 2, duration: 2s, warmup: 1s}
+dataset: {records: 1000, fieldCount: 4, fieldLength: 50}
+limits: {cpus: 1, memory: 256MiB}
+matrix:
+  platform: [native]
+repetitions: 6
+order: sequential
+`
+
+// TestFaultOutFull: --out on a 700 KiB tmpfs that holds the results of a run or two, not
+// six. boxbench stops at the first run it cannot store, with exit status 1 and an error that
+// says the disk is full and names the results file (no stack trace); the runs stored before
+// are kept and readable, no partial report is left, nothing is left of the boxes; once the
+// filesystem is grown, --resume completes the experiment.
+func TestFaultOutFull(t *testing.T) {
+	testenv.NeedRoot(t)
+	testenv.NeedCommands(t, "redis-server", "mount", "umount")
+	e := env{dir: t.TempDir(), work: testenv.WorkRoot(t)}
+	out := filepath.Join(e.dir, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=700k,mode=0755", "boxbench-e2e-outfull", out).CombinedOutput(); err != nil {
+		testenv.Skip(t, fmt.Sprintf("mount a tmpfs: %v: %s", err, b))
+	}
+	var exp string
+	t.Cleanup(func() {
+		assertNoFaultLeftovers(t, e.work, exp)
+		if b, err := exec.Command("umount", out).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", out, err, b)
+		}
+	})
+	e.specFile = filepath.Join(e.dir, "spec.yaml")
+	if err := os.WriteFile(e.specFile, []byte(outFullSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	b, err := e.boxbench(ctx, "run", e.specFile, "--out", out).CombinedOutput()
+	exp = experimentOf(e.work, "outfull")
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1:\n%s", err, b)
+	}
+	results := filepath.Join(out, "results.db")
+	if !strings.Contains(string(b), "error: ") || !strings.Contains(string(b), "disk full writing "+results) ||
+		!strings.Contains(string(b), "--resume") {
+		t.Errorf("the error does not say that the disk under %s is full:\n%s", results, b)
+	}
+	if strings.Contains(string(b), "goroutine ") || strings.Contains(string(b), "panic") {
+		t.Errorf("a stack trace in the output:\n%s", b)
+	}
+	got, text := e.results(ctx, t, out)
+	if len(got.Runs) == 0 || len(got.Runs) >= 6 {
+		t.Errorf("%d runs kept, want some but not all 6 (the tmpfs holds a run or two):\n%s", len(got.Runs), text)
+	}
+	for _, r := range got.Runs {
+		if r.Status != "ok" {
+			t.Errorf("run %s kept as %s", r.ID, r.Status)
+		}
+	}
+	ents, _ := os.ReadDir(out)
+	for _, f := range ents {
+		if n := f.Name(); !strings.HasPrefix(n, "results.db") {
+			t.Errorf("left in --out: %s", n)
+		}
+	}
+	assertNoFaultLeftovers(t, e.work, exp)
+
+	if b, err := exec.Command("mount", "-o", "remount,size=16m", out).CombinedOutput(); err != nil {
+		t.Fatalf("grow the tmpfs: %v: %s", err, b)
+	}
+	if b, err := e.boxbench(ctx, "run", e.specFile, "--out", out, "--resume").CombinedOutput(); err != nil {
+		t.Fatalf("resume: %v\n%s", err, b)
+	}
+	got, text = e.results(ctx, t, out)
+	if len(got.Runs) != 6 {
+		t.Errorf("after resume %d runs, want 6:\n%s", len(got.Runs), text)
+	}
+	for _, r := range got.Runs {
+		if r.Status != "ok" {
+			t.Errorf("run %s %s after resume", r.ID, r.Status)
+		}
+	}
+}
