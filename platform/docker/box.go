@@ -60,6 +60,7 @@ type box struct {
 
 	mu       sync.Mutex
 	id       string   // server container
+	network  string   // the box's own network (bridge-published, bridge-direct)
 	helpers  []string // helper containers still to remove
 	exited   chan struct{}
 	exitCode int64
@@ -268,6 +269,7 @@ func (b *box) Teardown(ctx context.Context) error {
 			errs = append(errs, b.p.remove(rctx, id))
 		}
 	}
+	errs = append(errs, b.removeNetwork(rctx))
 	if b.volume != "" {
 		if err := b.p.engine.VolumeRemove(rctx, b.volume, true); err != nil && !cerrdefs.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("remove volume %s: %w", b.volume, err))

@@ -11,10 +11,11 @@
 //     tmpfsChoice), blockdev (a dedicated filesystem on a loop device or a named device,
 //     bind-mounted);
 //   - network: host, bridge-published (a published port on 127.0.0.1, through the engine's
-//     userland proxy or NAT), bridge-direct (the container's own bridge address);
+//     userland proxy or NAT), bridge-direct (the container's own bridge address); both bridge
+//     modes on a bridge network of the box's own, not the engine's default one (network.go);
 //   - runtime: any OCI runtime the engine has registered (HostConfig.Runtime).
 //
-// Every container and volume carries the labels boxbench=1, boxbench.experiment and
+// Every container, volume and network carries the labels boxbench=1, boxbench.experiment and
 // boxbench.run, so Cleanup can find what a crashed experiment left. Spec values reach the engine
 // as API fields, never through a shell.
 package docker
