@@ -16,7 +16,7 @@ import (
 	"github.com/boxbench/boxbench/storage"
 )
 
-// phaseSpec: two native Redis runs on storage=blockdev (an ext4 filesystem on a loop device
+// phaseSpec: two Redis runs on a platform, on storage=blockdev (an ext4 filesystem on a loop device
 // over a file in the work root) of a ~100 MiB data set, so that each phase the tests hit
 // lasts more than an instant and leaves something to clean up: the seed's load (a server in
 // a cgroup), provision (the loop device mounted, the seed copied into it, the server reading
@@ -30,8 +30,9 @@ dataset: {records: 300000, fieldCount: 4, fieldLength: 50}
 limits: {cpus: 1, memory: 512MiB}
 storageOptions: {blockdev: {size: 512MiB}}
 matrix:
-  platform: [native]
+  platform: [%s]
   storage: [blockdev]
+  network: [%s]
 repetitions: 2
 order: sequential
 `
@@ -55,35 +56,48 @@ func phaseMarker(work, exp, phase, log string) bool {
 
 // TestFaultAtPhase ends boxbench during a phase of the first run: a signal while it
 // provisions (SIGINT, SIGTERM, SIGHUP), and kill -9 while it loads the seed, provisions or
-// tears down. After a signal boxbench tears down and exits 130; after kill -9 nothing could,
+// tears down; on native boxes, and on a Docker box on bridge-direct (its own network) while
+// it provisions. After a signal boxbench tears down and exits 130; after kill -9 nothing could,
 // and `doctor --cleanup` removes what is left (the orphaned server, its cgroup, the mounted
 // loop device, the work and socket directories). Either way no run is stored, nothing is left,
 // and `--resume` then completes the experiment with both runs ok.
 func TestFaultAtPhase(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		sig   syscall.Signal
-		phase string
+		name    string
+		sig     syscall.Signal
+		phase   string
+		box     faultBox
+		network string
 	}{
-		{"int-provision", syscall.SIGINT, "provision"},
-		{"term-provision", syscall.SIGTERM, "provision"},
-		{"hup-provision", syscall.SIGHUP, "provision"},
-		{"kill-load", syscall.SIGKILL, "load"},
-		{"kill-provision", syscall.SIGKILL, "provision"},
-		{"kill-teardown", syscall.SIGKILL, "teardown"},
+		{"int-provision", syscall.SIGINT, "provision", nativeBox, "host"},
+		{"term-provision", syscall.SIGTERM, "provision", nativeBox, "host"},
+		{"hup-provision", syscall.SIGHUP, "provision", nativeBox, "host"},
+		{"kill-load", syscall.SIGKILL, "load", nativeBox, "host"},
+		{"kill-provision", syscall.SIGKILL, "provision", nativeBox, "host"},
+		{"kill-teardown", syscall.SIGKILL, "teardown", nativeBox, "host"},
+		// A Docker box on a network of its own: killed once its container exists (the
+		// network and the container are left for doctor --cleanup).
+		{"kill-provision-docker", syscall.SIGKILL, "provision", dockerBox, "bridge-direct"},
+		{"hup-provision-docker", syscall.SIGHUP, "provision", dockerBox, "bridge-direct"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			testenv.NeedRoot(t)
+			needBox(t, c.box, "redis")
 			testenv.NeedCommands(t, "redis-server", "losetup", "mkfs.ext4")
 			e := env{dir: t.TempDir(), work: testenv.WorkRoot(t)}
 			e.specFile = filepath.Join(e.dir, "spec.yaml")
 			name := "ph-" + c.name
-			if err := os.WriteFile(e.specFile, []byte(fmt.Sprintf(phaseSpec, name)), 0o644); err != nil {
+			if err := os.WriteFile(e.specFile, []byte(fmt.Sprintf(phaseSpec, name, c.box.platform, c.network)), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			var exp string
 			// Scoped to this experiment: other e2e experiments may run on the host meanwhile.
-			t.Cleanup(func() { assertNoFaultLeftovers(t, e.work, exp) })
+			leftovers := func() {
+				assertNoFaultLeftovers(t, e.work, exp)
+				if exp != "" && c.box.leftovers != nil {
+					c.box.leftovers(t, e.work, exp)
+				}
+			}
+			t.Cleanup(leftovers)
 			out := filepath.Join(e.dir, "out")
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
@@ -93,7 +107,8 @@ func TestFaultAtPhase(t *testing.T) {
 				if exp == "" {
 					exp = experimentOf(e.work, name)
 				}
-				if exp != "" && phaseMarker(e.work, exp, c.phase, log.String()) {
+				if exp != "" && phaseMarker(e.work, exp, c.phase, log.String()) &&
+					(c.box.platform != "docker" || dockerRunContainer(exp, "r0001")) {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -103,6 +118,9 @@ func TestFaultAtPhase(t *testing.T) {
 				time.Sleep(10 * time.Millisecond) // teardown's window is short: look often
 			}
 			pids := serverPids(exp)
+			if c.box.pids != nil {
+				pids, _ = c.box.pids(t, exp)
+			}
 			if err := cmd.Process.Signal(c.sig); err != nil { // boxbench itself, not its group
 				t.Fatal(err)
 			}
@@ -137,7 +155,7 @@ func TestFaultAtPhase(t *testing.T) {
 			if n := storedRuns(t, out); n != 0 {
 				t.Errorf("%d runs stored after %v during the first run's %s, want 0", n, c.sig, c.phase)
 			}
-			assertNoFaultLeftovers(t, e.work, exp)
+			leftovers()
 
 			b, err := e.boxbench(ctx, "run", e.specFile, "--out", out, "--resume").CombinedOutput()
 			if err != nil {
@@ -154,4 +172,12 @@ func TestFaultAtPhase(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dockerRunContainer reports whether run's server container of experiment exp exists (then
+// its own network does too).
+func dockerRunContainer(exp, run string) bool {
+	out, err := exec.Command("docker", "ps", "-aq", "--filter", "label=boxbench.experiment="+exp,
+		"--filter", "label=boxbench.run="+run, "--filter", "label=boxbench.role=server").Output()
+	return err == nil && len(bytes.TrimSpace(out)) > 0
 }
