@@ -68,17 +68,22 @@ func TestFaultAtPhase(t *testing.T) {
 		phase   string
 		box     faultBox
 		network string
+		running bool // wait also for the server's processes in the run's cgroup
 	}{
-		{"int-provision", syscall.SIGINT, "provision", nativeBox, "host"},
-		{"term-provision", syscall.SIGTERM, "provision", nativeBox, "host"},
-		{"hup-provision", syscall.SIGHUP, "provision", nativeBox, "host"},
-		{"kill-load", syscall.SIGKILL, "load", nativeBox, "host"},
-		{"kill-provision", syscall.SIGKILL, "provision", nativeBox, "host"},
-		{"kill-teardown", syscall.SIGKILL, "teardown", nativeBox, "host"},
+		{"int-provision", syscall.SIGINT, "provision", nativeBox, "host", false},
+		{"term-provision", syscall.SIGTERM, "provision", nativeBox, "host", false},
+		{"hup-provision", syscall.SIGHUP, "provision", nativeBox, "host", false},
+		{"kill-load", syscall.SIGKILL, "load", nativeBox, "host", false},
+		{"kill-provision", syscall.SIGKILL, "provision", nativeBox, "host", false},
+		{"kill-teardown", syscall.SIGKILL, "teardown", nativeBox, "host", false},
 		// A Docker box on a network of its own: killed once its container exists (the
 		// network and the container are left for doctor --cleanup).
-		{"kill-provision-docker", syscall.SIGKILL, "provision", dockerBox, "bridge-direct"},
-		{"hup-provision-docker", syscall.SIGHUP, "provision", dockerBox, "bridge-direct"},
+		{"kill-provision-docker", syscall.SIGKILL, "provision", dockerBox, "bridge-direct", false},
+		{"hup-provision-docker", syscall.SIGHUP, "provision", dockerBox, "bridge-direct", false},
+		// An LXC box: interrupted once its filesystem is mounted (the seed going in), killed
+		// once its server runs (reading the data set, not yet ready).
+		{"int-provision-lxc", syscall.SIGINT, "provision", lxcBox, "host", false},
+		{"kill-provision-lxc", syscall.SIGKILL, "provision", lxcBox, "host", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			needBox(t, c.box, "redis")
@@ -108,7 +113,8 @@ func TestFaultAtPhase(t *testing.T) {
 					exp = experimentOf(e.work, name)
 				}
 				if exp != "" && phaseMarker(e.work, exp, c.phase, log.String()) &&
-					(c.box.platform != "docker" || dockerRunContainer(exp, "r0001")) {
+					(c.box.platform != "docker" || dockerRunContainer(exp, "r0001")) &&
+					(!c.running || len(serverPids(exp)) > 0) {
 					break
 				}
 				if time.Now().After(deadline) {
