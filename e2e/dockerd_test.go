@@ -139,9 +139,22 @@ order: sequential
 `
 
 // TestFaultDockerdRestart restarts the engine (a dockerd of the test's own, never the host's)
-// while the first run measures: that run fails with its reason, the second is ok, and nothing
-// is left in the engine (containers, volumes, networks) or on the host.
+// while the first run measures. Restarted at once: that run fails with its reason (the
+// server's log of its shutdown by the engine), the second is ok, and nothing is left in the
+// engine (containers, volumes, networks) or on the host. Down until boxbench has ended: both
+// runs fail (the second cannot provision), the first run's teardown could not reach the
+// engine; once the engine is back, `doctor --cleanup` removes the container it kept.
 func TestFaultDockerdRestart(t *testing.T) {
+	for _, down := range []bool{false, true} {
+		name := "restart"
+		if down {
+			name = "down"
+		}
+		t.Run(name, func(t *testing.T) { dockerdRestart(t, down) })
+	}
+}
+
+func dockerdRestart(t *testing.T, down bool) {
 	testenv.NeedRoot(t)
 	testenv.NeedDocker(t)
 	testenv.NeedCommands(t, "redis-server")
@@ -175,10 +188,23 @@ func TestFaultDockerdRestart(t *testing.T) {
 	})
 	time.Sleep(2 * time.Second) // into the measured window
 	d.stop(t)
-	d.start(t)
+	if !down {
+		d.start(t)
+	}
 	err := cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 		t.Errorf("exit %v, want 1 (a run failed):\n%s", err, log.String())
+	}
+	if down {
+		d.start(t)
+		if dockerRunContainer(exp, "r0001") {
+			t.Logf("the engine kept run 1's container while it was down, as expected")
+		}
+		b, err := e.boxbench(ctx, "doctor", "--cleanup").CombinedOutput()
+		if err != nil {
+			t.Fatalf("doctor --cleanup: %v\n%s", err, b)
+		}
+		t.Logf("doctor --cleanup once the engine is back:\n%s", b)
 	}
 	b, rerr := e.boxbench(ctx, "results", out, "--format", "json").Output()
 	if rerr != nil {
@@ -188,11 +214,17 @@ func TestFaultDockerdRestart(t *testing.T) {
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Runs) != 2 || got.Runs[0].Status != "failed" || !strings.Contains(got.Runs[0].Reason, "stopped answering") || got.Runs[1].Status != "ok" {
-		t.Fatalf("want run 1 failed (stopped answering) and run 2 ok, got %s\n%s", b, log.String())
+	want2 := "ok"
+	if down {
+		want2 = "failed"
+	}
+	if len(got.Runs) != 2 || got.Runs[0].Status != "failed" || !strings.Contains(got.Runs[0].Reason, "stopped answering") || got.Runs[1].Status != want2 {
+		t.Fatalf("want run 1 failed (stopped answering) and run 2 %s, got %s\n%s", want2, b, log.String())
 	}
 	t.Logf("run 1: %s", got.Runs[0].Reason)
-	if !strings.Contains(got.Runs[0].Reason, "Received SIGTERM") {
+	if down {
+		t.Logf("run 2: %s", got.Runs[1].Reason)
+	} else if !strings.Contains(got.Runs[0].Reason, "Received SIGTERM") {
 		t.Errorf("run 1's reason does not carry the server's log of its shutdown by the engine:\n%s", got.Runs[0].Reason)
 	}
 	if all, err := exec.Command("docker", "ps", "-aq").Output(); err != nil || len(bytes.TrimSpace(all)) > 0 {
