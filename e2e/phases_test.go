@@ -84,6 +84,9 @@ func TestFaultAtPhase(t *testing.T) {
 		// once its server runs (reading the data set, not yet ready).
 		{"int-provision-lxc", syscall.SIGINT, "provision", lxcBox, "host", false},
 		{"kill-provision-lxc", syscall.SIGKILL, "provision", lxcBox, "host", true},
+		// Killed while a Docker or an LXC box is torn down (its filesystem still mounted).
+		{"kill-teardown-docker", syscall.SIGKILL, "teardown", dockerBox, "bridge-direct", false},
+		{"kill-teardown-lxc", syscall.SIGKILL, "teardown", lxcBox, "host", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			needBox(t, c.box, "redis")

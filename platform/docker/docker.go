@@ -234,7 +234,10 @@ func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed fu
 		if !ok || !(crashed(exp) || staleProbe(c)) {
 			continue
 		}
-		if err := p.engine.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
+		rctx, cancel := context.WithTimeout(ctx, removeTimeout)
+		err := p.remove(rctx, c.ID)
+		cancel()
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
