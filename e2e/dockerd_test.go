@@ -17,14 +17,18 @@ import (
 )
 
 // ownDockerd is a dockerd of the test's own: its own data root, exec root, pid file and unix
-// socket, no default bridge and no iptables rules, so that restarting it touches nothing of the
+// socket, its own bridge and no iptables rules, so that restarting it touches nothing of the
 // host's dockerd or network. Only its own process (and the containerd it manages) is ever
 // stopped, by pid.
+//
+// Never --bridge=none: dockerd 20.10 then deletes any interface named docker0 — the host
+// engine's default bridge. The test makes a bridge of its own (on TEST-NET-2, 198.51.100.0/24,
+// which no host routes) and names it with --bridge.
 type ownDockerd struct {
-	dir, data, sock string
-	argv            []string
-	cmd             *exec.Cmd
-	log             *os.File
+	dir, data, sock, bridge string
+	argv                    []string
+	cmd                     *exec.Cmd
+	log                     *os.File
 }
 
 // startOwnDockerd starts the test's dockerd and waits until it answers.
@@ -41,16 +45,37 @@ func startOwnDockerd(t *testing.T) *ownDockerd {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &ownDockerd{dir: dir, data: data, sock: filepath.Join(dir, "docker.sock")}
+	d := &ownDockerd{dir: dir, data: data, sock: filepath.Join(dir, "docker.sock"),
+		bridge: "bbd" + strings.TrimPrefix(filepath.Base(dir), "bbd-")}
+	if len(d.bridge) > 15 { // IFNAMSIZ
+		d.bridge = d.bridge[:15]
+	}
+	hadDocker0 := hasLink("docker0")
+	if routes, _ := exec.Command("ip", "-o", "-4", "addr", "show").Output(); bytes.Contains(routes, []byte(" 198.51.100.")) {
+		testenv.Skip(t, "198.51.100.0/24 is in use on this host: no room for the test dockerd's bridge")
+	}
+	for _, argv := range [][]string{{"link", "add", d.bridge, "type", "bridge"},
+		{"addr", "add", "198.51.100.1/24", "dev", d.bridge}, {"link", "set", d.bridge, "up"}} {
+		if b, err := exec.Command("ip", argv...).CombinedOutput(); err != nil {
+			_ = exec.Command("ip", "link", "del", d.bridge).Run()
+			t.Fatalf("ip %s: %v: %s", strings.Join(argv, " "), err, b)
+		}
+	}
 	d.argv = []string{"--data-root", data, "--exec-root", filepath.Join(dir, "exec"),
 		"--pidfile", filepath.Join(dir, "docker.pid"), "-H", "unix://" + d.sock,
-		"--bridge=none", "--iptables=false", "--ip-masq=false", "--ip-forward=false"}
+		"--bridge=" + d.bridge, "--iptables=false", "--ip-masq=false", "--ip-forward=false"}
 	if d.log, err = os.Create(filepath.Join(dir, "dockerd.log")); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		d.stop(t)
 		d.log.Close()
+		if b, err := exec.Command("ip", "link", "del", d.bridge).CombinedOutput(); err != nil {
+			t.Errorf("remove the test dockerd's bridge %s: %v: %s", d.bridge, err, b)
+		}
+		if hadDocker0 && !hasLink("docker0") {
+			t.Errorf("the host's docker0 is gone")
+		}
 		// dockerd leaves its default network namespace bind-mounted under its exec root: ours
 		// to unmount. Under the data root nothing may stay mounted (a container's layer would
 		// mean a container outlived the engine).
@@ -121,8 +146,8 @@ func (d *ownDockerd) stop(t *testing.T) {
 	d.cmd = nil
 }
 
-// dockerdSpec: two Redis runs in Docker boxes (host network: the test's dockerd has no
-// bridge), long enough to restart the engine during the first.
+// dockerdSpec: two Redis runs in Docker boxes (host network: nothing of the test's dockerd's
+// bridge is measured), long enough to restart the engine during the first.
 const dockerdSpec = `apiVersion: boxbench/v1alpha1
 kind: Experiment
 name: e2e-fault-dockerd
@@ -230,4 +255,10 @@ func dockerdRestart(t *testing.T, down bool) {
 	if all, err := exec.Command("docker", "ps", "-aq").Output(); err != nil || len(bytes.TrimSpace(all)) > 0 {
 		t.Errorf("containers left in the test's engine: %v %s", err, all)
 	}
+}
+
+// hasLink reports whether a network interface of that name exists.
+func hasLink(name string) bool {
+	_, err := os.Stat(filepath.Join("/sys/class/net", name))
+	return err == nil
 }

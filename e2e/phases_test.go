@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -189,4 +190,62 @@ func dockerRunContainer(exp, run string) bool {
 	out, err := exec.Command("docker", "ps", "-aq", "--filter", "label=boxbench.experiment="+exp,
 		"--filter", "label=boxbench.run="+run, "--filter", "label=boxbench.role=server").Output()
 	return err == nil && len(bytes.TrimSpace(out)) > 0
+}
+
+// TestFaultHungProbe: the server stops answering (SIGSTOP) while the first run provisions,
+// after it has started and before it is ready, so that every readiness probe hangs (each
+// connects and gets no answer). Provision ends at its deadline (timeouts.provision) with the
+// run failed and its reason; the box is removed with its stopped server; the second run is ok
+// and nothing is left.
+func TestFaultHungProbe(t *testing.T) {
+	needBox(t, nativeBox, "redis")
+	testenv.NeedCommands(t, "redis-server", "losetup", "mkfs.ext4")
+	e := env{dir: t.TempDir(), work: testenv.WorkRoot(t)}
+	e.specFile = filepath.Join(e.dir, "spec.yaml")
+	name := "ph-hung-probe"
+	text := fmt.Sprintf(phaseSpec, name, "native", "host") + "timeouts: {provision: 20s}\n"
+	if err := os.WriteFile(e.specFile, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var exp string
+	t.Cleanup(func() { assertNoFaultLeftovers(t, e.work, exp) })
+	out := filepath.Join(e.dir, "out")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd, log := e.start(ctx, t, out)
+	var pids []int
+	waitFor(t, cmd, log, 3*time.Minute, "the first run's server never started", func() bool {
+		if exp == "" {
+			exp = experimentOf(e.work, name)
+		}
+		if exp == "" || !phaseMarker(e.work, exp, "provision", log.String()) {
+			return false
+		}
+		pids = serverPids(exp)
+		return len(pids) > 0
+	})
+	stopAll(t, pids)
+	if !strings.Contains(lastPhase(log.String()), "msg=provision ") {
+		t.Fatalf("the server was ready before it could be stopped: no hung probe\n%s", log.String())
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Errorf("exit %v, want 1 (a run failed):\n%s", err, log.String())
+	}
+	for _, pid := range pids {
+		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !bytes.Contains(st, []byte(") Z ")) {
+			t.Errorf("server %d outlived its run", pid)
+		}
+	}
+	res, text2 := e.results(ctx, t, out)
+	if len(res.Runs) != 2 || res.Runs[0].Status != "failed" || res.Runs[1].Status != "ok" {
+		t.Fatalf("want run 1 failed and run 2 ok:\n%s\n%s", text2, log.String())
+	}
+	b, _ := e.boxbench(ctx, "results", out, "--format", "json").Output()
+	var got faultRuns
+	_ = json.Unmarshal(b, &got)
+	if r := got.Runs[0].Reason; !strings.Contains(r, "provision") || !strings.Contains(r, "not ready") {
+		t.Errorf("run 1's reason does not say that provision timed out waiting for the server: %q", r)
+	}
+	t.Logf("run 1: %s", got.Runs[0].Reason)
 }
