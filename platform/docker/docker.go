@@ -212,9 +212,8 @@ func (p *Platform) Provision(ctx context.Context, r platform.Request) (platform.
 }
 
 // Cleanup removes the containers, volumes and networks labelled with a crashed experiment, then
-// the mounts and loop devices under workRoot that belong to one (the work root's first path
-// component is the experiment id, as natively). Directories are left alone: the work root's
-// layout (seeds, locks, run directories) belongs to the runner.
+// the mounts, loop devices and work directories under workRoot that belong to one (the work
+// root's first path component is the experiment id, as natively; platform.CleanupWorkRoot).
 func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
 	done, err := p.CleanupBoxes(ctx, workRoot, crashed)
 	gone, err2 := platform.CleanupWorkRoot(ctx, workRoot, crashed)
