@@ -60,27 +60,19 @@ func (a *app) cleanup(ctx context.Context, ps map[string]platform.Platform) erro
 	if err := runner.CheckWorkRoot(a.workRoot); err != nil {
 		return err
 	}
-	crashed := crashedHere(a.workRoot)
-	var failed []string
-	n := 0
-	names := make([]string, 0, len(ps))
-	for name := range ps {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		gone, err := ps[name].Cleanup(ctx, a.workRoot, crashed)
-		for _, g := range gone {
-			fmt.Fprintf(a.stdout, "removed (%s): %s\n", name, g)
-			n++
+	// Every platform's boxes first, then the shared work root (platform.CleanupAll).
+	gone, err := platform.CleanupAll(ctx, ps, a.workRoot, crashedHere(a.workRoot))
+	for _, g := range gone {
+		who := g.Platform
+		if who == "" {
+			who = "work root"
 		}
-		if err != nil {
-			failed = append(failed, fmt.Sprintf("%s: %v", name, err))
-		}
+		fmt.Fprintf(a.stdout, "removed (%s): %s\n", who, g.What)
 	}
+	n := len(gone)
 	fmt.Fprintf(a.stdout, "%d leftover(s) removed\n", n)
-	if len(failed) > 0 {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("cleanup incomplete:\n  %s", strings.Join(failed, "\n  "))}
+	if err != nil {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("cleanup incomplete:\n  %s", strings.ReplaceAll(err.Error(), "\n", "\n  "))}
 	}
 	return nil
 }

@@ -63,13 +63,13 @@ func writeHTML(path string, r *report.Report, st *results.Store) error {
 	if err != nil {
 		return err
 	}
-	if err := report.WriteHTML(f, r, st); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
+	err = report.WriteHTML(f, r, st)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := f.Close(); err != nil {
-		return err
+	if err != nil {
+		os.Remove(tmp) // a full disk must not keep a partial report
+		return results.DiskFull(err, path)
 	}
 	return os.Rename(tmp, path)
 }

@@ -53,13 +53,20 @@ const waitDelay = 5 * time.Second
 
 // Bound makes cmd (not yet started) run in a process group of its own and, when its context
 // ends, kills the whole group (SIGKILL to -pgid), so that a forked grandchild holding a pipe
-// dies with it; Wait gives up on the pipes waitDelay after that. Every external program
+// dies with it; Wait gives up on the pipes waitDelay after that. The command is killed too
+// when boxbench dies (Pdeathsig). Every external program
 // boxbench runs goes through Bound, directly (sysbench) or through Run.
 func Bound(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
+	// The command dies with boxbench: after a kill -9 of boxbench no copy, mkfs or load
+	// generator of it goes on writing into a filesystem that doctor --cleanup must unmount
+	// (the signal follows the thread that started the command; Go never ends that thread
+	// unless a goroutine locked to it returns, and none that starts commands does). A server
+	// that drops privileges loses it, by the kernel's rule, and is killed by its cgroup.
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	cmd.Cancel = func() error {
 		// The group's id is the child's pid (Setpgid with Pgid 0).
 		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {

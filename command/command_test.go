@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -102,4 +103,60 @@ func TestEscapedGrandchildDoesNotBlock(t *testing.T) {
 	}
 	pid := pidIn(t, out)
 	_ = syscall.Kill(pid, syscall.SIGKILL) // the test's own leftover, by pid
+}
+
+// TestCommandDiesWithBoxbench: a command started through Run is killed when the process that
+// started it is killed with SIGKILL (no teardown ran): the test runs itself as that process.
+func TestCommandDiesWithBoxbench(t *testing.T) {
+	if os.Getenv("COMMAND_TEST_PARENT") == "1" {
+		_, _ = RunWith(context.Background(), Options{}, "sh", "-c", "echo $$; exec sleep 60")
+		return
+	}
+	if testing.Short() {
+		t.Skip("starts processes; -short")
+	}
+	parent := exec.Command(os.Args[0], "-test.run=^TestCommandDiesWithBoxbench$")
+	parent.Env = append(os.Environ(), "COMMAND_TEST_PARENT=1")
+	if err := parent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The child's own output goes to a buffer of the parent: find it among the parent's
+	// children instead.
+	var child int
+	deadline := time.Now().Add(30 * time.Second)
+	for child == 0 && time.Now().Before(deadline) {
+		var b []byte
+		for _, task := range tasksOf(parent.Process.Pid) {
+			b = append(b, task...)
+		}
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			child, _ = strconv.Atoi(f[0])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if child == 0 {
+		_ = parent.Process.Kill()
+		t.Fatal("the command never started")
+	}
+	_ = parent.Process.Kill()
+	_ = parent.Wait()
+	for time.Now().Before(deadline) {
+		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child)); err != nil || strings.Contains(string(st), ") Z ") {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = syscall.Kill(child, syscall.SIGKILL)
+	t.Fatalf("command %d outlived the process that started it", child)
+}
+
+// tasksOf lists the children of every thread of pid (a Go program forks from any thread).
+func tasksOf(pid int) [][]byte {
+	var out [][]byte
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, task := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, task.Name()))
+		out = append(out, append(b, ' '))
+	}
+	return out
 }

@@ -31,20 +31,69 @@ func killAll(t *testing.T, pids []int) {
 func TestFaultServerKilledDocker(t *testing.T) {
 	testenv.NeedRoot(t)
 	testenv.NeedDocker(t)
-	injectFaultOn(t, faultBox{platform: "docker", pids: dockerServerPids, leftovers: dockerLeftovers},
-		"kill-docker", "stopped answering", killAll)
+	injectFaultOn(t, dockerBox, "kill-docker", "stopped answering", killAll)
 }
 
 // TestFaultServerKilledLXC: kill -9 of the server in an LXC box (its pids read from the run's
 // cgroup, /boxbench/<exp>/<run>) fails that run; the next is ok; no interface, LXC lock,
 // cgroup, mount or work directory is left.
 func TestFaultServerKilledLXC(t *testing.T) {
+	needLXC(t, "redis")
+	injectFaultOn(t, lxcBox, "kill-lxc", "stopped answering", killAll)
+}
+
+// stopAll is the fault of the server-stopped tests: SIGSTOP to every process of the server.
+func stopAll(t *testing.T, pids []int) {
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Errorf("stop %d: %v", pid, err)
+		}
+	}
+}
+
+// TestFaultServerStoppedDocker: the server in a Docker box stops answering (SIGSTOP of its
+// processes) mid-run: that run fails, the next is ok, teardown removes the stopped container.
+func TestFaultServerStoppedDocker(t *testing.T) {
+	testenv.NeedRoot(t)
+	testenv.NeedDocker(t)
+	injectFaultOn(t, dockerBox, "stop-docker", "stopped answering", stopAll)
+}
+
+// TestFaultServerStoppedLXC: the same in an LXC box.
+func TestFaultServerStoppedLXC(t *testing.T) {
+	needLXC(t, "redis")
+	injectFaultOn(t, lxcBox, "stop-lxc", "stopped answering", stopAll)
+}
+
+// The platforms' boxes as the fault tests see them.
+var (
+	dockerBox = faultBox{platform: "docker", pids: dockerServerPids, leftovers: dockerLeftovers}
+	lxcBox    = faultBox{platform: "lxc", leftovers: lxcLeftovers}
+	nativeBox = faultBox{platform: "native"}
+)
+
+// needLXC requires root, the LXC tools and the database's root filesystem.
+func needLXC(t *testing.T, dbms string) {
+	t.Helper()
 	testenv.NeedRoot(t)
 	testenv.NeedCommands(t, "lxc-start", "lxc-attach", "lxc-stop", "lxc-execute")
-	if m, _ := filepath.Glob("/var/cache/boxbench/rootfs/redis-*"); len(m) == 0 {
-		testenv.Skip(t, "no Redis root filesystem (make images)")
+	if m, _ := filepath.Glob("/var/cache/boxbench/rootfs/" + dbms + "-*"); len(m) == 0 {
+		testenv.Skip(t, "no "+dbms+" root filesystem (make images)")
 	}
-	injectFaultOn(t, faultBox{platform: "lxc", leftovers: lxcLeftovers}, "kill-lxc", "stopped answering", killAll)
+}
+
+// needBox requires what box's platform needs to run dbms.
+func needBox(t *testing.T, box faultBox, dbms string) {
+	t.Helper()
+	switch box.platform {
+	case "docker":
+		testenv.NeedRoot(t)
+		testenv.NeedDocker(t)
+	case "lxc":
+		needLXC(t, dbms)
+	default:
+		testenv.NeedRoot(t)
+	}
 }
 
 // dockerServerPids finds the server container of experiment exp by its labels, then its
@@ -68,7 +117,9 @@ func dockerServerPids(t *testing.T, exp string) ([]int, []string) {
 			continue
 		}
 		g := cgroupDir(pid)
-		if g == "" {
+		if g == "" || !strings.Contains(filepath.Base(g), id) {
+			// The container's init exited meanwhile and its pid names another process (or
+			// none): only the container's own group is ever read, and its pids killed.
 			continue
 		}
 		groups = append(groups, g)

@@ -288,16 +288,17 @@ func TestFaultServerStopped(t *testing.T) {
 	})
 }
 
-// hungSpec: two native PostgreSQL runs of sysbench (the load generator is a process of its
-// own, so it can hang: SIGSTOP), which also authenticates with the run's password.
+// hungSpec: two PostgreSQL runs of sysbench on a platform (the load generator is a process of
+// its own on the host, so it can hang: SIGSTOP), which also authenticates with the run's
+// password.
 const hungSpec = `apiVersion: boxbench/v1alpha1
 kind: Experiment
-name: e2e-fault-hung
+name: e2e-fault-%s
 dbms: postgresql
 workload: {type: sysbench, test: oltp_read_only, tables: 1, tableSize: 1000, threads: 1, duration: 3s, warmup: 0s}
 limits: {cpus: 1, memory: 256MiB}
 matrix:
-  platform: [native]
+  platform: [%s]
 repetitions: 2
 order: sequential
 `
@@ -328,17 +329,30 @@ func childNamed(ppid int, comm string) []int {
 }
 
 // TestFaultHungLoadGenerator: a load generator that hangs (SIGSTOP of sysbench) is killed at
-// the workload's deadline and its run fails; the next run is ok.
+// the workload's deadline and its run fails; the next run is ok. On a native, a Docker and an
+// LXC box (the server in the box, sysbench on the host).
 func TestFaultHungLoadGenerator(t *testing.T) {
-	testenv.NeedRoot(t)
+	for _, box := range []faultBox{nativeBox, dockerBox, lxcBox} {
+		t.Run(box.platform, func(t *testing.T) { hungOn(t, box) })
+	}
+}
+
+func hungOn(t *testing.T, box faultBox) {
+	needBox(t, box, "postgresql")
 	testenv.NeedCommands(t, "sysbench", "/usr/lib/postgresql/15/bin/postgres")
 	e := env{dir: t.TempDir(), work: testenv.WorkRoot(t)}
 	e.specFile = filepath.Join(e.dir, "spec.yaml")
-	if err := os.WriteFile(e.specFile, []byte(hungSpec), 0o644); err != nil {
+	name := "hung-" + box.platform
+	if err := os.WriteFile(e.specFile, []byte(fmt.Sprintf(hungSpec, name, box.platform)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var exp string
-	t.Cleanup(func() { assertNoFaultLeftovers(t, e.work, exp) })
+	t.Cleanup(func() {
+		assertNoFaultLeftovers(t, e.work, exp)
+		if exp != "" && box.leftovers != nil {
+			box.leftovers(t, e.work, exp)
+		}
+	})
 	out := filepath.Join(e.dir, "out")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -348,7 +362,7 @@ func TestFaultHungLoadGenerator(t *testing.T) {
 		sb = childNamed(cmd.Process.Pid, "sysbench")
 		return strings.Contains(log.String(), "warmup+measure") && len(sb) > 0
 	})
-	exp = experimentOf(e.work, "hung")
+	exp = experimentOf(e.work, name)
 	for _, pid := range sb {
 		_ = syscall.Kill(pid, syscall.SIGSTOP)
 	}

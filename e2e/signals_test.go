@@ -14,7 +14,7 @@ import (
 	"github.com/boxbench/boxbench/internal/testenv"
 )
 
-// signalSpec: two native Redis runs; records sets how long the seed's load takes.
+// signalSpec: two Redis runs on a platform; records sets how long the seed's load takes.
 const signalSpec = `apiVersion: boxbench/v1alpha1
 kind: Experiment
 name: e2e-fault-%s
@@ -23,7 +23,7 @@ workload: {type: ycsb, mix: read-heavy, threads: 2, duration: 4s, warmup: 1s}
 dataset: {records: %d, fieldCount: 4, fieldLength: 50}
 limits: {cpus: 1, memory: 512MiB}
 matrix:
-  platform: [native]
+  platform: [%s]
 repetitions: 2
 order: sequential
 `
@@ -31,7 +31,8 @@ order: sequential
 // TestSignalAtPhase sends SIGHUP or SIGQUIT (a dropped ssh session, Ctrl-\) while the first
 // run loads its seed or while the second run measures: boxbench tears down and exits 130, the
 // interrupted run is not stored (runs stored before it are), `--resume` completes the
-// experiment (2 runs ok), and nothing is left.
+// experiment (2 runs ok), and nothing is left. On native boxes, and during the measurement on
+// Docker and LXC boxes.
 func TestSignalAtPhase(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -40,24 +41,32 @@ func TestSignalAtPhase(t *testing.T) {
 		nth     int    // signal during the nth occurrence of the phase
 		records int
 		stored  int // runs stored when the signal arrives
+		box     faultBox
 	}{
-		{"hup-load", syscall.SIGHUP, "load", 1, 300000, 0},
-		{"quit-load", syscall.SIGQUIT, "load", 1, 300000, 0},
-		{"hup-measure", syscall.SIGHUP, "warmup+measure", 2, 1000, 1},
-		{"quit-measure", syscall.SIGQUIT, "warmup+measure", 2, 1000, 1},
+		{"hup-load", syscall.SIGHUP, "load", 1, 300000, 0, nativeBox},
+		{"quit-load", syscall.SIGQUIT, "load", 1, 300000, 0, nativeBox},
+		{"hup-measure", syscall.SIGHUP, "warmup+measure", 2, 1000, 1, nativeBox},
+		{"quit-measure", syscall.SIGQUIT, "warmup+measure", 2, 1000, 1, nativeBox},
+		{"term-measure-docker", syscall.SIGTERM, "warmup+measure", 2, 1000, 1, dockerBox},
+		{"hup-measure-lxc", syscall.SIGHUP, "warmup+measure", 2, 1000, 1, lxcBox},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			testenv.NeedRoot(t)
+			needBox(t, c.box, "redis")
 			testenv.NeedCommands(t, "redis-server")
 			e := env{dir: t.TempDir(), work: testenv.WorkRoot(t)}
 			e.specFile = filepath.Join(e.dir, "spec.yaml")
 			name := "sig-" + c.name
-			if err := os.WriteFile(e.specFile, []byte(fmt.Sprintf(signalSpec, name, c.records)), 0o644); err != nil {
+			if err := os.WriteFile(e.specFile, []byte(fmt.Sprintf(signalSpec, name, c.records, c.box.platform)), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			var exp string
 			// Scoped to this experiment: other e2e experiments may run on the host meanwhile.
-			t.Cleanup(func() { assertNoFaultLeftovers(t, e.work, exp) })
+			t.Cleanup(func() {
+				assertNoFaultLeftovers(t, e.work, exp)
+				if exp != "" && c.box.leftovers != nil {
+					c.box.leftovers(t, e.work, exp)
+				}
+			})
 			out := filepath.Join(e.dir, "out")
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
@@ -84,6 +93,9 @@ func TestSignalAtPhase(t *testing.T) {
 				t.Errorf("%d runs stored after %v during %s #%d, want %d", n, c.sig, c.phase, c.nth, c.stored)
 			}
 			assertNoFaultLeftovers(t, e.work, exp)
+			if c.box.leftovers != nil {
+				c.box.leftovers(t, e.work, exp)
+			}
 
 			b, err := e.boxbench(ctx, "run", e.specFile, "--out", out, "--resume").CombinedOutput()
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/boxbench/boxbench/storage"
@@ -62,6 +63,48 @@ func removeWorkDirs(workRoot string, crashed func(string) bool) ([]string, error
 			continue
 		}
 		done = append(done, "work directory "+dir)
+	}
+	return done, errors.Join(errs...)
+}
+
+// Removed is one thing CleanupAll removed, and the platform that removed it ("" for the
+// shared work-root step).
+type Removed struct{ Platform, What string }
+
+// CleanupAll removes what crashed experiments left, for every platform of ps: first each
+// platform's own boxes (BoxCleaner.CleanupBoxes, or the whole Cleanup of a platform without
+// it), in name order, then the work root's mounts, loop devices and directories, once. Calling
+// the platforms' Cleanup one after the other instead would let the first one unmount and
+// remove what another platform's orphaned server still uses or is found from.
+func CleanupAll(ctx context.Context, ps map[string]Platform, workRoot string, crashed func(string) bool) ([]Removed, error) {
+	names := make([]string, 0, len(ps))
+	for name := range ps {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var done []Removed
+	var errs []error
+	for _, name := range names {
+		var gone []string
+		var err error
+		if bc, ok := ps[name].(BoxCleaner); ok {
+			gone, err = bc.CleanupBoxes(ctx, workRoot, crashed)
+		} else {
+			gone, err = ps[name].Cleanup(ctx, workRoot, crashed)
+		}
+		for _, g := range gone {
+			done = append(done, Removed{Platform: name, What: g})
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	gone, err := CleanupWorkRoot(ctx, workRoot, crashed)
+	for _, g := range gone {
+		done = append(done, Removed{What: g})
+	}
+	if err != nil {
+		errs = append(errs, fmt.Errorf("work root: %w", err))
 	}
 	return done, errors.Join(errs...)
 }

@@ -156,6 +156,16 @@ type Platform interface {
 	Cleanup(ctx context.Context, workRoot string, crashed func(experiment string) bool) ([]string, error)
 }
 
+// BoxCleaner is implemented by platforms whose Cleanup ends with CleanupWorkRoot: CleanupBoxes
+// is everything before that step (their boxes' processes, containers, interfaces, and what
+// they find from the work directories, such as socket directories or LXC markers). CleanupAll
+// runs every platform's CleanupBoxes before the shared work-root step, so that no platform
+// unmounts a filesystem another platform's orphaned server still uses, or removes the work
+// directories another platform finds its leftovers from.
+type BoxCleaner interface {
+	CleanupBoxes(ctx context.Context, workRoot string, crashed func(experiment string) bool) ([]string, error)
+}
+
 // Prober is implemented by platforms whose abilities need a real trial (e.g. a runtime that is
 // registered but fails on this kernel).
 type Prober interface {

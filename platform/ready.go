@@ -23,6 +23,11 @@ func WaitReady(ctx context.Context, d dbms.DBMS, ep driver.Endpoint, exited <-ch
 		case <-exited:
 			return fmt.Errorf("%s exited before it was ready: %w", d.Name(), exitErr())
 		case <-ctx.Done():
+			if last != nil {
+				// Say what the probes met (a server that accepts and never answers, one still
+				// loading its data), not only that the provision's time ran out.
+				return fmt.Errorf("%s not ready at %s when the provision's time ran out (last probe: %v): %w", d.Name(), ep, last, ctx.Err())
+			}
 			return ctx.Err()
 		default:
 		}

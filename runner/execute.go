@@ -281,6 +281,11 @@ func alive(ctx context.Context, d dbms.DBMS, box platform.Box) error {
 	actx, cancel := context.WithTimeout(ctx, aliveTimeout)
 	defer cancel()
 	if err := d.Ready(actx, box.Endpoint(), d.Client()); err != nil {
+		// The server's last words say what stopped it, when anything did (a SIGTERM from a
+		// restarting engine, an out-of-memory kill it noticed, a full disk).
+		if tail := strings.TrimSpace(box.LogTail(1024)); tail != "" {
+			return fmt.Errorf("the database stopped answering during the run: %w\nserver log (tail):\n%s", err, tail)
+		}
 		return fmt.Errorf("the database stopped answering during the run: %w", err)
 	}
 	return nil

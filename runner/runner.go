@@ -89,7 +89,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	store, err := results.Open(cfg.OutDir)
 	if err != nil {
-		return Summary{}, err
+		return Summary{}, results.DiskFull(err, filepath.Join(cfg.OutDir, results.FileName))
 	}
 	defer store.Close()
 	r.store = store
@@ -125,7 +125,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return Summary{}, err
 	}
 	if err := r.storePlan(); err != nil {
-		return Summary{}, err
+		return Summary{}, results.DiskFull(err, store.Path())
 	}
 	r.seeds = newSeedCache(filepath.Join(cfg.WorkRoot, "seeds"), r.id, cfg.Platforms, cfg.Spec.DefaultPlatform(), cfg.Log)
 
@@ -176,6 +176,13 @@ func (r *Runner) runAll(ctx context.Context, runs []plan.Run, done map[string]bo
 		r.seq++
 		rec.Seq = r.seq
 		if err := r.store.PutRun(context.WithoutCancel(ctx), rec); err != nil {
+			if results.Full(err) {
+				// Nothing more can be stored: stop here, with the box torn down and every
+				// run stored before this one kept (a committed run survives; resume redoes
+				// this one).
+				return fmt.Errorf("store run %s: %w; the experiment stops here, keeping the %d run(s) stored before it: free space there and continue with --resume",
+					rec.ID, results.DiskFull(err, r.store.Path()), r.seq-1)
+			}
 			return fmt.Errorf("store run %s: %w", rec.ID, err)
 		}
 		done[run.ID()] = true
@@ -325,14 +332,12 @@ func (r *Runner) storePlan() error {
 
 // cleanupLeftovers removes what a crashed earlier attempt of this experiment left behind.
 func (r *Runner) cleanupLeftovers(ctx context.Context, level slog.Level) {
-	for name, p := range r.cfg.Platforms {
-		gone, err := p.Cleanup(ctx, r.cfg.WorkRoot, func(exp string) bool { return exp == r.id })
-		for _, g := range gone {
-			r.cfg.Log.Log(ctx, level, "removed leftover", "platform", name, "what", g)
-		}
-		if err != nil {
-			r.cfg.Log.Warn("cleanup of leftovers incomplete", "platform", name, "err", err)
-		}
+	gone, err := platform.CleanupAll(ctx, r.cfg.Platforms, r.cfg.WorkRoot, func(exp string) bool { return exp == r.id })
+	for _, g := range gone {
+		r.cfg.Log.Log(ctx, level, "removed leftover", "platform", g.Platform, "what", g.What)
+	}
+	if err != nil {
+		r.cfg.Log.Warn("cleanup of leftovers incomplete", "err", err)
 	}
 	_ = os.RemoveAll(filepath.Join(r.cfg.WorkRoot, r.id))
 }

@@ -137,6 +137,11 @@ func (s *seedCache) Get(ctx context.Context, d dbms.DBMS, wl workload.Workload, 
 func (s *seedCache) load(ctx context.Context, p platform.Platform, ch platform.Choice, d dbms.DBMS, wl workload.Workload, info SeedInfo) (err error) {
 	tmp := info.Dir + ".tmp"
 	_ = os.RemoveAll(tmp)
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(tmp) // a capture cut short (a full disk) leaves no partial seed
+		}
+	}()
 	_ = os.Remove(markerOf(info))
 	_ = os.RemoveAll(info.Dir)
 	work := filepath.Join(filepath.Dir(s.dir), s.exp, "seed-"+info.Key)

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/boxbench/boxbench/command"
 )
@@ -194,7 +195,30 @@ func detachLoop(ctx context.Context, dev string) error {
 	if _, err := command.Run(ctx, "losetup", "-d", dev); err != nil {
 		return fmt.Errorf("detach %s: %w", dev, err)
 	}
-	return nil
+	return waitDetached(ctx, dev, detachWait)
+}
+
+// detachWait bounds how long a detached loop device may stay attached: losetup -d on a device
+// still in use (a lazily unmounted filesystem whose last user, such as a dying container's
+// mount namespace, is going away) only marks it for release when its last user closes it,
+// which the kernel does asynchronously.
+const detachWait = 10 * time.Second
+
+// waitDetached waits until the kernel has let go of loop device dev, or says it has not.
+func waitDetached(ctx context.Context, dev string, limit time.Duration) error {
+	backing := filepath.Join("/sys/block", filepath.Base(dev), "loop", "backing_file")
+	deadline := time.Now().Add(limit)
+	for {
+		if _, err := os.Stat(backing); err != nil {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			b, _ := os.ReadFile(backing)
+			return fmt.Errorf("loop device %s (%s) is still in use %s after losetup -d: the kernel releases it when its last user closes it",
+				dev, strings.TrimSpace(string(b)), limit)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // Capture copies a stopped data directory src from the host side of its storage into the host

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -60,6 +61,7 @@ type box struct {
 
 	mu       sync.Mutex
 	id       string   // server container
+	network  string   // the box's own network (bridge-published, bridge-direct)
 	helpers  []string // helper containers still to remove
 	exited   chan struct{}
 	exitCode int64
@@ -268,6 +270,7 @@ func (b *box) Teardown(ctx context.Context) error {
 			errs = append(errs, b.p.remove(rctx, id))
 		}
 	}
+	errs = append(errs, b.removeNetwork(rctx))
 	if b.volume != "" {
 		if err := b.p.engine.VolumeRemove(rctx, b.volume, true); err != nil && !cerrdefs.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("remove volume %s: %w", b.volume, err))
@@ -291,10 +294,30 @@ func settled(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
 }
 
+// waitGone waits until the engine no longer knows container id.
+func (p *Platform) waitGone(ctx context.Context, id string) error {
+	for {
+		_, err := p.engine.ContainerInspect(ctx, id)
+		if cerrdefs.IsNotFound(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("container %s: its removal, already in progress, did not end: %w", id[:min(12, len(id))], ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // remove force-removes a container and kills runtime processes it leaves behind; a container
 // that is already gone is not an error.
 func (p *Platform) remove(ctx context.Context, id string) error {
 	err := p.engine.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	if err != nil && strings.Contains(err.Error(), "already in progress") {
+		// Another client's removal (a teardown cut short by a kill -9) goes on in the engine:
+		// wait for it rather than call the container left.
+		err = p.waitGone(ctx, id)
+	}
 	if err != nil && !cerrdefs.IsNotFound(err) {
 		return fmt.Errorf("remove container %s: %w", id[:min(12, len(id))], err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/volume"
 
 	"github.com/boxbench/boxbench/dbms"
@@ -33,12 +34,16 @@ func TestConformance(t *testing.T) {
 			for _, c := range cs {
 				left = append(left, "container "+c.Names[0])
 			}
+			ns, err3 := e.engine.NetworkList(ctx, network.ListOptions{Filters: f})
+			for _, n := range ns {
+				left = append(left, "network "+n.Name)
+			}
 			vs, err2 := e.engine.VolumeList(ctx, volume.ListOptions{Filters: f})
 			for _, v := range vs.Volumes {
 				left = append(left, "volume "+v.Name)
 			}
-			if err != nil || err2 != nil {
-				left = append(left, fmt.Sprintf("engine: %v %v", err, err2))
+			if err != nil || err2 != nil || err3 != nil {
+				left = append(left, fmt.Sprintf("engine: %v %v %v", err, err2, err3))
 			}
 			return left
 		},

@@ -11,10 +11,11 @@
 //     tmpfsChoice), blockdev (a dedicated filesystem on a loop device or a named device,
 //     bind-mounted);
 //   - network: host, bridge-published (a published port on 127.0.0.1, through the engine's
-//     userland proxy or NAT), bridge-direct (the container's own bridge address);
+//     userland proxy or NAT), bridge-direct (the container's own bridge address); both bridge
+//     modes on a bridge network of the box's own, not the engine's default one (network.go);
 //   - runtime: any OCI runtime the engine has registered (HostConfig.Runtime).
 //
-// Every container and volume carries the labels boxbench=1, boxbench.experiment and
+// Every container, volume and network carries the labels boxbench=1, boxbench.experiment and
 // boxbench.run, so Cleanup can find what a crashed experiment left. Spec values reach the engine
 // as API fields, never through a shell.
 package docker
@@ -211,10 +212,17 @@ func (p *Platform) Provision(ctx context.Context, r platform.Request) (platform.
 }
 
 // Cleanup removes the containers, volumes and networks labelled with a crashed experiment, then
-// the mounts and loop devices under workRoot that belong to one (the work root's first path
-// component is the experiment id, as natively). Directories are left alone: the work root's
-// layout (seeds, locks, run directories) belongs to the runner.
+// the mounts, loop devices and work directories under workRoot that belong to one (the work
+// root's first path component is the experiment id, as natively; platform.CleanupWorkRoot).
 func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
+	done, err := p.CleanupBoxes(ctx, workRoot, crashed)
+	gone, err2 := platform.CleanupWorkRoot(ctx, workRoot, crashed)
+	return append(done, gone...), errors.Join(err, err2)
+}
+
+// CleanupBoxes is Cleanup without its last step, the work root's mounts, loop devices and
+// directories (platform.CleanupAll runs that once, after every platform's boxes).
+func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
 	var done []string
 	var errs []error
 	f := filters.NewArgs(filters.Arg("label", LabelBoxbench+"=1"))
@@ -225,7 +233,10 @@ func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(st
 		if !ok || !(crashed(exp) || staleProbe(c)) {
 			continue
 		}
-		if err := p.engine.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
+		rctx, cancel := context.WithTimeout(ctx, removeTimeout)
+		err := p.remove(rctx, c.ID)
+		cancel()
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -257,8 +268,7 @@ func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(st
 		}
 		done = append(done, fmt.Sprintf("network %s (experiment %s)", n.Name, exp))
 	}
-	gone, err := platform.CleanupWorkRoot(ctx, workRoot, crashed)
-	return append(done, gone...), errors.Join(append(errs, err)...)
+	return done, errors.Join(errs...)
 }
 
 // staleProbe is a runtime probe container older than any live probe can be (a probe removes

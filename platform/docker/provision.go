@@ -197,12 +197,18 @@ func (b *box) create(ctx context.Context, mounts []mount.Mount) error {
 	case NetworkHost:
 		hc.NetworkMode = "host"
 	case NetworkPublished:
-		hc.NetworkMode = "bridge"
+		if err := b.createNetwork(ctx); err != nil {
+			return err
+		}
+		hc.NetworkMode = container.NetworkMode(b.network)
 		cfg.ExposedPorts = nat.PortSet{port: {}}
 		// HostPort "" lets the engine pick a free port atomically; it is read back after start.
 		hc.PortBindings = nat.PortMap{port: {{HostIP: "127.0.0.1", HostPort: ""}}}
 	case NetworkDirect:
-		hc.NetworkMode = "bridge"
+		if err := b.createNetwork(ctx); err != nil {
+			return err
+		}
+		hc.NetworkMode = container.NetworkMode(b.network)
 		cfg.ExposedPorts = nat.PortSet{port: {}}
 	default:
 		return fmt.Errorf("docker does not support network %q", r.Network)

@@ -78,7 +78,15 @@ func (p *Platform) Provision(ctx context.Context, r platform.Request) (platform.
 
 // Cleanup kills processes and removes cgroups, mounts, loop devices and directories of crashed
 // experiments.
-func (*Platform) Cleanup(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
+func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
+	done, err := p.CleanupBoxes(ctx, workRoot, crashed)
+	gone, err2 := platform.CleanupWorkRoot(ctx, workRoot, crashed)
+	return append(done, gone...), errors.Join(err, err2)
+}
+
+// CleanupBoxes is Cleanup without its last step, the work root's mounts, loop devices and
+// directories (platform.CleanupAll runs that once, after every platform's boxes).
+func (*Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
 	var done []string
 	var errs []error
 	exps, _ := os.ReadDir(filepath.Join(cgroup.Root, "memory", "boxbench"))
@@ -101,8 +109,7 @@ func (*Platform) Cleanup(ctx context.Context, workRoot string, crashed func(stri
 		done = append(done, "cgroup "+ref.Path)
 	}
 	done = append(done, removeSocketDirs(workRoot, crashed)...)
-	gone, err := platform.CleanupWorkRoot(ctx, workRoot, crashed)
-	return append(done, gone...), errors.Join(append(errs, err)...)
+	return done, errors.Join(errs...)
 }
 
 // removeSocketDirs removes the socket directories (runDirFor, under the temporary directory) of
