@@ -155,6 +155,14 @@ func (p *Platform) Provision(ctx context.Context, r platform.Request) (platform.
 // groups), groups, taps and bridges, found through the boxes' markers; then their disk images
 // and work directories.
 func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
+	done, err := p.CleanupBoxes(ctx, workRoot, crashed)
+	gone, err2 := platform.CleanupWorkRoot(ctx, workRoot, crashed)
+	return append(done, gone...), errors.Join(err, err2)
+}
+
+// CleanupBoxes is Cleanup without its last step, the work root's mounts, loop devices and
+// directories (platform.CleanupAll runs that once, after every platform's boxes).
+func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
 	var done []string
 	var errs []error
 	markers, _ := filepath.Glob(filepath.Join(workRoot, "*", "*", markerFile))
@@ -179,6 +187,5 @@ func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(st
 			}
 		}
 	}
-	gone, err := platform.CleanupWorkRoot(ctx, workRoot, crashed)
-	return append(done, gone...), errors.Join(append(errs, err)...)
+	return done, errors.Join(errs...)
 }
