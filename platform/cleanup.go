@@ -108,3 +108,43 @@ func CleanupAll(ctx context.Context, ps map[string]Platform, workRoot string, cr
 	}
 	return done, errors.Join(errs...)
 }
+
+// CleanupWith is the Cleanup of a platform that is a BoxCleaner: its boxes, then the work root.
+func CleanupWith(ctx context.Context, bc BoxCleaner, workRoot string, crashed func(string) bool) ([]string, error) {
+	done, err := bc.CleanupBoxes(ctx, workRoot, crashed)
+	gone, err2 := CleanupWorkRoot(ctx, workRoot, crashed)
+	return append(done, gone...), errors.Join(err, err2)
+}
+
+// Marker is what a box writes into its work directory (workRoot/<experiment>/<run>) before it
+// makes anything outside it, naming all it makes, so that a crashed experiment's box can be
+// removed.
+type Marker interface {
+	// Place is the experiment and run the marker says it belongs to.
+	Place() (experiment, run string)
+	// Remove removes what the marker names (idempotent) and says what it removed.
+	Remove(ctx context.Context) ([]string, error)
+}
+
+// CleanupMarked removes the boxes of crashed experiments through their markers: every file
+// named file two levels under workRoot that read accepts, whose experiment crashed and whose
+// place is the directory it was found in (a marker naming another place is never acted on).
+func CleanupMarked[M Marker](ctx context.Context, workRoot, file string, read func(path string) (M, error), crashed func(string) bool) ([]string, error) {
+	var done []string
+	var errs []error
+	paths, _ := filepath.Glob(filepath.Join(workRoot, "*", "*", file))
+	for _, path := range paths {
+		m, err := read(path)
+		if err != nil {
+			continue // not ours to judge: unreadable, or names that are not its box's
+		}
+		exp, run := m.Place()
+		if !crashed(exp) || filepath.Dir(path) != filepath.Join(workRoot, exp, run) {
+			continue // alive, or a marker that names another place
+		}
+		gone, err := m.Remove(ctx)
+		done = append(done, gone...)
+		errs = append(errs, err)
+	}
+	return done, errors.Join(errs...)
+}

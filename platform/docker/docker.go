@@ -215,9 +215,7 @@ func (p *Platform) Provision(ctx context.Context, r platform.Request) (platform.
 // the mounts, loop devices and work directories under workRoot that belong to one (the work
 // root's first path component is the experiment id, as natively; platform.CleanupWorkRoot).
 func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
-	done, err := p.CleanupBoxes(ctx, workRoot, crashed)
-	gone, err2 := platform.CleanupWorkRoot(ctx, workRoot, crashed)
-	return append(done, gone...), errors.Join(err, err2)
+	return platform.CleanupWith(ctx, p, workRoot, crashed)
 }
 
 // CleanupBoxes is Cleanup without its last step, the work root's mounts, loop devices and

@@ -8,6 +8,7 @@ package hostcg
 import (
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 
@@ -73,4 +74,24 @@ func Observation(ref cgroup.Ref, dataDir string) platform.Observation {
 		o.Missing = append(o.Missing, "data device I/O: the data directory is not visible on the host")
 	}
 	return o
+}
+
+// RemoveEmptyExperimentGroups removes /boxbench/<experiment> of every crashed experiment that
+// has a work directory under workRoot, when no process is left in it, and says which it removed.
+func RemoveEmptyExperimentGroups(workRoot string, crashed func(string) bool) []string {
+	var done []string
+	exps, _ := os.ReadDir(workRoot)
+	for _, e := range exps {
+		if !e.IsDir() || !crashed(e.Name()) {
+			continue
+		}
+		ref := cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + e.Name()}
+		if _, err := os.Stat(ref.Dir("memory")); err != nil {
+			continue
+		}
+		if pids, _ := cgroup.Pids(ref); len(pids) == 0 && cgroup.Remove(ref) == nil {
+			done = append(done, "cgroup "+ref.Path)
+		}
+	}
+	return done
 }

@@ -83,7 +83,7 @@ func (b *box) Teardown(ctx context.Context) error {
 	defer cancel0()
 	var errs []error
 	errs = append(errs, platform.StopBeforeTeardown(ctx, b.Stop, 30*time.Second))
-	_, err := b.m.remove(ctx)
+	_, err := b.m.Remove(ctx)
 	errs = append(errs, err)
 	if b.store != nil {
 		errs = append(errs, b.store.Release(ctx))

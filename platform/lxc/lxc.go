@@ -28,14 +28,13 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/platform/hostcg"
 	"github.com/boxbench/boxbench/rootfs"
 	"github.com/boxbench/boxbench/storage"
 )
@@ -139,45 +138,16 @@ func (p *Platform) Provision(ctx context.Context, r platform.Request) (platform.
 // their own groups), groups, interfaces and LXC lock files, found through the boxes' markers;
 // then their storage and work directories.
 func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
-	done, err := p.CleanupBoxes(ctx, workRoot, crashed)
-	gone, err2 := platform.CleanupWorkRoot(ctx, workRoot, crashed)
-	return append(done, gone...), errors.Join(err, err2)
+	return platform.CleanupWith(ctx, p, workRoot, crashed)
 }
 
 // CleanupBoxes is Cleanup without its last step, the work root's mounts, loop devices and
 // directories (platform.CleanupAll runs that once, after every platform's boxes).
 func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
-	var done []string
-	var errs []error
-	markers, _ := filepath.Glob(filepath.Join(workRoot, "*", "*", markerFile))
-	for _, path := range markers {
-		m, err := readMarker(path)
-		if err != nil || !crashed(m.Experiment) || filepath.Dir(path) != filepath.Join(workRoot, m.Experiment, m.Run) {
-			continue // not ours to judge: unreadable, alive, or a marker that names another place
-		}
-		gone, err := m.remove(ctx)
-		done = append(done, gone...)
-		errs = append(errs, err)
-	}
-	exps, _ := os.ReadDir(workRoot)
-	for _, e := range exps {
-		if e.IsDir() && crashed(e.Name()) {
-			ref := cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + e.Name()}
-			if _, err := os.Stat(ref.Dir("memory")); err == nil && removeEmptyGroup(ref) == nil {
-				done = append(done, "cgroup "+ref.Path)
-			}
-		}
-	}
-	return done, errors.Join(errs...)
+	done, err := platform.CleanupMarked(ctx, workRoot, markerFile, readMarker, crashed)
+	return append(done, hostcg.RemoveEmptyExperimentGroups(workRoot, crashed)...), err
 }
 
-// removeEmptyGroup removes an experiment's group when no process is left in it.
-func removeEmptyGroup(ref cgroup.Ref) error {
-	if pids, _ := cgroup.Pids(ref); len(pids) > 0 {
-		return fmt.Errorf("cgroup %s still has processes %v", ref.Path, pids)
-	}
-	return cgroup.Remove(ref)
-}
 
 // signalName is "SIGTERM" for syscall.SIGTERM (LXC's lxc.signal.halt takes names).
 func signalName(s syscall.Signal) string { return unix.SignalName(s) }

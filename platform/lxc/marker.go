@@ -75,9 +75,12 @@ func (m marker) removeLocks() error {
 	return nil
 }
 
-// remove kills what is left in the box's groups (by pid) and removes the groups, the box's
+// Remove kills what is left in the box's groups (by pid) and removes the groups, the box's
 // interfaces and LXC's lock file. Safe when some or all of it is already gone.
-func (m marker) remove(ctx context.Context) ([]string, error) {
+// Place: the experiment and run the marker names (platform.Marker).
+func (m marker) Place() (string, string) { return m.Experiment, m.Run }
+
+func (m marker) Remove(ctx context.Context) ([]string, error) {
 	var done []string
 	var errs []error
 	for _, ref := range m.groups() {

@@ -583,7 +583,7 @@ func (b *box) Teardown(ctx context.Context) error {
 	}
 	b.qmp.Close()
 	b.qga.Close()
-	_, err := b.m.remove(ctx)
+	_, err := b.m.Remove(ctx)
 	errs = append(errs, err)
 	errs = append(errs, os.RemoveAll(b.req.WorkDir))
 	return errors.Join(errs...)

@@ -58,9 +58,12 @@ func readMarker(path string) (marker, error) {
 
 func (m marker) group() cgroup.Ref { return cgroup.Ref{Version: cgroup.HostVersion(), Path: m.Cgroup} }
 
-// remove kills what is left in the box's group (the QEMU process, by pid) and removes the group,
+// Remove kills what is left in the box's group (the QEMU process, by pid) and removes the group,
 // the tap and the bridge. Safe when some or all of it is already gone.
-func (m marker) remove(ctx context.Context) ([]string, error) {
+// Place: the experiment and run the marker names (platform.Marker).
+func (m marker) Place() (string, string) { return m.Experiment, m.Run }
+
+func (m marker) Remove(ctx context.Context) ([]string, error) {
 	var done []string
 	var errs []error
 	ref := m.group()
