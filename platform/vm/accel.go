@@ -78,7 +78,8 @@ func chooseAccel(ctx context.Context, img vmimage.Image, scratch string) AccelCh
 	return a
 }
 
-// accelKey identifies what the trial's answer depends on.
+// accelKey identifies what the trial's answer depends on: this boot of the host, the QEMU
+// binary, the guest kernel (not the rest of the image: its rebuilds keep the answer).
 func accelKey(img vmimage.Image) string {
 	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	qemu, _ := exec.LookPath("qemu-system-x86_64")
@@ -86,7 +87,11 @@ func accelKey(img vmimage.Image) string {
 	if fi, err := os.Stat(qemu); err == nil {
 		qsize, qtime = fi.Size(), fi.ModTime().UnixNano()
 	}
-	h := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%d|%d|%s", strings.TrimSpace(string(boot)), qemu, qsize, qtime, img.Hash)))
+	var ksize int64
+	if fi, err := os.Stat(img.Kernel); err == nil {
+		ksize = fi.Size()
+	}
+	h := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%d|%d|%s|%d", strings.TrimSpace(string(boot)), qemu, qsize, qtime, img.KernelVersion, ksize)))
 	return hex.EncodeToString(h[:8])
 }
 
