@@ -3,6 +3,7 @@ package v2test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,6 +32,10 @@ const (
 
 // bedInit is the bed's init in the guest: the image's own /boxbench-init is the VM platform's.
 const bedInit = "/v2bed-init"
+
+// noInit is what Debian's initramfs prints when the init= it was given is not on the root file
+// system (it then runs /bin/sh instead).
+const noInit = "Target filesystem doesn't have requested"
 
 // bed is one boot of the test bed: a guest image variant and the guest tests run in it.
 type bed struct {
@@ -83,7 +88,7 @@ func TestBed(t *testing.T) {
 	for _, b := range beds {
 		t.Run(b.name, func(t *testing.T) {
 			start := time.Now()
-			img, built, err := vmimage.Cache{}.Get(ctx, tree, b.variant)
+			img, built, err := guestImage(ctx, t, tree, b.variant)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +110,7 @@ func (b bed) run(ctx context.Context, t *testing.T, img vmimage.Image, bin, init
 
 	console := filepath.Join(work, "console.log")
 	boot := time.Now()
-	qerr := runQEMU(ctx, t, bootTimeout, "qemu-system-x86_64", "-accel", "tcg,thread=multi", "-machine", "q35", "-cpu", "max",
+	qerr := runQEMU(ctx, t, bootTimeout, console, "qemu-system-x86_64", "-accel", "tcg,thread=multi", "-machine", "q35", "-cpu", "max",
 		"-smp", "2", "-m", fmt.Sprint(b.memMiB), "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
 		"-serial", "file:"+console, "-kernel", img.Kernel, "-initrd", img.Initrd,
 		"-append", "root=/dev/vda rw console=ttyS0 init="+bedInit+" quiet panic=-1 cgroup_no_v1=all v2bed.run="+b.tests,
@@ -134,6 +139,40 @@ func (b bed) run(ctx context.Context, t *testing.T, img vmimage.Image, bin, init
 	}
 }
 
+// guestImage returns tree's guest image of variant (building it when the cache has none) and
+// holds a shared flock on its cache entry's lock file until the test ends. vmimage's builders
+// lock an entry exclusively to build it, and to remove one made from other inputs (another
+// checkout's build script or guest files) only when that lock is free: held, the entry stays
+// while the bed copies its disk and QEMU reads its kernel.
+func guestImage(ctx context.Context, t *testing.T, tree rootfs.Tree, variant string) (vmimage.Image, bool, error) {
+	for attempt := 1; ; attempt++ {
+		img, built, err := vmimage.Cache{}.Get(ctx, tree, variant)
+		if err != nil {
+			return img, built, err
+		}
+		f, err := os.OpenFile(img.Dir+".lock", os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return img, built, err
+		}
+		for syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) != nil {
+			select {
+			case <-ctx.Done():
+				f.Close()
+				return img, built, fmt.Errorf("wait for a shared lock on %s.lock: %w", img.Dir, ctx.Err())
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		if _, err := os.Stat(img.Disk); err == nil {
+			t.Cleanup(func() { f.Close() })
+			return img, built, nil
+		}
+		f.Close() // removed between Get and the lock: get it again
+		if attempt == 3 {
+			return img, built, fmt.Errorf("the guest image %s keeps disappearing", img.Dir)
+		}
+	}
+}
+
 // bedDisk makes the boot's root disk: a sparse copy of the image's disk (debugfs edits raw
 // images only) with the test binary as /v2bed/v2test.test and the init script as /v2bed-init,
 // written by debugfs (no loop mount).
@@ -141,6 +180,16 @@ func bedDisk(ctx context.Context, work string, img vmimage.Image, bin, initSh st
 	disk := filepath.Join(work, "disk.img")
 	if _, err := command.Run(ctx, "cp", "--sparse=always", img.Disk, disk); err != nil {
 		return "", err
+	}
+	// The docker variant's disk was last mounted by the guest that loaded the image and powered
+	// off without unmounting: its journal must be replayed first, or the kernel's replay at boot
+	// overwrites what debugfs wrote (an inode with an invalid checksum). Exit status 1 means
+	// "corrected".
+	if out, err := command.Run(ctx, "e2fsck", "-y", "-E", "journal_only", disk); err != nil {
+		var ce *command.Error
+		if !errors.As(err, &ce) || exitCode(ce.Err) != 1 {
+			return "", fmt.Errorf("replay the journal of %s: %w %s", disk, err, out)
+		}
 	}
 	cmds := filepath.Join(work, "debugfs.cmds")
 	script := "mkdir /v2bed\nwrite " + bin + " /v2bed/v2test.test\nwrite " + initSh + " " + bedInit + "\n"
@@ -157,14 +206,42 @@ func bedDisk(ctx context.Context, work string, img vmimage.Image, bin, initSh st
 	return disk, nil
 }
 
+// exitCode is the exit status in err (-1 when it is not an exit).
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
 // runQEMU runs argv under a hard timeout and makes sure the emulator dies on every exit path:
 // its process group is killed when ctx or the timeout ends (command.Bound), when the test ends
 // early (t.Cleanup), and when this test process dies, even by SIGKILL or go test's own timeout
 // (Pdeathsig, sent when the thread that started it exits; that thread is locked for the start,
 // and Go does not end an unlocked thread).
-func runQEMU(ctx context.Context, t *testing.T, timeout time.Duration, argv ...string) error {
+//
+// A guest whose initramfs cannot find the bed's init runs a shell as pid 1 and would wait for
+// the timeout: the console is watched for that and QEMU killed at once.
+func runQEMU(ctx context.Context, t *testing.T, timeout time.Duration, console string, argv ...string) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	ctx, stuck := context.WithCancelCause(ctx)
+	defer stuck(nil)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(2 * time.Second):
+			}
+			b, _ := os.ReadFile(console)
+			if strings.Contains(string(b), noInit) {
+				stuck(fmt.Errorf("the guest did not start %s: %s", bedInit, command.Tail(b, 600)))
+				return
+			}
+		}
+	}()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	command.Bound(cmd)
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
@@ -180,8 +257,8 @@ func runQEMU(ctx context.Context, t *testing.T, timeout time.Duration, argv ...s
 	t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) }) // a no-op when it has exited: the group is gone
 	err = cmd.Wait()
 	if err != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("%w after %s (%v)", ctx.Err(), timeout, err)
+		if cause := context.Cause(ctx); cause != nil {
+			err = fmt.Errorf("%w (limit %s; %v)", cause, timeout, err)
 		}
 		return &command.Error{Argv: argv, Output: command.Tail([]byte(stderr.String()), command.TailBytes), Err: err}
 	}

@@ -15,6 +15,10 @@ mount -t tmpfs tmpfs /run
 mount -t tmpfs tmpfs /tmp
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 ip link set lo up
+# boxbench finds its images by the recipe, which names the host's apt sources; the guest's are
+# the ones its tree was built from, kept by the rootfs build under another name.
+src=/etc/apt/sources.list.d
+[ -e $src/debian.sources ] || [ -e /etc/apt/sources.list ] || cp $src/boxbench.sources $src/debian.sources
 run=
 for a in $(cat /proc/cmdline); do
 	case $a in v2bed.run=*) run=${a#v2bed.run=} ;; esac
