@@ -229,7 +229,10 @@ func (b *box) create(ctx context.Context, mounts []mount.Mount) error {
 func (b *box) start(ctx context.Context) error {
 	// Waiting for the next exit is registered before the start, so no exit can be missed.
 	waitC, errC := b.p.engine.ContainerWait(b.ctx, b.id, container.WaitConditionNextExit)
-	b.exited = make(chan struct{})
+	exited := make(chan struct{})
+	b.mu.Lock()
+	b.exited = exited
+	b.mu.Unlock()
 	go func() {
 		select {
 		case w := <-waitC:
@@ -237,9 +240,14 @@ func (b *box) start(ctx context.Context) error {
 		case <-errC:
 			b.exitCode = -1
 		}
-		close(b.exited)
+		close(exited)
 	}()
 	if err := b.p.engine.ContainerStart(ctx, b.id, container.StartOptions{}); err != nil {
+		// Nothing runs, so no exit will come: Stop must not wait for one (the wait request
+		// ends with b.ctx in Teardown). Before this, a failed start made the undo hang.
+		b.mu.Lock()
+		b.exited = nil
+		b.mu.Unlock()
 		return fmt.Errorf("start container %s: %w", b.facts["container"], err)
 	}
 	ins, err := b.p.engine.ContainerInspect(ctx, b.id)
