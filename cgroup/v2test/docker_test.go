@@ -82,8 +82,11 @@ func testCgroupfsDriver(t *testing.T) {
 	if _, err := os.Stat(ref.Dir("")); !os.IsNotExist(err) {
 		t.Errorf("the container's group %s remains after teardown (%v)", ref.Dir(""), err)
 	}
-	if after := groups(t); !slices.Equal(before, after) {
-		t.Errorf("groups before the box %v, after its teardown %v", before, after)
+	// The engine's cgroup parent (/docker, made at the first container start) is the engine's
+	// and stays, empty; any other group the box added is a leftover.
+	parent := filepath.Dir(ref.Dir(""))
+	if after := groups(t); !slices.Equal(before, slices.DeleteFunc(after, func(g string) bool { return g == parent && !slices.Contains(before, g) })) {
+		t.Errorf("groups before the box %v, after its teardown %v (the engine's parent %s may stay)", before, after, parent)
 	}
 	if _, err := os.Stat(filepath.Join(cgroup.Root, "boxbench")); !os.IsNotExist(err) {
 		t.Errorf("/sys/fs/cgroup/boxbench exists after a docker box (%v)", err)

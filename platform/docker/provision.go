@@ -278,7 +278,15 @@ func (b *box) start(ctx context.Context) error {
 		how["cpu_weight_engine"] = fmt.Sprintf("engine HostConfig.Resources.CPUShares %d", cgroup.SharesOf(r.CPUWeight))
 	}
 	rest := b.req.Resources
-	rest.CPUWeight = 0 // applied by the engine; read back from the kernel below
+	if b.group.Version == cgroup.V2 && rest.CPUWeight > 0 {
+		// On v2 the runtime turns CPUShares into cpu.weight by its own formula, which is not
+		// the inverse of SharesOf (runc 1.1: 1 + (shares-2)*9999/262142, so weight 200 → 2048
+		// shares → cpu.weight 79). The weight is written exactly here; the engine's value is
+		// kept in the facts.
+		how["cpu_weight_engine"] += fmt.Sprintf(" (became cpu.weight %s on v2; rewritten)", readFile(b.group.Dir(""), "cpu.weight"))
+	} else {
+		rest.CPUWeight = 0 // applied exactly by the engine (v1 cpu.shares); read back below
+	}
 	applied, warns, err := hostcg.Apply(b.group, rest, b.device, how)
 	b.applied, b.warns = applied, append(b.warns, warns...)
 	if err != nil {
