@@ -1,4 +1,5 @@
-// Package v2test holds the test that runs inside the cgroup v2 test bed: a QEMU guest whose
-// kernel mounts only cgroup v2 (e2e/cgroupv2_test.go builds and boots it). Outside the guest it
-// skips: it needs a v2-only host that nothing else uses, which this host is not.
+// Package v2test holds the cgroup v2 test bed: TestBed (on the host) boots the VM platform's
+// guest images in QEMU with a kernel that mounts only cgroup v2 and runs this package's guest
+// tests inside, TestNativeOnV2 and TestDockerOnV2. Outside a guest those skip: they need a
+// v2-only host that nothing else uses, which this host is not. See docs/cgroup-v2.md.
 package v2test

@@ -215,13 +215,21 @@ func (b *box) Stop(ctx context.Context) error {
 	case <-exited:
 		return nil
 	case <-time.After(stopTimeout):
-		_ = b.p.engine.ContainerKill(context.WithoutCancel(ctx), id, "KILL")
-		<-exited
-		return fmt.Errorf("%s did not stop within %s; killed", b.req.DBMS.Name(), stopTimeout)
+		return errors.Join(fmt.Errorf("%s did not stop within %s; killed", b.req.DBMS.Name(), stopTimeout), b.kill(ctx, id, exited))
 	case <-ctx.Done():
-		_ = b.p.engine.ContainerKill(context.WithoutCancel(ctx), id, "KILL")
-		<-exited
-		return ctx.Err()
+		return errors.Join(ctx.Err(), b.kill(ctx, id, exited))
+	}
+}
+
+// kill sends SIGKILL and waits a bounded time for the exit: a wait that never ends (an engine
+// that lost the container) must not hold up a teardown, whose forced remove comes next.
+func (b *box) kill(ctx context.Context, id string, exited chan struct{}) error {
+	_ = b.p.engine.ContainerKill(context.WithoutCancel(ctx), id, "KILL")
+	select {
+	case <-exited:
+		return nil
+	case <-time.After(removeTimeout):
+		return fmt.Errorf("no exit of container %s reported within %s of SIGKILL", id[:min(12, len(id))], removeTimeout)
 	}
 }
 

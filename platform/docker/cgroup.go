@@ -53,3 +53,13 @@ func parseProcCgroup(r io.Reader, v cgroup.Version) (string, error) {
 	}
 	return "", fmt.Errorf("no %s entry", map[cgroup.Version]string{cgroup.V1: "memory controller", cgroup.V2: "unified (0::)"}[v])
 }
+
+// readFile returns a control file of a group, trimmed ("?" when it cannot be read: the value is
+// only recorded).
+func readFile(dir, name string) string {
+	b, err := os.ReadFile(dir + "/" + name)
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(b))
+}

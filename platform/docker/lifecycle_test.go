@@ -118,3 +118,42 @@ func TestCleanup(t *testing.T) {
 	crashed := &env{engine: e.engine, exp: crashedExp, root: e.root}
 	crashed.assertClean(t)
 }
+
+// noServer is Redis whose server binary does not exist in the image: the engine creates the
+// container, and the runtime refuses to start it.
+type noServer struct{ dbms.DBMS }
+
+func (noServer) StartCommand(dbms.Layout) []string { return []string{"/nonexistent/redis-server"} }
+
+// TestStartFails: a container the runtime cannot start (here: no such executable; in a cgroup v2
+// guest: the systemd cgroup driver without systemd) fails Provision with the engine's error, and
+// the undo returns and removes everything. Before, Stop waited for an exit of a container that
+// never ran, and Provision never returned.
+func TestStartFails(t *testing.T) {
+	e := newEnv(t, "redis")
+	d, _ := dbms.Get("redis")
+	r := e.request(noServer{d}, "nostart", StorageBind, NetworkHost)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		b, err := e.p.Provision(ctx, r)
+		if err == nil {
+			teardown(t, b, r)
+		}
+		done <- err
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(5 * time.Minute): // a hang detector, far beyond any engine call
+		t.Fatal("Provision did not return after a failed container start")
+	}
+	if err == nil {
+		t.Fatal("a container without its server binary started")
+	}
+	t.Logf("provision failed as expected: %v", err)
+	if !strings.Contains(err.Error(), "start container") || !strings.Contains(err.Error(), "/nonexistent/redis-server") {
+		t.Errorf("error without the engine's reason: %v", err)
+	}
+}

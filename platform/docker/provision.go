@@ -235,7 +235,10 @@ func (b *box) create(ctx context.Context, mounts []mount.Mount) error {
 func (b *box) start(ctx context.Context) error {
 	// Waiting for the next exit is registered before the start, so no exit can be missed.
 	waitC, errC := b.p.engine.ContainerWait(b.ctx, b.id, container.WaitConditionNextExit)
-	b.exited = make(chan struct{})
+	exited := make(chan struct{})
+	b.mu.Lock()
+	b.exited = exited
+	b.mu.Unlock()
 	go func() {
 		select {
 		case w := <-waitC:
@@ -243,9 +246,14 @@ func (b *box) start(ctx context.Context) error {
 		case <-errC:
 			b.exitCode = -1
 		}
-		close(b.exited)
+		close(exited)
 	}()
 	if err := b.p.engine.ContainerStart(ctx, b.id, container.StartOptions{}); err != nil {
+		// Nothing runs, so no exit will come: Stop must not wait for one (the wait request
+		// ends with b.ctx in Teardown). Before this, a failed start made the undo hang.
+		b.mu.Lock()
+		b.exited = nil
+		b.mu.Unlock()
 		return fmt.Errorf("start container %s: %w", b.facts["container"], err)
 	}
 	ins, err := b.p.engine.ContainerInspect(ctx, b.id)
@@ -276,7 +284,15 @@ func (b *box) start(ctx context.Context) error {
 		how["cpu_weight_engine"] = fmt.Sprintf("engine HostConfig.Resources.CPUShares %d", cgroup.SharesOf(r.CPUWeight))
 	}
 	rest := b.req.Resources
-	rest.CPUWeight = 0 // applied by the engine; read back from the kernel below
+	if b.group.Version == cgroup.V2 && rest.CPUWeight > 0 {
+		// On v2 the runtime turns CPUShares into cpu.weight by its own formula, which is not
+		// the inverse of SharesOf (runc 1.1: 1 + (shares-2)*9999/262142, so weight 200 → 2048
+		// shares → cpu.weight 79). The weight is written exactly here; the engine's value is
+		// kept in the facts.
+		how["cpu_weight_engine"] += fmt.Sprintf(" (became cpu.weight %s on v2; rewritten)", readFile(b.group.Dir(""), "cpu.weight"))
+	} else {
+		rest.CPUWeight = 0 // applied exactly by the engine (v1 cpu.shares); read back below
+	}
 	applied, warns, err := hostcg.Apply(b.group, rest, b.device, how)
 	b.applied, b.warns = applied, append(b.warns, warns...)
 	if err != nil {
