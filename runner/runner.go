@@ -121,6 +121,14 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		}
 		r.env["client_cpus"] = got
 	}
+	// The boxes' placement is their cpuset limit (requested and read back with every run);
+	// recorded here too so that the environment says where every process ran.
+	if s := cfg.Spec.Placement.Server; s != "" {
+		r.env["server_cpus"] = s
+	}
+	if s := cfg.Spec.Placement.Neighbours; s != "" {
+		r.env["neighbour_cpus"] = s
+	}
 	if err := r.buildWorkloads(); err != nil {
 		return Summary{}, err
 	}
