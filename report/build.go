@@ -159,6 +159,7 @@ func (r *Report) buildCell(rec results.CellRecord, runs []results.RunRow) *Cell 
 	}
 	c.Runs = len(ok)
 	c.Throughput = stats.Summarize(c.Samples)
+	c.Untruncated = untruncated(ok)
 	c.Warnings = aggregateWarnings(runs)
 	var broken int
 	c.Latency, broken = latencies(ok)

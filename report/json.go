@@ -19,6 +19,9 @@ type jsonReport struct {
 	// Events: resumes, data loads and adaptive repetition decisions, in order.
 	// (Their times are in the results file; the report stays reproducible without them.)
 	Events []jsonEvent `json:"events,omitempty"`
+	// Calibration: with the matrix key replica, the A/A noise floor, false positives and
+	// known-effect detection per sample size and analysis (report/calibration.go).
+	Calibration []Calibration `json:"calibration,omitempty"`
 }
 
 type jsonEvent struct {
@@ -77,6 +80,7 @@ type jsonSkipped struct {
 func WriteJSON(w io.Writer, r *Report) error {
 	out := jsonReport{Experiment: r.Experiment, Environment: r.Env, Keys: nonNil(r.Keys),
 		Cells: []jsonCell{}, Skipped: []jsonSkipped{}, Warnings: nonNil(r.Warnings)}
+	out.Calibration = r.calibrations()
 	for _, e := range r.Events {
 		out.Events = append(out.Events, jsonEvent{Kind: e.Kind, Message: e.Message})
 	}

@@ -63,11 +63,14 @@ type Cell struct {
 	// has none (its baseline cell was skipped or is not in the matrix).
 	BaselineID string
 
-	Runs       int       // ok runs (the n of every summary)
-	Failed     []Failure // failed runs, in run order
-	RunIDs     []string  // ok runs, in run order
-	Samples    []float64 // throughput of each ok run (ops/s), in run order
-	Throughput stats.Summary
+	Runs    int       // ok runs (the n of every summary)
+	Failed  []Failure // failed runs, in run order
+	RunIDs  []string  // ok runs, in run order
+	Samples []float64 // throughput of each ok run (ops/s), in run order
+	// Untruncated is each ok run's throughput before the steady-state cut (ops/s; NaN where
+	// the run did not store it), in run order.
+	Untruncated []float64
+	Throughput  stats.Summary
 
 	// Overhead compares this cell's throughput with its baseline's (HigherIsBetter); nil for
 	// a baseline and when no comparison is possible (a Warning says why).
