@@ -63,15 +63,15 @@ type page struct {
 	Metrics      []metricView
 	Adaptive     []string
 	// Precision is the measured-window and calibration text (precision.go), preformatted.
-	Precision string
-	Runs         []cellRuns
-	Skipped      []skipView
-	Env          []kv
-	CellEnv      []cellEnvView
-	Spec         string
-	TotalRuns    int
-	TotalCells   int
-	SkippedN     string
+	Precision  string
+	Runs       []cellRuns
+	Skipped    []skipView
+	Env        []kv
+	CellEnv    []cellEnvView
+	Spec       string
+	TotalRuns  int
+	TotalCells int
+	SkippedN   string
 }
 
 type kv struct{ K, V string }
