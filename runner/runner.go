@@ -114,6 +114,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return Summary{}, &spec.Error{File: cfg.Spec.Name, Problems: problems}
 	}
 	r.plan = p
+	if err := refuseDuet(cfg.Spec); err != nil {
+		return Summary{}, err
+	}
 	if c := cfg.Spec.Placement.Client; c != "" {
 		got, err := placement.Pin(c)
 		if err != nil {

@@ -7,7 +7,7 @@ import (
 )
 
 // DefaultQuietTimeout is quietStart.timeout when the spec does not give one.
-const DefaultQuietTimeout = 20 * time.Second
+const DefaultQuietTimeout = 5 * time.Second
 
 // placement checks placement.client, .server and .neighbours against each other and the host's
 // cpus (Vocabulary.CPUs), a server cpuset given twice (placement.server and a cpuset limit),
