@@ -302,7 +302,8 @@ func (r *Report) windowRows() (rows []windowRow) {
 				row.Wait = m.Summary
 			}
 		}
-		if row.Cut.N > 0 || row.Wait.N > 0 {
+		row.NotApplied = c.SteadyNotApplied
+		if row.Cut.N > 0 || row.Wait.N > 0 || row.NotApplied > 0 {
 			rows = append(rows, row)
 		}
 	}
@@ -310,8 +311,9 @@ func (r *Report) windowRows() (rows []windowRow) {
 }
 
 type windowRow struct {
-	Cell      string
-	Cut, Wait stats.Summary
+	Cell       string
+	Cut, Wait  stats.Summary
+	NotApplied int // runs whose window was too short for steady-state detection
 }
 
 // writeTextWindow prints where each cell's measured window started (the steady-state cut)
@@ -326,7 +328,11 @@ func writeTextWindow(w io.Writer, r *Report) {
 	}
 	fmt.Fprintln(w, "\nmeasured window: seconds cut from its start as transient (MSER steady-state detection) and seconds waited for a quiet host before the run, mean [min–max] (n runs):")
 	for _, row := range rows {
-		fmt.Fprintf(w, "  %s  cut %s, quiet-start wait %s\n", row.Cell, fmtSeconds(row.Cut), fmtSeconds(row.Wait))
+		cut := "cut " + fmtSeconds(row.Cut)
+		if row.NotApplied > 0 {
+			cut = fmt.Sprintf("%s; steady-state detection not applied in %d runs (fewer than %d intervals)", cut, row.NotApplied, stats.MinMSERIntervals)
+		}
+		fmt.Fprintf(w, "  %s  %s, quiet-start wait %s\n", row.Cell, cut, fmtSeconds(row.Wait))
 	}
 }
 

@@ -70,6 +70,9 @@ type Cell struct {
 	// Untruncated is each ok run's throughput before the steady-state cut (ops/s; NaN where
 	// the run did not store it), in run order.
 	Untruncated []float64
+	// SteadyNotApplied counts the ok runs whose steady-state detection was not applied (too
+	// few intervals; the run's fact steady_state says why).
+	SteadyNotApplied int
 	Throughput  stats.Summary
 
 	// Overhead compares this cell's throughput with its baseline's (HigherIsBetter); nil for

@@ -82,7 +82,7 @@ func (r *Runner) steadyState(res *workload.Result, rec *results.RunRecord) {
 	starts, rates := res.MeasuredSeries()
 	batch := stats.MSERBatch(len(rates))
 	if batch == 0 {
-		rec.Facts["steady_state"] = fmt.Sprintf("not applied: %d measured intervals, MSER needs 5 or more", len(rates))
+		rec.Facts["steady_state"] = fmt.Sprintf("not applied: %d measured intervals, MSER-5 needs %d or more (lengthen duration)", len(rates), stats.MinMSERIntervals)
 		return
 	}
 	m, ok := stats.MSERTruncation(rates, batch)

@@ -88,16 +88,17 @@ func differs(dropped, kept []float64) bool {
 	return math.Abs(md-mk) > 3*sk*math.Sqrt(1/float64(len(dropped))+1/float64(len(kept)))
 }
 
-// MSERBatch is the batch size boxbench uses for a series of n intervals: 5 (MSER-5, the
-// usual choice, which smooths interval-to-interval noise) when that leaves at least 4
-// batches, else 1 (MSER-1) from 5 intervals on, else 0: too short to tell a transient from
-// noise, no truncation.
+// MinMSERIntervals is the shortest series boxbench applies MSER-5 to: 4 batches of 5.
+const MinMSERIntervals = 20
+
+// MSERBatch is the batch size boxbench uses for a series of n intervals: 5 (MSER-5, the usual
+// choice, which smooths interval-to-interval noise) when that leaves at least 4 batches, else
+// 0: no truncation. MSER-1 on shorter series was tried and dropped: on the shared 2-vCPU
+// development VM, 10-interval Redis runs cut by MSER-1 had a wider A/A noise floor than uncut
+// ones (docs/precision.md) — it cut bursts of other tenants' load, not transients.
 func MSERBatch(n int) int {
-	switch {
-	case n >= 20:
+	if n >= MinMSERIntervals {
 		return 5
-	case n >= 5:
-		return 1
 	}
 	return 0
 }
