@@ -79,7 +79,11 @@ func TestPlacementQuietStartAndSteadyStateOnARealRun(t *testing.T) {
 	if lim, _ := row.Limits["limits"].(map[string]any); lim["cpuset"] != "0" {
 		t.Errorf("limits applied %v: want cpuset 0 read back", row.Limits)
 	}
-	for fact, prefix := range map[string]string{"page_cache": "dropped before the run", "quiet_start": "quiet after",
+	// A shared host may stay busy even by these thresholds: either outcome is recorded.
+	if q := row.Facts["quiet_start"]; !strings.HasPrefix(q, "quiet after") && !strings.HasPrefix(q, "the host was not quiet within 3s") {
+		t.Errorf("fact quiet_start = %q", q)
+	}
+	for fact, prefix := range map[string]string{"page_cache": "dropped before the run",
 		"steady_state": "not applied: 6 measured intervals, MSER-5 needs 20"} {
 		if !strings.HasPrefix(row.Facts[fact], prefix) {
 			t.Errorf("fact %s = %q, want it to start with %q", fact, row.Facts[fact], prefix)
