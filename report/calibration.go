@@ -33,7 +33,7 @@ type CalibrationAt struct {
 	// AATests is how many A/A tests (pairs × blocks) there were.
 	AATests int `json:"aa_tests"`
 	// NoiseFloor* summarise the 95 % CI half-width of the A/A ratio, in percent, over the A/A
-	// tests (mean, min, max, n in the Summary).
+	// tests (median, min, max, n in the Summary; the text shows the median).
 	NoiseFloorUnpaired stats.Summary `json:"noise_floor_unpaired_pct"`
 	NoiseFloorPaired   stats.Summary `json:"noise_floor_paired_pct"`
 	// FalsePositives* count A/A tests whose verdict was not "no difference" (unpaired: the
@@ -254,7 +254,7 @@ func writeTextCalibration(w io.Writer, r *Report) {
 		return
 	}
 	fmt.Fprintln(w, "\ncalibration (A/A: cells that differ only in replica; known effect: a cell that differs from its baseline only in cpus).")
-	fmt.Fprintln(w, "noise floor: 95 % CI half-width of the ratio, % (mean [min–max] over the A/A tests); a test is a block of n consecutive rounds;")
+	fmt.Fprintln(w, "noise floor: 95 % CI half-width of the ratio, % (median [min–max] over the A/A tests); a test is a block of n consecutive rounds;")
 	fmt.Fprintln(w, "false positives: A/A tests with a verdict other than \"no difference\" (expected: 5 % of them); detected: known-effect tests that found the cut")
 	for _, cal := range cals {
 		fmt.Fprintf(w, "  %s:\n", cal.Series)
@@ -271,15 +271,17 @@ func writeTextCalibration(w io.Writer, r *Report) {
 	}
 }
 
-// fmtRange renders a summary of percentages as "mean % [min–max] (n=N)".
+// fmtRange renders a summary of percentages as "median % [min–max] (n=N)": the median, because
+// one A/A block whose baseline is nearly indistinguishable from zero has an almost unbounded
+// Fieller interval that would dominate a mean.
 func fmtRange(s stats.Summary) string {
 	switch s.N {
 	case 0:
 		return "absent"
 	case 1:
-		return fmt.Sprintf("%.1f %% (n=1)", s.Mean)
+		return fmt.Sprintf("%.1f %% (n=1)", s.Median)
 	}
-	return fmt.Sprintf("%.1f %% [%.1f–%.1f] (n=%d)", s.Mean, s.Min, s.Max, s.N)
+	return fmt.Sprintf("%.1f %% [%.1f–%.1f] (n=%d)", s.Median, s.Min, s.Max, s.N)
 }
 
 // Metric names the runner stores for the measured window (runner/precision.go).
