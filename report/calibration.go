@@ -331,8 +331,11 @@ func writeTextWindow(w io.Writer, r *Report) {
 	fmt.Fprintln(w, "\nmeasured window: seconds cut from its start as transient (MSER steady-state detection) and seconds waited for a quiet host before the run, mean [min–max] (n runs):")
 	for _, row := range rows {
 		cut := "cut " + fmtSeconds(row.Cut)
-		if row.NotApplied > 0 {
-			cut = fmt.Sprintf("%s; steady-state detection not applied in %d runs (fewer than %d intervals)", cut, row.NotApplied, stats.MinMSERIntervals)
+		switch {
+		case row.NotApplied > 0 && row.Cut.N == 0:
+			cut = fmt.Sprintf("not cut: steady-state detection not applied in its %d runs (fewer than %d intervals)", row.NotApplied, stats.MinMSERIntervals)
+		case row.NotApplied > 0:
+			cut = fmt.Sprintf("%s; not applied in %d more runs (fewer than %d intervals)", cut, row.NotApplied, stats.MinMSERIntervals)
 		}
 		fmt.Fprintf(w, "  %s  %s, quiet-start wait %s\n", row.Cell, cut, fmtSeconds(row.Wait))
 	}

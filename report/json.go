@@ -57,6 +57,11 @@ type jsonOverhead struct {
 	CI95     *[2]float64 `json:"ci95"`
 	PValue   float64     `json:"p_value"`
 	Verdict  string      `json:"verdict"`
+	// MDEPct is the smallest overhead (percent of the baseline) these runs could have detected
+	// (α = 0.05, 80 % power); absent with fewer than 2 runs in a cell.
+	MDEPct *float64 `json:"mde_pct,omitempty"`
+	// Paired is the comparison by rounds (ratio, CI, its own mde_pct, per-round ratios).
+	Paired *stats.Paired `json:"paired,omitempty"`
 }
 
 type jsonLatency struct {
@@ -98,7 +103,11 @@ func WriteJSON(w io.Writer, r *Report) error {
 		}
 		if o := c.Overhead; o != nil {
 			jc.Overhead = &jsonOverhead{Baseline: c.BaselineID, Ratio: o.Ratio, CI95: pair(o.RatioCI),
-				PValue: o.UTest.P, Verdict: string(o.Verdict)}
+				PValue: o.UTest.P, Verdict: string(o.Verdict), Paired: c.Paired}
+			if o.MDEValid {
+				mde := o.MDEPct
+				jc.Overhead.MDEPct = &mde
+			}
 		}
 		for _, l := range c.Latency {
 			if l.Count > 0 {
