@@ -19,7 +19,7 @@ const MinDuetCPUs = 4
 // either role, and when neighbours are placed (they would be shared by both sides).
 func DuetSplit(s Sets, host []int) (a, b Side, err error) {
 	if len(s.Neighbours) > 0 {
-		return a, b, fmt.Errorf("order duet cannot place neighbours: both sides would share them (placement.neighbours %s)", FormatList(s.Neighbours))
+		return a, b, fmt.Errorf("duet cannot place neighbours: both sides would share them (placement.neighbours %s)", FormatList(s.Neighbours))
 	}
 	if len(s.Server) > 0 || len(s.Client) > 0 {
 		for _, r := range []struct {
@@ -27,7 +27,7 @@ func DuetSplit(s Sets, host []int) (a, b Side, err error) {
 			cpus  []int
 		}{{"placement.server", s.Server}, {"placement.client", s.Client}} {
 			if len(r.cpus) < 2 {
-				return a, b, fmt.Errorf("order duet splits %s between the two sides and needs at least 2 cpus in it; %q has %d",
+				return a, b, fmt.Errorf("duet splits %s between the two sides and needs at least 2 cpus in it; %q has %d",
 					r.field, FormatList(r.cpus), len(r.cpus))
 			}
 		}
@@ -35,7 +35,7 @@ func DuetSplit(s Sets, host []int) (a, b Side, err error) {
 		return Side{Server: s.Server[:hs], Client: s.Client[:hc]}, Side{Server: s.Server[hs : 2*hs], Client: s.Client[hc : 2*hc]}, nil
 	}
 	if len(host) < MinDuetCPUs {
-		return a, b, fmt.Errorf("order duet runs a cell and its baseline at the same time on disjoint cpus: each side needs a cpu for its client and one for its server, so at least %d cpus; this host offers %d (%s)",
+		return a, b, fmt.Errorf("duet runs a cell and its baseline at the same time on disjoint cpus: each side needs a cpu for its client and one for its server, so at least %d cpus; this host offers %d (%s)",
 			MinDuetCPUs, len(host), FormatList(host))
 	}
 	h := len(host) / 2

@@ -51,7 +51,7 @@ func TestPlacementAgainstTheHost(t *testing.T) {
 		{"overlap and cpuset twice", "placement: {client: \"0-1\", server: \"1\"}\nlimits: {cpuset: \"1\"}\n", 2,
 			[]string{`placement.server: "1" shares cpu 1 with placement.client "0-1"`, `placement.server: "1" and limits.cpuset "1" both place the server`}, 2},
 		{"duet on 2 cpus", "order: duet\n", 2,
-			[]string{`order: order duet runs a cell and its baseline at the same time on disjoint cpus: each side needs a cpu for its client and one for its server, so at least 4 cpus; this host offers 2 (0-1)`}, 1},
+			[]string{`order: duet runs a cell and its baseline at the same time on disjoint cpus: each side needs a cpu for its client and one for its server, so at least 4 cpus; this host offers 2 (0-1)`}, 1},
 		{"duet on 8 cpus", "order: duet\n", 8, nil, 0},
 		{"duet pinned, one server cpu", "order: duet\nplacement: {client: \"0-1\", server: \"2\"}\n", 8,
 			[]string{`splits placement.server between the two sides and needs at least 2 cpus in it; "2" has 1`}, 1},
