@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -49,17 +50,12 @@ func TestWaitQuietOnThisHost(t *testing.T) {
 	}
 	// Thresholds below anything measurable while this test spins a CPU: it must give up at the
 	// timeout and say so.
-	stop := make(chan struct{})
+	var stop atomic.Bool
 	go func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
+		for !stop.Load() { // spins a CPU on purpose
 		}
 	}()
-	defer close(stop)
+	defer stop.Store(true)
 	cfg = QuietConfig{Timeout: 600 * time.Millisecond, Window: 200 * time.Millisecond, CPUBusy: 0.001, DiskBusy: 1}
 	q, err = WaitQuiet(context.Background(), cfg)
 	if err != nil {

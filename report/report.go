@@ -73,7 +73,7 @@ type Cell struct {
 	// SteadyNotApplied counts the ok runs whose steady-state detection was not applied (too
 	// few intervals; the run's fact steady_state says why).
 	SteadyNotApplied int
-	Throughput  stats.Summary
+	Throughput       stats.Summary
 
 	// Overhead compares this cell's throughput with its baseline's (HigherIsBetter); nil for
 	// a baseline and when no comparison is possible (a Warning says why).

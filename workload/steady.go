@@ -52,10 +52,9 @@ var ErrNoHistograms = errors.New("the workload's intervals carry no latency hist
 func (r *Result) Truncate(from time.Duration) error {
 	type key struct{ op, series string }
 	type acc struct {
-		h         *hdrhistogram.Histogram
-		count     int64
-		errors    int64
-		hasSeries bool
+		h      *hdrhistogram.Histogram
+		count  int64
+		errors int64
 	}
 	accs := map[key]*acc{}
 	var first, last time.Duration = -1, 0
