@@ -11,6 +11,7 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/image"
+	"github.com/boxbench/boxbench/placement"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/docker"
@@ -44,7 +45,8 @@ func DBMS(name string) (dbms.DBMS, error) { return dbms.Get(name) }
 // Vocabulary is what specs may name in this build: every platform's own description, whether
 // or not this host can run it (that is the planner's question, answered with reasons).
 func Vocabulary(ps map[string]platform.Platform) spec.Vocabulary {
-	v := spec.Vocabulary{DBMSs: dbms.Names(), Baseline: Baseline, Platforms: map[string]spec.PlatformWords{}}
+	v := spec.Vocabulary{DBMSs: dbms.Names(), Baseline: Baseline, Platforms: map[string]spec.PlatformWords{},
+		CPUs: placement.HostCPUs()}
 	for name, p := range ps {
 		i := p.Info()
 		v.Platforms[name] = spec.PlatformWords{Storages: i.Storages, Networks: i.Networks}

@@ -249,6 +249,11 @@ func resolve(e *spec.Experiment, params map[string]string) *Cell {
 		Mix: get("mix", e.WorkloadOf(wl).Mix), Bound: get("bound", e.Dataset.Bound),
 		ClientPolicy: get("clientPolicy", cmp.Or(e.Placement.ClientPolicy, placement.PolicyNormal))}
 	c.Resources = e.ResourcesOf(params)
+	if e.Placement.Server != "" {
+		// The server's placement reaches every platform as the box's cpuset limit (validation
+		// refuses a cpuset given both ways).
+		c.Resources.Cpuset = e.Placement.Server
+	}
 	c.Records = Records(e, c.Bound, c.Resources.MemoryBytes)
 	return c
 }

@@ -162,6 +162,12 @@ func (r *Report) buildCell(rec results.CellRecord, runs []results.RunRow) *Cell 
 		c.Emulated = c.Emulated || run.Facts["emulated"] == "true"
 	}
 	c.Throughput = stats.Summarize(c.Samples)
+	c.Untruncated = untruncated(ok)
+	for _, run := range ok {
+		if strings.HasPrefix(run.Facts["steady_state"], "not applied") {
+			c.SteadyNotApplied++
+		}
+	}
 	c.Warnings = aggregateWarnings(runs)
 	var broken int
 	c.Latency, broken = latencies(ok)

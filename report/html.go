@@ -62,14 +62,16 @@ type page struct {
 	Stats        []statRow
 	Metrics      []metricView
 	Adaptive     []string
-	Runs         []cellRuns
-	Skipped      []skipView
-	Env          []kv
-	CellEnv      []cellEnvView
-	Spec         string
-	TotalRuns    int
-	TotalCells   int
-	SkippedN     string
+	// Precision is the measured-window and calibration text (precision.go), preformatted.
+	Precision  string
+	Runs       []cellRuns
+	Skipped    []skipView
+	Env        []kv
+	CellEnv    []cellEnvView
+	Spec       string
+	TotalRuns  int
+	TotalCells int
+	SkippedN   string
 }
 
 type kv struct{ K, V string }
@@ -201,6 +203,10 @@ func newPage(r *Report, store *results.Store) (*page, error) {
 	v.stats(r)
 	v.Metrics = r.metricViews()
 	v.Adaptive = r.adaptiveEvents()
+	var pre strings.Builder
+	writeTextWindow(&pre, r)
+	writeTextCalibration(&pre, r)
+	v.Precision = strings.TrimSpace(pre.String())
 	if err := v.runs(r, store); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,9 @@ type jsonReport struct {
 	// Events: resumes, data loads and adaptive repetition decisions, in order.
 	// (Their times are in the results file; the report stays reproducible without them.)
 	Events []jsonEvent `json:"events,omitempty"`
+	// Calibration: with the matrix key replica, the A/A noise floor, false positives and
+	// known-effect detection per sample size and analysis (report/calibration.go).
+	Calibration []Calibration `json:"calibration,omitempty"`
 }
 
 type jsonEvent struct {
@@ -55,6 +58,11 @@ type jsonOverhead struct {
 	CI95     *[2]float64 `json:"ci95"`
 	PValue   float64     `json:"p_value"`
 	Verdict  string      `json:"verdict"`
+	// MDEPct is the smallest overhead (percent of the baseline) these runs could have detected
+	// (α = 0.05, 80 % power); absent with fewer than 2 runs in a cell.
+	MDEPct *float64 `json:"mde_pct,omitempty"`
+	// Paired is the comparison by rounds (ratio, CI, its own mde_pct, per-round ratios).
+	Paired *stats.Paired `json:"paired,omitempty"`
 }
 
 type jsonLatency struct {
@@ -78,6 +86,7 @@ type jsonSkipped struct {
 func WriteJSON(w io.Writer, r *Report) error {
 	out := jsonReport{Experiment: r.Experiment, Environment: r.Env, Keys: nonNil(r.Keys),
 		Cells: []jsonCell{}, Skipped: []jsonSkipped{}, Warnings: nonNil(r.Warnings)}
+	out.Calibration = r.calibrations()
 	for _, e := range r.Events {
 		out.Events = append(out.Events, jsonEvent{Kind: e.Kind, Message: e.Message})
 	}
@@ -95,7 +104,11 @@ func WriteJSON(w io.Writer, r *Report) error {
 		}
 		if o := c.Overhead; o != nil {
 			jc.Overhead = &jsonOverhead{Baseline: c.BaselineID, Ratio: o.Ratio, CI95: pair(o.RatioCI),
-				PValue: o.UTest.P, Verdict: string(o.Verdict)}
+				PValue: o.UTest.P, Verdict: string(o.Verdict), Paired: c.Paired}
+			if o.MDEValid {
+				mde := o.MDEPct
+				jc.Overhead.MDEPct = &mde
+			}
 		}
 		for _, l := range c.Latency {
 			if l.Count > 0 {

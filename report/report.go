@@ -63,11 +63,17 @@ type Cell struct {
 	// has none (its baseline cell was skipped or is not in the matrix).
 	BaselineID string
 
-	Runs       int       // ok runs (the n of every summary)
-	Failed     []Failure // failed runs, in run order
-	RunIDs     []string  // ok runs, in run order
-	Samples    []float64 // throughput of each ok run (ops/s), in run order
-	Throughput stats.Summary
+	Runs    int       // ok runs (the n of every summary)
+	Failed  []Failure // failed runs, in run order
+	RunIDs  []string  // ok runs, in run order
+	Samples []float64 // throughput of each ok run (ops/s), in run order
+	// Untruncated is each ok run's throughput before the steady-state cut (ops/s; NaN where
+	// the run did not store it), in run order.
+	Untruncated []float64
+	// SteadyNotApplied counts the ok runs whose steady-state detection was not applied (too
+	// few intervals; the run's fact steady_state says why).
+	SteadyNotApplied int
+	Throughput       stats.Summary
 
 	// Overhead compares this cell's throughput with its baseline's (HigherIsBetter); nil for
 	// a baseline and when no comparison is possible (a Warning says why).

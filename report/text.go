@@ -79,6 +79,8 @@ func WriteText(w io.Writer, r *Report) error {
 		fmt.Fprintln(bw, "no runnable cells")
 	}
 	writeTextMetrics(bw, r)
+	writeTextWindow(bw, r)
+	writeTextCalibration(bw, r)
 	writeTextNotes(bw, r, notes)
 	return bw.Flush()
 }

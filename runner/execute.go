@@ -148,6 +148,13 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 		}
 	}
 
+	r.cfg.Progress.Phase(run, "quiet start")
+	hostMetrics := map[string]float64{}
+	r.prepareHost(ctx, rec, hostMetrics)
+	if ctx.Err() != nil {
+		return // interrupted while waiting: the caller discards the record
+	}
+
 	r.cfg.Progress.Phase(run, "warmup+measure")
 	res, samples, missing, err := r.measure(ctx, box, d, wl, ws, nbs, c.ClientPolicy, rec.Env)
 	rec.Result = res
@@ -168,6 +175,14 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 	}
 	rec.Status = "ok"
 	rec.Warnings = append(rec.Warnings, r.validity(c, res, samples, box, lim)...)
+	// After the checks, which read the whole window as the workload ran it.
+	r.steadyState(res, rec)
+	if res.Metrics == nil {
+		res.Metrics = map[string]float64{}
+	}
+	for k, v := range hostMetrics {
+		res.Metrics[k] = v
+	}
 	if len(missing) > 0 {
 		rec.Facts["telemetry_missing"] = strings.Join(missing, "; ")
 	}

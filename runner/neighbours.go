@@ -63,9 +63,13 @@ func (r *Runner) provisionNeighbours(ctx context.Context, c *plan.Cell, d dbms.D
 		}
 	}
 	run := fmt.Sprintf("%s-nb-%s", runDirName(seq), n.name)
+	lim := ns.Limits.Resources()
+	if cpus := r.cfg.Spec.Placement.Neighbours; cpus != "" {
+		lim.Cpuset = cpus // placement.neighbours, through the same limit as the server's
+	}
 	box, err := p.Provision(ctx, platform.Request{Experiment: r.id, Run: run, WorkDir: dir + "/" + run,
 		DBMS: dbms.Idle(d), Choice: platform.Choice{Storage: st, Network: "host", Runtime: c.Runtime},
-		Resources:   ns.Limits.Resources(),
+		Resources:   lim,
 		StorageOpts: r.storageOpts(), Log: r.cfg.Log})
 	if err != nil {
 		return nil, fmt.Errorf("neighbour %s: %w", n.name, err)

@@ -114,12 +114,23 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return Summary{}, &spec.Error{File: cfg.Spec.Name, Problems: problems}
 	}
 	r.plan = p
+	if err := refuseDuet(cfg.Spec); err != nil {
+		return Summary{}, err
+	}
 	if c := cfg.Spec.Placement.Client; c != "" {
 		got, err := placement.Pin(c)
 		if err != nil {
 			return Summary{}, err
 		}
 		r.env["client_cpus"] = got
+	}
+	// The boxes' placement is their cpuset limit (requested and read back with every run);
+	// recorded here too so that the environment says where every process ran.
+	if s := cfg.Spec.Placement.Server; s != "" {
+		r.env["server_cpus"] = s
+	}
+	if s := cfg.Spec.Placement.Neighbours; s != "" {
+		r.env["neighbour_cpus"] = s
 	}
 	if err := r.buildWorkloads(); err != nil {
 		return Summary{}, err

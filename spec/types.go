@@ -36,6 +36,12 @@ type Experiment struct {
 	// EmulatedVerdicts asks for verdicts on comparisons with emulated boxes (a VM under QEMU's TCG),
 	// which by default carry none: their differences are the emulator's.
 	EmulatedVerdicts bool `yaml:"emulatedVerdicts"`
+	// QuietStart: before each run's workload, wait (bounded) until the host's CPUs and disks
+	// are idle. SteadyState: how the measured window's start is fixed ("mser", the default, or
+	// "off"). Cache: "warm" (default) or "cold" (the page cache is dropped before each run).
+	QuietStart  QuietStart `yaml:"quietStart"`
+	SteadyState string     `yaml:"steadyState"`
+	Cache       string     `yaml:"cache"`
 
 	lines  map[string]int       // field path → line, for semantic errors
 	fields map[lineValue]string // (line, scalar value) → field path, to name the field of a decode error
@@ -132,12 +138,28 @@ type Neighbour struct {
 	Limits  Limits `yaml:"limits"`
 }
 
-// Placement says where and how the client (boxbench's load generator) runs, the same for every
-// cell: Client pins it to cores, ClientPolicy is its scheduling policy during the measured
-// window ("normal", the default, or "idle"; see package placement).
+// Placement says where the experiment's processes run, the same for every cell: Client pins
+// the client (boxbench's load generator) to cores, Server gives every database box that cpuset
+// (through its limits, on every platform), Neighbours every neighbour box; the three are
+// disjoint. ClientPolicy is the client's scheduling policy during the measured window
+// ("normal", the default, or "idle"; see package placement).
 type Placement struct {
 	Client       string `yaml:"client"`
 	ClientPolicy string `yaml:"clientPolicy"`
+	Server       string `yaml:"server"`
+	Neighbours   string `yaml:"neighbours"`
+}
+
+// QuietStart bounds the wait for an idle host before each run. Timeout 0 turns it off.
+type QuietStart struct {
+	// Timeout is the longest wait; the run then starts anyway, with a warning.
+	Timeout Duration `yaml:"timeout"`
+	// CPUBusy is the largest share of the host's CPU time (all modes but idle and iowait)
+	// that counts as idle; DiskBusy the largest share of time any disk may be busy.
+	CPUBusy  Percent `yaml:"cpuBusy"`
+	DiskBusy Percent `yaml:"diskBusy"`
+	// Window is how long the host must stay under both to count as quiet.
+	Window Duration `yaml:"window"`
 }
 
 // StorageOptions tune storage backends.

@@ -19,10 +19,13 @@ var (
 	NeighbourTypes = []string{"fio", "stress"}
 	Mixes          = []string{"a", "b", "c", "d", "e", "f", "write-heavy", "read-heavy", "custom"}
 	Bounds         = []string{"memory", "disk"}
-	Orders         = []string{"randomized", "sequential"}
+	Orders         = []string{"randomized", "sequential", "duet"}
+	// SteadyStates are the values of steadyState; Caches of cache.
+	SteadyStates = []string{"mser", "off"}
+	Caches       = []string{"warm", "cold"}
 	// MatrixKeys are the keys a matrix (and a baseline, zip or exclude) may vary.
 	MatrixKeys = []string{"dbms", "workload", "platform", "runtime", "storage", "network", "neighbour", "mix", "bound",
-		"clientPolicy", "cpus", "cpuset", "memory", "cpuWeight", "ioWeight"}
+		"clientPolicy", "cpus", "cpuset", "memory", "cpuWeight", "ioWeight", "replica"}
 )
 
 // Vocabulary is what the parts registered in this build offer (package builtin makes it from
@@ -34,6 +37,9 @@ type Vocabulary struct {
 	// Baseline is the platform of a cell whose matrix does not vary platform, and the platform a
 	// matrix that varies it is compared with by default.
 	Baseline string
+	// CPUs are the host cpus boxbench may place processes on (placement.HostCPUs); nil skips
+	// the checks of placement against the host.
+	CPUs []int
 }
 
 // PlatformWords are the storage and network values one platform offers.
@@ -113,6 +119,7 @@ var workloadFields = map[string]string{
 }
 
 var nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+var replicaRe = regexp.MustCompile(`^[a-z0-9_-]{1,16}$`)
 var cpusetRe = regexp.MustCompile(`^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$`)
 
 func (e *Experiment) applyDefaults() {
@@ -144,6 +151,24 @@ func (e *Experiment) applyDefaults() {
 	}
 	if e.Timeouts.Load == 0 {
 		e.Timeouts.Load = Duration(60 * time.Minute)
+	}
+	if _, set := e.lines["quietStart.timeout"]; !set {
+		e.QuietStart.Timeout = Duration(DefaultQuietTimeout)
+	}
+	if _, set := e.lines["quietStart.cpuBusy"]; !set {
+		e.QuietStart.CPUBusy = 0.10
+	}
+	if _, set := e.lines["quietStart.diskBusy"]; !set {
+		e.QuietStart.DiskBusy = 0.10
+	}
+	if e.QuietStart.Window == 0 {
+		e.QuietStart.Window = Duration(time.Second)
+	}
+	if e.SteadyState == "" {
+		e.SteadyState = "mser"
+	}
+	if e.Cache == "" {
+		e.Cache = "warm"
 	}
 	if len(e.Baseline) == 0 {
 		e.Baseline = e.defaultBaseline()
@@ -246,9 +271,10 @@ func (e *Experiment) validate() []Problem {
 	c.matrix()
 	c.repetitions()
 	c.oneOf("order", e.Order, Orders)
-	if e.Placement.Client != "" && !cpusetRe.MatchString(e.Placement.Client) {
-		c.add("placement.client", "%q is not a cpu list (write it like 0 or 0-1 or 0,2)", e.Placement.Client)
-	}
+	c.oneOf("steadyState", e.SteadyState, SteadyStates)
+	c.oneOf("cache", e.Cache, Caches)
+	c.quietStart()
+	c.placement()
 	if p := e.Placement.ClientPolicy; p != "" {
 		c.oneOf("placement.clientPolicy", p, placement.Policies)
 		if e.varies("clientPolicy") {
@@ -429,6 +455,14 @@ func (c *checker) matrix() {
 			c.problems = append(c.problems, Problem{Line: line, Field: where + d.Key, Message: "has no values"})
 		}
 		seen[d.Key] = true
+		if d.Key == "replica" {
+			for _, v := range d.Values {
+				if !replicaRe.MatchString(v) {
+					c.problems = append(c.problems, Problem{Line: line, Field: where + d.Key,
+						Message: fmt.Sprintf("%q is not a replica label (valid: 1-16 of a-z 0-9 _ -, e.g. a, b, c)", v)})
+				}
+			}
+		}
 		if contains(LimitKeys, d.Key) {
 			var scratch resource.Limits
 			for _, v := range d.Values {

@@ -179,7 +179,7 @@ func (b *box) size() {
 	b.vcpus = runtime.NumCPU()
 	switch {
 	case l.Cpuset != "":
-		if cpus, err := placement.ParseCPUs(l.Cpuset); err == nil && len(cpus) > 0 {
+		if cpus, err := placement.ParseList(l.Cpuset); err == nil && len(cpus) > 0 {
 			b.vcpus = len(cpus)
 		}
 	case l.CPUs > 0:
@@ -493,7 +493,7 @@ func (b *box) pinVCPUs(ctx context.Context) error {
 	if b.req.Resources.Cpuset == "" {
 		return nil
 	}
-	cores, err := placement.ParseCPUs(b.req.Resources.Cpuset)
+	cores, err := placement.ParseList(b.req.Resources.Cpuset)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,352 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/boxbench/boxbench/results"
+	"github.com/boxbench/boxbench/stats"
+)
+
+// Calibration is what an experiment with the matrix key replica says about the host's
+// resolution (examples/calibrate.yaml, docs/precision.md): A/A comparisons (cells that differ
+// only in their replica label, so any difference is noise) and known effects (a cell that
+// differs from its baseline only in cpus: the quota cut is the true effect of a CPU-bound
+// server). Each is analysed unpaired (Fieller CI and Mann–Whitney, the report's verdict) and
+// paired by rounds (stats.PairedRatio), at every sample size in Sizes: the rounds are cut
+// into disjoint blocks of that many consecutive rounds, each block one test.
+type Calibration struct {
+	// Series is what was compared: "throughput" (the report's figure) or "throughput without
+	// the steady-state cut" (the metric throughput_untruncated_ops_per_second, when stored).
+	Series string          `json:"series"`
+	Sizes  []CalibrationAt `json:"sizes"`
+}
+
+// CalibrationAt is the calibration at one sample size (runs per cell).
+type CalibrationAt struct {
+	N int `json:"n"`
+	// AATests is how many A/A tests (pairs × blocks) there were.
+	AATests int `json:"aa_tests"`
+	// NoiseFloor* summarise the 95 % CI half-width of the A/A ratio, in percent, over the A/A
+	// tests (median, min, max, n in the Summary; the text shows the median).
+	NoiseFloorUnpaired stats.Summary `json:"noise_floor_unpaired_pct"`
+	NoiseFloorPaired   stats.Summary `json:"noise_floor_paired_pct"`
+	// FalsePositives* count A/A tests whose verdict was not "no difference" (unpaired: the
+	// report's verdict; paired: a CI that excludes 1).
+	FalsePositivesUnpaired int `json:"false_positives_unpaired"`
+	FalsePositivesPaired   int `json:"false_positives_paired"`
+	// Effects are the known-effect comparisons at this size.
+	Effects []KnownEffect `json:"effects"`
+}
+
+// KnownEffect is one known-effect comparison at one sample size, over its blocks.
+type KnownEffect struct {
+	Cell     string  `json:"cell"`
+	Baseline string  `json:"baseline"`
+	TruePct  float64 `json:"true_pct"` // the injected overhead, percent of the baseline
+	Tests    int     `json:"tests"`
+	// Detected*: tests that found the candidate slower (unpaired verdict; paired CI entirely
+	// above 0 % overhead).
+	DetectedUnpaired int `json:"detected_unpaired"`
+	DetectedPaired   int `json:"detected_paired"`
+	// Estimated* are the overhead estimates (percent) over the tests.
+	EstimatedUnpaired stats.Summary `json:"estimated_unpaired_pct"`
+	EstimatedPaired   stats.Summary `json:"estimated_paired_pct"`
+}
+
+// calibrationSeries are the per-round values of a cell: round → value.
+type calibrationSeries map[int]float64
+
+// calibrations computes the calibration of the report's throughput, and of the untruncated
+// throughput where every run stored it; nil when the matrix has no replica key.
+func (r *Report) calibrations() []Calibration {
+	if !slices.Contains(r.Keys, "replica") {
+		return nil
+	}
+	headline := map[string]calibrationSeries{}
+	untrunc := map[string]calibrationSeries{}
+	complete := true
+	for _, c := range r.Cells {
+		if c.Skipped() {
+			continue
+		}
+		h, u := calibrationSeries{}, calibrationSeries{}
+		for i, id := range c.RunIDs {
+			round := roundOf(id)
+			h[round] = c.Samples[i]
+			if i < len(c.Untruncated) && !math.IsNaN(c.Untruncated[i]) {
+				u[round] = c.Untruncated[i]
+			} else {
+				complete = false
+			}
+		}
+		headline[c.ID], untrunc[c.ID] = h, u
+	}
+	out := []Calibration{r.calibrate("throughput", headline)}
+	if complete {
+		out = append(out, r.calibrate("throughput without the steady-state cut", untrunc))
+	}
+	return out
+}
+
+func roundOf(runID string) int {
+	_, s, _ := strings.Cut(runID, "#")
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// calibrate runs the A/A and known-effect tests of one series.
+func (r *Report) calibrate(name string, series map[string]calibrationSeries) Calibration {
+	var aa [][2]*Cell
+	var ab [][2]*Cell // baseline, candidate
+	cells := slices.DeleteFunc(slices.Clone(r.Cells), func(c *Cell) bool { return c.Skipped() || c.Runs == 0 })
+	for i, a := range cells {
+		for _, b := range cells[i+1:] {
+			if onlyDiffer(a.Params, b.Params, "replica") {
+				aa = append(aa, [2]*Cell{a, b})
+			}
+		}
+		if base := r.Cell(a.BaselineID); base != nil && base != a && onlyDiffer(a.Params, base.Params, "cpus") {
+			ab = append(ab, [2]*Cell{base, a})
+		}
+	}
+	maxRounds := 0
+	for _, s := range series {
+		for round := range s {
+			maxRounds = max(maxRounds, round)
+		}
+	}
+	cal := Calibration{Series: name}
+	sizes := []int{4}
+	if maxRounds > 4 {
+		sizes = append(sizes, maxRounds)
+	}
+	for _, n := range sizes {
+		at := CalibrationAt{N: n}
+		var hwU, hwP []float64
+		for _, p := range aa {
+			for _, blk := range blocks(series[p[0].ID], series[p[1].ID], n) {
+				u, pr, ok := compareBlock(blk)
+				if !ok {
+					continue
+				}
+				at.AATests++
+				if u.RatioCI.Valid {
+					hwU = append(hwU, 100*u.RatioCI.HalfWidth())
+				}
+				hwP = append(hwP, 100*pr.RatioCI.HalfWidth())
+				if u.Verdict != stats.VerdictNoDifference {
+					at.FalsePositivesUnpaired++
+				}
+				if !pr.RatioCI.Contains(1) {
+					at.FalsePositivesPaired++
+				}
+			}
+		}
+		at.NoiseFloorUnpaired, at.NoiseFloorPaired = stats.Summarize(hwU), stats.Summarize(hwP)
+		for _, p := range ab {
+			bc, _ := strconv.ParseFloat(p[0].Params["cpus"], 64)
+			cc, _ := strconv.ParseFloat(p[1].Params["cpus"], 64)
+			k := KnownEffect{Cell: p[1].ID, Baseline: p[0].ID}
+			if bc > 0 {
+				k.TruePct = 100 * (1 - cc/bc)
+			}
+			var eu, ep []float64
+			for _, blk := range blocks(series[p[0].ID], series[p[1].ID], n) {
+				u, pr, ok := compareBlock(blk)
+				if !ok {
+					continue
+				}
+				k.Tests++
+				eu, ep = append(eu, u.OverheadPct), append(ep, pr.OverheadPct)
+				if u.Verdict == stats.VerdictSlower {
+					k.DetectedUnpaired++
+				}
+				if pr.OverheadPctCI.Lo > 0 {
+					k.DetectedPaired++
+				}
+			}
+			k.EstimatedUnpaired, k.EstimatedPaired = stats.Summarize(eu), stats.Summarize(ep)
+			at.Effects = append(at.Effects, k)
+		}
+		cal.Sizes = append(cal.Sizes, at)
+	}
+	return cal
+}
+
+// onlyDiffer reports whether a and b have the same keys and differ in key only.
+func onlyDiffer(a, b map[string]string, key string) bool {
+	if len(a) != len(b) || a[key] == b[key] {
+		return false
+	}
+	for k, v := range a {
+		if k != key && b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// blocks pairs the rounds both series have, in round order, and cuts them into disjoint blocks
+// of n consecutive pairs (a trailing shorter block is dropped).
+func blocks(base, cand calibrationSeries, n int) [][][2]float64 {
+	var rounds []int
+	for round := range base {
+		if _, ok := cand[round]; ok {
+			rounds = append(rounds, round)
+		}
+	}
+	slices.Sort(rounds)
+	var out [][][2]float64
+	for i := 0; i+n <= len(rounds); i += n {
+		var blk [][2]float64
+		for _, round := range rounds[i : i+n] {
+			blk = append(blk, [2]float64{base[round], cand[round]})
+		}
+		out = append(out, blk)
+	}
+	return out
+}
+
+func compareBlock(blk [][2]float64) (stats.Comparison, stats.Paired, bool) {
+	b, c := make([]float64, len(blk)), make([]float64, len(blk))
+	for i, p := range blk {
+		b[i], c[i] = p[0], p[1]
+	}
+	u, err := stats.Compare(b, c, stats.CompareOptions{HigherIsBetter: true})
+	if err != nil {
+		return u, stats.Paired{}, false
+	}
+	p, err := stats.PairedRatio(blk, true, u.Alpha, stats.DefaultPower)
+	if err != nil {
+		return u, p, false
+	}
+	return u, p, true
+}
+
+// untruncated reads each ok run's throughput before the steady-state cut (NaN when the run did
+// not store it: steadyState off, or an older boxbench), in the order of ok.
+func untruncated(ok []results.RunRow) []float64 {
+	out := make([]float64, len(ok))
+	for i, run := range ok {
+		out[i] = math.NaN()
+		var res struct {
+			Metrics map[string]float64 `json:"metrics"`
+		}
+		if len(run.Result) > 0 && json.Unmarshal(run.Result, &res) == nil {
+			if v, found := res.Metrics["throughput_untruncated_ops_per_second"]; found {
+				out[i] = v
+			}
+		}
+	}
+	return out
+}
+
+// writeTextCalibration prints the calibration section.
+func writeTextCalibration(w io.Writer, r *Report) {
+	cals := r.calibrations()
+	if len(cals) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\ncalibration (A/A: cells that differ only in replica; known effect: a cell that differs from its baseline only in cpus).")
+	fmt.Fprintln(w, "noise floor: 95 % CI half-width of the ratio, % (median [min–max] over the A/A tests); a test is a block of n consecutive rounds;")
+	fmt.Fprintln(w, "false positives: A/A tests with a verdict other than \"no difference\" (expected: 5 % of them); detected: known-effect tests that found the cut")
+	for _, cal := range cals {
+		fmt.Fprintf(w, "  %s:\n", cal.Series)
+		for _, at := range cal.Sizes {
+			fmt.Fprintf(w, "    n=%d: noise floor unpaired %s, paired %s; false positives unpaired %d/%d, paired %d/%d\n",
+				at.N, fmtRange(at.NoiseFloorUnpaired), fmtRange(at.NoiseFloorPaired),
+				at.FalsePositivesUnpaired, at.AATests, at.FalsePositivesPaired, at.AATests)
+			for _, k := range at.Effects {
+				fmt.Fprintf(w, "      known effect %.1f %% (%s vs %s): detected unpaired %d/%d, paired %d/%d; estimated unpaired %s, paired %s\n",
+					k.TruePct, k.Cell, k.Baseline, k.DetectedUnpaired, k.Tests, k.DetectedPaired, k.Tests,
+					fmtRange(k.EstimatedUnpaired), fmtRange(k.EstimatedPaired))
+			}
+		}
+	}
+}
+
+// fmtRange renders a summary of percentages as "median % [min–max] (n=N)": the median, because
+// one A/A block whose baseline is nearly indistinguishable from zero has an almost unbounded
+// Fieller interval that would dominate a mean.
+func fmtRange(s stats.Summary) string {
+	switch s.N {
+	case 0:
+		return "absent"
+	case 1:
+		return fmt.Sprintf("%.1f %% (n=1)", s.Median)
+	}
+	return fmt.Sprintf("%.1f %% [%.1f–%.1f] (n=%d)", s.Median, s.Min, s.Max, s.N)
+}
+
+// Metric names the runner stores for the measured window (runner/precision.go).
+const (
+	metricTruncated = "steady_state_truncated_seconds"
+	metricQuietWait = "quiet_start_wait_seconds"
+)
+
+// windowRows are the per-cell steady-state cuts and quiet-start waits (seconds over the ok
+// runs), for every view of the report.
+func (r *Report) windowRows() (rows []windowRow) {
+	for _, c := range r.Cells {
+		var row windowRow
+		row.Cell = c.ID
+		for _, m := range c.Metrics {
+			switch m.Name {
+			case metricTruncated:
+				row.Cut = m.Summary
+			case metricQuietWait:
+				row.Wait = m.Summary
+			}
+		}
+		row.NotApplied = c.SteadyNotApplied
+		if row.Cut.N > 0 || row.Wait.N > 0 || row.NotApplied > 0 {
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+type windowRow struct {
+	Cell       string
+	Cut, Wait  stats.Summary
+	NotApplied int // runs whose window was too short for steady-state detection
+}
+
+// writeTextWindow prints where each cell's measured window started (the steady-state cut)
+// and how long its runs waited for a quiet host, so that neither is silent.
+func writeTextWindow(w io.Writer, r *Report) {
+	rows := r.windowRows()
+	if len(rows) == 0 {
+		if strings.Contains(r.Spec, "steadyState: off") {
+			fmt.Fprintln(w, "\nsteady-state detection: off (steadyState: off): each measured window starts after the warm-up")
+		}
+		return
+	}
+	fmt.Fprintln(w, "\nmeasured window: seconds cut from its start as transient (MSER steady-state detection) and seconds waited for a quiet host before the run, mean [min–max] (n runs):")
+	for _, row := range rows {
+		cut := "cut " + fmtSeconds(row.Cut)
+		switch {
+		case row.NotApplied > 0 && row.Cut.N == 0:
+			cut = fmt.Sprintf("not cut: steady-state detection not applied in its %d runs (fewer than %d intervals)", row.NotApplied, stats.MinMSERIntervals)
+		case row.NotApplied > 0:
+			cut = fmt.Sprintf("%s; not applied in %d more runs (fewer than %d intervals)", cut, row.NotApplied, stats.MinMSERIntervals)
+		}
+		fmt.Fprintf(w, "  %s  %s, quiet-start wait %s\n", row.Cell, cut, fmtSeconds(row.Wait))
+	}
+}
+
+func fmtSeconds(s stats.Summary) string {
+	switch s.N {
+	case 0:
+		return "not recorded"
+	case 1:
+		return fmt.Sprintf("%.1f s (n=1)", s.Mean)
+	}
+	return fmt.Sprintf("%.1f s [%.1f–%.1f] (n=%d)", s.Mean, s.Min, s.Max, s.N)
+}

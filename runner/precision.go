@@ -1,0 +1,140 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/boxbench/boxbench/hostenv"
+	"github.com/boxbench/boxbench/results"
+	"github.com/boxbench/boxbench/spec"
+	"github.com/boxbench/boxbench/stats"
+	"github.com/boxbench/boxbench/workload"
+)
+
+// Run metrics and warning codes of the noise-reduction steps (docs/precision.md).
+const (
+	MetricQuietWait   = "quiet_start_wait_seconds"
+	MetricTruncated   = "steady_state_truncated_seconds"
+	MetricUntruncated = "throughput_untruncated_ops_per_second"
+	WarnHostNotQuiet  = "host_not_quiet"
+	WarnNotSteady     = "steady_state_not_reached"
+	WarnPageCacheKept = "page_cache_not_dropped"
+	dropCachesFile    = "/proc/sys/vm/drop_caches"
+	steadyStateOff    = "off"
+	cacheCold         = "cold"
+)
+
+// prepareHost runs just before a run's workload: it drops the page cache when the spec asks
+// for cold data (after a sync, so dirty pages can go), then waits for a quiet host. What it
+// did goes into the run's facts, metrics and warnings, never silently.
+func (r *Runner) prepareHost(ctx context.Context, rec *results.RunRecord, metrics map[string]float64) {
+	e := r.cfg.Spec
+	if e.Cache == cacheCold {
+		unix.Sync()
+		if err := os.WriteFile(dropCachesFile, []byte("3"), 0); err != nil {
+			rec.Facts["page_cache"] = "not dropped: " + err.Error()
+			rec.Warnings = append(rec.Warnings, results.Warning{Code: WarnPageCacheKept, Severity: "warning",
+				Message: "cache: cold asked for the page cache to be dropped before the run, but writing " + dropCachesFile + " failed: " + err.Error() + "; the data may have been read from memory"})
+		} else {
+			rec.Facts["page_cache"] = "dropped before the run (sync; 3 > " + dropCachesFile + ")"
+		}
+	}
+	q := e.QuietStart
+	if q.Timeout <= 0 {
+		rec.Facts["quiet_start"] = "off (quietStart.timeout: 0s)"
+		return
+	}
+	cfg := hostenv.QuietConfig{Timeout: q.Timeout.D(), Window: q.Window.D(), CPUBusy: float64(q.CPUBusy), DiskBusy: float64(q.DiskBusy)}
+	res, err := hostenv.WaitQuiet(ctx, cfg)
+	if err != nil {
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			rec.Facts["quiet_start"] = "could not read the host's load: " + err.Error()
+			rec.Warnings = append(rec.Warnings, results.Warning{Code: WarnHostNotQuiet, Severity: "warning",
+				Message: "the quiet-start wait could not read the host's load: " + err.Error()})
+		}
+		return
+	}
+	metrics[MetricQuietWait] = res.Waited.Seconds()
+	rec.Facts["quiet_start"] = res.String(cfg)
+	if res.TimedOut {
+		rec.Warnings = append(rec.Warnings, results.Warning{Code: WarnHostNotQuiet, Severity: "warning",
+			Message: res.String(cfg) + "; the run started anyway: something else competes with it (quietStart.timeout bounds the wait)"})
+	}
+}
+
+// steadyState moves the start of the measured window to where the run's throughput per
+// interval has settled (MSER, stats.MSERTruncation), unless the spec turns it off. The cut,
+// and the throughput before it, are stored as metrics; why nothing was cut is a fact.
+func (r *Runner) steadyState(res *workload.Result, rec *results.RunRecord) {
+	if r.cfg.Spec.SteadyState == steadyStateOff {
+		rec.Facts["steady_state"] = "off (steadyState: off): the measured window starts after the warm-up"
+		return
+	}
+	if res.Metrics == nil {
+		res.Metrics = map[string]float64{}
+	}
+	before := res.Throughput()
+	starts, rates := res.MeasuredSeries()
+	batch := stats.MSERBatch(len(rates))
+	if batch == 0 {
+		rec.Facts["steady_state"] = fmt.Sprintf("not applied: %d measured intervals, MSER-5 needs %d or more (lengthen duration)", len(rates), stats.MinMSERIntervals)
+		return
+	}
+	m, ok := stats.MSERTruncation(rates, batch)
+	if !ok {
+		rec.Facts["steady_state"] = fmt.Sprintf("not applied: %d measured intervals in batches of %d", len(rates), batch)
+		return
+	}
+	res.Metrics[MetricUntruncated] = before
+	res.Metrics[MetricTruncated] = 0
+	desc := fmt.Sprintf("MSER-%d over %d intervals", batch, len(rates))
+	if !m.Stable {
+		rec.Warnings = append(rec.Warnings, results.Warning{Code: WarnNotSteady, Severity: "warning",
+			Message: fmt.Sprintf("%s: the throughput had not settled within the first half of the measured window (a trend or a long transient); the second half is what is reported — lengthen warmup or duration", desc)})
+	}
+	if m.Truncate == 0 {
+		rec.Facts["steady_state"] = desc + ": steady from the start of the window, nothing cut"
+		return
+	}
+	cut := starts[m.Truncate]
+	oldMeasured := res.Measured
+	if err := res.Truncate(cut); err != nil {
+		delete(res.Metrics, MetricTruncated)
+		delete(res.Metrics, MetricUntruncated)
+		rec.Facts["steady_state"] = fmt.Sprintf("%s would cut %d intervals, not applied: %v", desc, m.Truncate, err)
+		return
+	}
+	truncated := oldMeasured - res.Measured
+	res.Metrics[MetricTruncated] = truncated.Seconds()
+	if _, ok := res.Metrics["throughput_ops_per_second"]; ok && res.Measured > 0 {
+		var ops int64
+		for _, o := range res.Ops {
+			if o.Series == "latency" {
+				ops += o.Count + o.Errors
+			}
+		}
+		res.Metrics["operations_total"] = float64(ops)
+		res.Metrics["throughput_ops_per_second"] = float64(ops) / res.Measured.Seconds()
+	}
+	rec.Facts["steady_state"] = fmt.Sprintf("%s: the first %s of the measured window cut as transient (throughput %.0f ops/s before the cut, %.0f after)",
+		desc, truncated.Round(time.Millisecond), before, res.Throughput())
+}
+
+// refuseDuet stops an experiment with order: duet before anything starts. The spec checks
+// that the host can split its cpus (placement.DuetSplit) and the planner pairs the runs
+// (plan.DuetPairs), but running two workloads at once needs a second client process pinned
+// to the other side's cpus (the built-in generator runs inside boxbench, whose threads cannot
+// be split between two cpu sets), which this build does not have. Running the pairs one after
+// the other instead would be a silently different design.
+func refuseDuet(e *spec.Experiment) error {
+	if e.Order != "duet" {
+		return nil
+	}
+	return &spec.Error{File: e.Name, Problems: []spec.Problem{{Line: e.Line("order"), Field: "order",
+		Message: "duet is validated and planned but this build cannot run it yet: the two sides need separately pinned client processes; use order: randomized (the paired analysis by rounds is in every report)"}}}
+}
