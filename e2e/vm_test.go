@@ -24,15 +24,17 @@ limits: {cpus: 1, memory: 512MiB}
 matrix:
   workload: [reads, fio]
   zip:
-    platform: [native, vm]
-    storage: [bind, rootfs]
-    network: [host, nat]
+    platform: [native, vm, vm-docker]
+    storage: [bind, rootfs, overlay]
+    network: [host, nat, nat]
+  exclude: [{workload: fio, platform: vm-docker}]
 repetitions: 1
 baseline: {platform: native, storage: bind, network: host}
 `
 
-// TestVMRun runs Redis natively and in an (emulated) QEMU guest through the binary, with a YCSB
-// workload over the forwarded port and an fio job run inside the guest through the agent (Exec):
+// TestVMRun runs Redis natively, in an (emulated) QEMU guest and in a container in such a guest
+// through the binary, with a YCSB workload over the forwarded port and (vm) an fio job run inside
+// the guest through the agent (Exec):
 // both runs are stored ok, the VM's carry the accelerator and the emulated label, the guest's
 // own telemetry is sampled, the report gives no verdict on an emulated cell, and nothing of the
 // VM is left: no QEMU in its group, no work directory, no tap or bridge.
@@ -46,8 +48,8 @@ func TestVMRun(t *testing.T) {
 	defer cancel()
 	out := e.runSpec(ctx, t, vmSpec)
 	got, b := e.results(ctx, t, out)
-	if len(got.Runs) != 4 {
-		t.Fatalf("%d runs stored, want 4: %s", len(got.Runs), b)
+	if len(got.Runs) != 5 {
+		t.Fatalf("%d runs stored, want 5: %s", len(got.Runs), b)
 	}
 	var raw struct {
 		Runs []struct {
@@ -68,7 +70,7 @@ func TestVMRun(t *testing.T) {
 		if r.Status != "ok" {
 			t.Errorf("run %s: %s %s", r.ID, r.Status, r.Reason)
 		}
-		if !strings.Contains(r.ID, "platform=vm") {
+		if !strings.Contains(r.ID, "platform=vm") { // vm and vm-docker
 			continue
 		}
 		vmRuns++
@@ -88,8 +90,8 @@ func TestVMRun(t *testing.T) {
 			t.Errorf("run %s series lack the guest's or the VMM's telemetry: %v\n%.2000s", r.ID, err, series)
 		}
 	}
-	if vmRuns != 2 {
-		t.Errorf("%d VM runs, want 2", vmRuns)
+	if vmRuns != 3 {
+		t.Errorf("%d VM runs, want 3", vmRuns)
 	}
 	rep, err := e.boxbench(ctx, "report", out, "--format", "json").Output()
 	if err != nil {

@@ -55,8 +55,8 @@ const (
 	// serverLog is the guest's second serial port: the server's output lands in a host file
 	// even when the guest dies.
 	serverLog = "/dev/ttyS1"
-	// guestGroup is the server's cgroup v2 group in the guest (under /sys/fs/cgroup/boxbench).
-	guestGroup = "server"
+	// serverGroup is the vm server's cgroup v2 group in the guest (under /sys/fs/cgroup/boxbench).
+	serverGroup = "server"
 )
 
 // Disk serials: the guest finds each disk by its serial (boxbench-disk), not by probe order.
@@ -550,7 +550,7 @@ func (b *box) Facts() map[string]string     { return maps.Clone(b.facts) }
 func (b *box) Observe() platform.Observation {
 	ref := b.group.Ref
 	return platform.Observation{Cgroup: &ref, PID: b.proc.Pid(),
-		Guest:   &platform.GuestView{Sample: b.sampleGuest, Group: "/sys/fs/cgroup/boxbench/" + guestGroup},
+		Guest:   &platform.GuestView{Sample: b.sampleGuest, Group: b.guestGroup},
 		Missing: []string{"data device I/O on the host: the data directory is inside the guest (the guest's own disk statistics are sampled instead)"}}
 }
 

@@ -101,7 +101,7 @@ func (b *box) setupGuest(ctx context.Context, uid, gid int) error {
 	if b.p.docker() {
 		return b.startContainer(ctx, argv)
 	}
-	start := append([]string{"boxbench-start", serverLog, strconv.Itoa(uid), strconv.Itoa(gid), guestGroup, dataDir}, argv...)
+	start := append([]string{"boxbench-start", serverLog, strconv.Itoa(uid), strconv.Itoa(gid), serverGroup, dataDir}, argv...)
 	out, err := b.run(ctx, nil, start...)
 	if err != nil {
 		return fmt.Errorf("start %s in the guest: %w", r.DBMS.Name(), err)
@@ -114,7 +114,7 @@ func (b *box) setupGuest(ctx context.Context, uid, gid int) error {
 	b.serverPID = pid
 	b.mu.Unlock()
 	b.facts["server_pid_in_guest"] = strconv.Itoa(pid)
-	b.guestGroup = "/sys/fs/cgroup/boxbench/" + guestGroup
+	b.guestGroup = "/sys/fs/cgroup/boxbench/" + serverGroup
 	return nil
 }
 
