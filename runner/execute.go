@@ -31,8 +31,13 @@ var (
 	abandonGrace = 30 * time.Second
 )
 
-// aliveTimeout bounds the check, after the workload, that the database still answers.
-const aliveTimeout = 5 * time.Second
+// aliveTimeout bounds the check, after the workload, that the database still answers;
+// aliveTimeoutEmulated for a box whose CPU is emulated (fact emulated=true), where a
+// connection with SCRAM authentication alone takes seconds.
+const (
+	aliveTimeout         = 5 * time.Second
+	aliveTimeoutEmulated = 60 * time.Second
+)
 
 // execute performs one run and returns its record. It never returns without tearing the box
 // down. When ctx is cancelled the record is incomplete and the caller discards it. A panic in
@@ -293,7 +298,11 @@ func runBounded(ctx context.Context, wl workload.Workload, t workload.Target, cl
 // alive checks, after the workload, that the database still answers: a server killed or
 // stopped during the run fails it even when the workload only counted errors.
 func alive(ctx context.Context, d dbms.DBMS, box platform.Box) error {
-	actx, cancel := context.WithTimeout(ctx, aliveTimeout)
+	limit := aliveTimeout
+	if box.Facts()["emulated"] == "true" {
+		limit = aliveTimeoutEmulated
+	}
+	actx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	if err := d.Ready(actx, box.Endpoint(), d.Client()); err != nil {
 		// The server's last words say what stopped it, when anything did (a SIGTERM from a
@@ -306,7 +315,6 @@ func alive(ctx context.Context, d dbms.DBMS, box platform.Box) error {
 	return nil
 }
 
-// targetOf turns what a box says of its visibility into a telemetry target.
 // targetsOf is a box's telemetry: what the host sees (source), and for a box with a guest view
 // also the server's group inside it (source-guest) and the whole guest (source-guest-system).
 // The returned function releases the guest view.
