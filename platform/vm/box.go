@@ -579,7 +579,7 @@ func (b *box) Teardown(ctx context.Context) error {
 		qctx, qcancel := context.WithTimeout(ctx, 5*time.Second)
 		_ = b.qmp.Do(qctx, "quit", nil, nil) // the reply races the socket's close
 		qcancel()
-		proc.WaitOr(10*time.Second, ctx.Done())
+		proc.WaitOr(30*time.Second, ctx.Done()) // QEMU drains its disks' in-flight I/O first
 	}
 	b.qmp.Close()
 	b.qga.Close()

@@ -56,6 +56,10 @@ func readMarker(path string) (marker, error) {
 	return m, nil
 }
 
+// killTimeout bounds the wait for a killed QEMU to leave its group: a VMM exits only once its
+// in-flight native AIO has completed, which on a saturated disk takes many seconds.
+const killTimeout = 60 * time.Second
+
 func (m marker) group() cgroup.Ref { return cgroup.Ref{Version: cgroup.HostVersion(), Path: m.Cgroup} }
 
 // Remove kills what is left in the box's group (the QEMU process, by pid) and removes the group,
@@ -68,7 +72,7 @@ func (m marker) Remove(ctx context.Context) ([]string, error) {
 	var errs []error
 	ref := m.group()
 	if _, err := os.Stat(ref.Dir("memory")); err == nil {
-		if err := cgroup.Kill(ref, 10*time.Second); err != nil {
+		if err := cgroup.Kill(ref, killTimeout); err != nil {
 			errs = append(errs, err)
 		} else if err := cgroup.Remove(ref); err != nil {
 			errs = append(errs, err)
