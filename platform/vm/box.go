@@ -44,6 +44,8 @@ const (
 	// captureSize is the sparse capture disk's size: a tar of the data directory is written to it.
 	captureSize int64 = 16 << 30
 	agentPoll         = 20 * time.Millisecond
+	// maxSocketPath is the longest unix socket path Linux takes (sun_path is 108 bytes with its NUL).
+	maxSocketPath = 107
 )
 
 // Paths inside the guest, the same as in containers (platform.Box*).
@@ -118,6 +120,10 @@ func (b *box) provision(ctx context.Context) error {
 	r := b.req
 	if !filepath.IsAbs(r.WorkDir) {
 		return fmt.Errorf("vm: work directory %q is not absolute", r.WorkDir)
+	}
+	if sock := filepath.Join(r.WorkDir, "qmp.sock"); len(sock) > maxSocketPath {
+		return fmt.Errorf("vm: the box's control sockets would be at %s, %d bytes, longer than a unix socket path may be (%d): use a shorter --work-root or experiment name",
+			sock, len(sock), maxSocketPath)
 	}
 	if err := os.MkdirAll(r.WorkDir, 0o755); err != nil {
 		return err

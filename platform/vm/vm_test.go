@@ -1,0 +1,25 @@
+package vm
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/rootfs"
+	"github.com/boxbench/boxbench/vmimage"
+)
+
+// A work directory whose sockets would not fit a unix socket path is refused, naming the fix,
+// before anything is made.
+func TestSocketPathTooLong(t *testing.T) {
+	p := New(rootfs.NewCache(t.TempDir(), nil), vmimage.Cache{Root: t.TempDir()}, nil)
+	d, _ := dbms.Get("redis")
+	dir := "/" + strings.Repeat("x", 120)
+	_, err := p.Provision(context.Background(), platform.Request{Experiment: "e", Run: "r1", WorkDir: dir, DBMS: d,
+		Choice: platform.Choice{Storage: StorageRootfs, Network: NetworkNAT}})
+	if err == nil || !strings.Contains(err.Error(), "shorter --work-root") {
+		t.Fatalf("err = %v", err)
+	}
+}
