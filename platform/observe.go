@@ -23,6 +23,11 @@ type Observation struct {
 	Missing []string
 }
 
+// FactEmulated is the fact ("true") of a box whose CPU is emulated in software (a VM under
+// QEMU's TCG): its numbers are the emulator's. Runs store it; the runner allows such a box more
+// time to answer, and reports label it and withhold its verdicts.
+const FactEmulated = "emulated"
+
 // Warning is a doubt about a box that the run records: a control that could not be enforced,
 // a version difference, an emulated machine.
 type Warning struct {

@@ -11,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/spec"
 	"github.com/boxbench/boxbench/stats"
@@ -159,7 +160,7 @@ func (r *Report) buildCell(rec results.CellRecord, runs []results.RunRow) *Cell 
 	}
 	c.Runs = len(ok)
 	for _, run := range ok {
-		c.Emulated = c.Emulated || run.Facts["emulated"] == "true"
+		c.Emulated = c.Emulated || run.Facts[platform.FactEmulated] == "true"
 	}
 	c.Throughput = stats.Summarize(c.Samples)
 	c.Untruncated = untruncated(ok)

@@ -10,55 +10,20 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/boxbench/boxbench/internal/flock"
 )
 
-// lockPoll is how often a waiting Get retries the lock: flock itself cannot be cancelled.
-const lockPoll = 200 * time.Millisecond
-
 // lock takes the exclusive build lock of entry name, waiting for another holder until ctx ends.
-// Lock files are never removed: deleting one while another process waits on it would let two
-// holders in.
 func (c *Cache) lock(ctx context.Context, root, name string) (unlock func(), err error) {
-	f, err := os.OpenFile(filepath.Join(root, name+".lock"), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("rootfs lock: %w", err)
-	}
-	for waited := false; ; waited = true {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return func() { f.Close() }, nil // closing the file releases the lock
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("rootfs lock %s: %w", f.Name(), err)
-		}
-		if !waited {
-			c.log().Info("waiting for another build of the same root filesystem", "lock", f.Name())
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("wait for rootfs lock %s: %w", f.Name(), ctx.Err())
-		case <-time.After(lockPoll):
-		}
-	}
+	path := filepath.Join(root, name+".lock")
+	return flock.Lock(ctx, path, func() {
+		c.log().Info("waiting for another build of the same root filesystem", "lock", path)
+	})
 }
 
 // tryLock takes name's lock only when nobody holds it (ok false: someone does).
 func tryLock(root, name string) (unlock func(), ok bool, err error) {
-	f, err := os.OpenFile(filepath.Join(root, name+".lock"), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, false, fmt.Errorf("rootfs lock: %w", err)
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, false, nil
-		}
-		return nil, false, fmt.Errorf("rootfs lock %s: %w", f.Name(), err)
-	}
-	return func() { f.Close() }, true, nil
+	return flock.TryLock(filepath.Join(root, name+".lock"))
 }
 
 // removeStale removes what dead builds and removals of entry name left, and the entry itself

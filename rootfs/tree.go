@@ -61,11 +61,15 @@ func (t Tree) Facts() map[string]string {
 		"rootfs_server_package": t.ServerPackage, "rootfs_server_version": t.ServerVersion}
 }
 
-// Size is the disk space the tree takes, in bytes (blocks allocated, hard links counted once).
-func (t Tree) Size() (int64, error) {
+// Size is the disk space the tree takes, in bytes (DiskUsage of Dir).
+func (t Tree) Size() (int64, error) { return DiskUsage(t.Dir) }
+
+// DiskUsage is the disk space the files under dir take, in bytes (blocks allocated, hard links
+// counted once), as du does.
+func DiskUsage(dir string) (int64, error) {
 	var total int64
 	seen := map[uint64]bool{}
-	err := filepath.WalkDir(t.Dir, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -88,7 +92,7 @@ func (t Tree) Size() (int64, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("size of %s: %w", t.Dir, err)
+		return 0, fmt.Errorf("size of %s: %w", dir, err)
 	}
 	return total, nil
 }

@@ -299,7 +299,7 @@ func runBounded(ctx context.Context, wl workload.Workload, t workload.Target, cl
 // stopped during the run fails it even when the workload only counted errors.
 func alive(ctx context.Context, d dbms.DBMS, box platform.Box) error {
 	limit := aliveTimeout
-	if box.Facts()["emulated"] == "true" {
+	if box.Facts()[platform.FactEmulated] == "true" {
 		limit = aliveTimeoutEmulated
 	}
 	actx, cancel := context.WithTimeout(ctx, limit)

@@ -44,12 +44,12 @@ func loadDockerImage(ctx context.Context, tree rootfs.Tree, dir, work string) er
 	if err := os.WriteFile(filepath.Join(in, "ref.txt"), []byte(dockerRef(tree)+"\n"), 0o644); err != nil {
 		return err
 	}
-	size, err := dirMiB(in)
+	size, err := rootfs.DiskUsage(in)
 	if err != nil {
 		return err
 	}
 	tarFile := filepath.Join(work, "import.img")
-	if _, err := command.Run(ctx, "mkfs.ext4", "-q", "-F", "-d", in, tarFile, fmt.Sprintf("%dM", size*11/10+64)); err != nil {
+	if _, err := command.Run(ctx, "mkfs.ext4", "-q", "-F", "-d", in, tarFile, fmt.Sprintf("%dM", size*11/10>>20+64)); err != nil {
 		return err
 	}
 	_ = os.RemoveAll(in)
@@ -69,16 +69,4 @@ func loadDockerImage(ctx context.Context, tree rootfs.Tree, dir, work string) er
 		return fmt.Errorf("load %s into the guest's dockerd (qemu: %v); console:\n%s", dockerRef(tree), qerr, command.Tail(out, 2000))
 	}
 	return nil
-}
-
-// dirMiB is the size of the files under dir in MiB, rounded up.
-func dirMiB(dir string) (int64, error) {
-	var n int64
-	err := filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
-		if err == nil {
-			n += fi.Size()
-		}
-		return err
-	})
-	return n>>20 + 1, err
 }

@@ -21,11 +21,9 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/internal/flock"
 	"github.com/boxbench/boxbench/rootfs"
 )
 
@@ -124,7 +122,7 @@ func (c Cache) Get(ctx context.Context, tree rootfs.Tree, variant string) (Image
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return Image{}, false, err
 	}
-	unlock, err := lock(ctx, dir+".lock")
+	unlock, err := flock.Lock(ctx, dir+".lock", nil)
 	if err != nil {
 		return Image{}, false, err
 	}
@@ -161,17 +159,15 @@ func removeOutdated(current string) {
 			continue
 		}
 		entry := filepath.Join(filepath.Dir(current), strings.TrimSuffix(e.Name(), ".tmp"))
-		f, err := os.OpenFile(entry+".lock", os.O_RDWR|os.O_CREATE, 0o644)
-		if err != nil {
-			continue
+		unlock, ok, err := flock.TryLock(entry + ".lock")
+		if err != nil || !ok {
+			continue // in use
 		}
-		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
-			_ = os.RemoveAll(filepath.Join(filepath.Dir(current), e.Name()))
-			if _, err := os.Stat(entry); os.IsNotExist(err) {
-				_ = os.Remove(entry + ".lock")
-			}
+		_ = os.RemoveAll(filepath.Join(filepath.Dir(current), e.Name()))
+		if _, err := os.Stat(entry); os.IsNotExist(err) {
+			_ = os.Remove(entry + ".lock")
 		}
-		f.Close()
+		unlock()
 	}
 }
 
@@ -237,28 +233,4 @@ func load(dir, hash string, tree rootfs.Tree, variant string) (Image, error) {
 		img.DockerImage = dockerRef(tree)
 	}
 	return img, nil
-}
-
-// lock takes an exclusive flock on path, polling until ctx ends (flock cannot be cancelled).
-func lock(ctx context.Context, path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return func() { f.Close() }, nil
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("wait for lock %s: %w", path, ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }

@@ -148,6 +148,5 @@ func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed fu
 	return append(done, hostcg.RemoveEmptyExperimentGroups(workRoot, crashed)...), err
 }
 
-
 // signalName is "SIGTERM" for syscall.SIGTERM (LXC's lxc.signal.halt takes names).
 func signalName(s syscall.Signal) string { return unix.SignalName(s) }

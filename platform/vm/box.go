@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/dbms"
@@ -27,6 +29,7 @@ import (
 	"github.com/boxbench/boxbench/platform/hostproc"
 	"github.com/boxbench/boxbench/platform/vm/qapi"
 	"github.com/boxbench/boxbench/resource"
+	"github.com/boxbench/boxbench/rootfs"
 	"github.com/boxbench/boxbench/storage"
 	"github.com/boxbench/boxbench/vmimage"
 )
@@ -144,7 +147,7 @@ func (b *box) provision(ctx context.Context) error {
 	b.facts["accel"] = b.accel.Accel
 	b.facts["accel_why"] = b.accel.Why
 	if b.accel.Emulated() {
-		b.facts["emulated"] = "true"
+		b.facts[platform.FactEmulated] = "true"
 		b.warns = append(b.warns, platform.Warning{Code: "emulated", Message: "the guest's CPU is emulated by QEMU's TCG, " +
 			"not virtualised (no guest boots under KVM here: the run's accel_why fact and `boxbench doctor` give the trial's output): " +
 			"this box's overhead is the emulator's and says nothing about a VM's cost"})
@@ -273,7 +276,7 @@ func diskModes(dir string) (cache, aio string) {
 	name := f.Name()
 	f.Close()
 	defer os.Remove(name)
-	g, err := os.OpenFile(name, os.O_RDWR|syscallODirect, 0)
+	g, err := os.OpenFile(name, os.O_RDWR|unix.O_DIRECT, 0)
 	if err != nil {
 		return "writeback", "threads"
 	}
@@ -360,27 +363,16 @@ func (b *box) transferDisk(ctx context.Context, uid, gid int) (string, error) {
 	if _, err := command.Run(ctx, "chown", "-R", fmt.Sprintf("%d:%d", uid, gid), dir); err != nil {
 		return "", err
 	}
-	size, err := dirSize(dir)
+	size, err := rootfs.DiskUsage(dir)
 	if err != nil {
 		return "", err
 	}
 	img := filepath.Join(r.WorkDir, "xfer.img")
-	mb := size*5/4/(1<<20) + 64
+	mb := size*5/4>>20 + 64
 	if _, err := command.Run(ctx, "mkfs.ext4", "-q", "-F", "-L", serialXfer, "-d", dir, img, fmt.Sprintf("%dM", mb)); err != nil {
 		return "", err
 	}
 	return img, os.RemoveAll(dir)
-}
-
-func dirSize(dir string) (int64, error) {
-	var n int64
-	err := filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
-		if err == nil {
-			n += fi.Size() + 4096
-		}
-		return err
-	})
-	return n, err
 }
 
 // prepareNetwork returns the QEMU network arguments: a forwarded port on 127.0.0.1 (nat) or a

@@ -6,8 +6,6 @@ import (
 	"github.com/boxbench/boxbench/cgroup"
 )
 
-const syscallODirect = unix.O_DIRECT
-
 // setAffinity pins thread tid to one core.
 func setAffinity(tid, core int) error {
 	var set unix.CPUSet

@@ -1,0 +1,54 @@
+// Package flock takes exclusive advisory locks on lock files, across processes: the build locks
+// of the root filesystem and guest image caches. Closing the returned unlock releases the lock.
+// Lock files are never removed by this package: deleting one while another process waits on it
+// would let two holders in.
+package flock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// poll is how often a waiting Lock retries: flock itself cannot be cancelled.
+const poll = 200 * time.Millisecond
+
+// Lock takes the exclusive lock of path (created), waiting for another holder until ctx ends.
+// waiting, when not nil, is called once if the lock is held by someone else.
+func Lock(ctx context.Context, path string, waiting func()) (unlock func(), err error) {
+	for waited := false; ; waited = true {
+		unlock, ok, err := TryLock(path)
+		if err != nil || ok {
+			return unlock, err
+		}
+		if !waited && waiting != nil {
+			waiting()
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("wait for lock %s: %w", path, ctx.Err())
+		case <-time.After(poll):
+		}
+	}
+}
+
+// TryLock takes the exclusive lock of path (created) only when nobody holds it (ok false:
+// someone does).
+func TryLock(path string) (unlock func(), ok bool, err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, false, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() { f.Close() }, true, nil
+}

@@ -1,0 +1,33 @@
+package flock
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// A held lock is not taken again (the kernel's flock is per open file, so this holds within one
+// process too); Lock waits, says so once, and gets it when the holder lets go.
+func TestLockWaitsForTheHolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	unlock, ok, err := TryLock(path)
+	if err != nil || !ok {
+		t.Fatalf("TryLock: %v %v", ok, err)
+	}
+	if _, ok, err := TryLock(path); ok || err != nil {
+		t.Fatalf("second TryLock got the held lock: %v %v", ok, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := Lock(ctx, path, nil); err == nil {
+		t.Fatal("Lock got a held lock")
+	}
+	waits := 0
+	time.AfterFunc(300*time.Millisecond, unlock)
+	u2, err := Lock(context.Background(), path, func() { waits++ })
+	if err != nil || waits != 1 {
+		t.Fatalf("Lock after release: %v, waited %d times", err, waits)
+	}
+	u2()
+}
