@@ -305,9 +305,11 @@ func (r *Report) compareCells(withEmulated, duet bool) {
 			}
 		}
 		if duet && o.Verdict != VerdictEmulated {
-			if c.Paired != nil {
-				o.Verdict = c.Paired.Verdict(true)
-				o.Notes = append(o.Notes, fmt.Sprintf("verdict from the %d duets (each pair ran at the same time, so what drifts between pairs cancels in its ratio)", c.Paired.N))
+			if p := c.Paired; p != nil {
+				o.Notes = append(o.Notes, fmt.Sprintf("overhead, interval, detectable effect and verdict from the %d duets' paired ratios (each pair ran at the same time, so what drifts between pairs cancels in its ratio); unpaired: %s %% (%s … %s), %s",
+					p.N, oneDec(o.OverheadPct), oneDec(o.OverheadPctCI.Lo), oneDec(o.OverheadPctCI.Hi), verdictShort(&o)))
+				o.Ratio, o.RatioCI, o.OverheadPct, o.OverheadPctCI = p.Ratio, p.RatioCI, p.OverheadPct, p.OverheadPctCI
+				o.MDEPct, o.MDEValid, o.Verdict = p.MDEPct, true, p.Verdict(true)
 			} else {
 				o.Notes = append(o.Notes, "fewer than 2 complete duets: the verdict is the unpaired test's")
 			}

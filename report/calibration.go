@@ -147,11 +147,9 @@ func (r *Report) calibrate(name string, series map[string]calibrationSeries) Cal
 			ab = append(ab, [2]*Cell{base, a})
 		}
 	}
-	maxRounds := 0
-	for _, s := range series {
-		for round := range s {
-			maxRounds = max(maxRounds, round)
-		}
+	maxRounds := 0 // the most pairs any tested pair of cells has
+	for _, p := range append(slices.Clone(aa), ab...) {
+		maxRounds = max(maxRounds, len(blocks(series[p[0].ID], series[p[1].ID], 1)))
 	}
 	cal := Calibration{Series: name}
 	sizes := []int{4}

@@ -38,7 +38,10 @@ func TestDuetVerdict(t *testing.T) {
 	if r := cell.Paired.Ratio; r < 0.949 || r > 0.952 {
 		t.Errorf("paired ratio %.4f, want about 0.95", r)
 	}
-	if !strings.Contains(strings.Join(cell.Overhead.Notes, " "), "verdict from the 6 duets") {
+	if o := cell.Overhead; o.OverheadPct != cell.Paired.OverheadPct || o.OverheadPctCI != cell.Paired.OverheadPctCI || o.MDEPct != cell.Paired.MDEPct {
+		t.Errorf("the table's overhead is not the duets': %+v vs %+v", o, cell.Paired)
+	}
+	if !strings.Contains(strings.Join(cell.Overhead.Notes, " "), "verdict from the 6 duets' paired ratios") {
 		t.Errorf("notes %v", cell.Overhead.Notes)
 	}
 }
