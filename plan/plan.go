@@ -46,7 +46,7 @@ func (r Run) ID() string { return fmt.Sprintf("%s#%d", r.Cell.ID, r.Rep) }
 type Plan struct {
 	Cells    []*Cell // runnable, in canonical order
 	Skipped  []Skip
-	Runs     []Run // the first Repetitions.Min rounds, in run order
+	Runs     []Run // the first Repetitions.Min rounds, in run order (order: duet: each duet's two runs, side A first)
 	Seed     uint64
 	Baseline map[*Cell]*Cell // each cell's baseline (absent when the baseline cell is skipped; the baseline maps to itself)
 }
@@ -100,6 +100,13 @@ func Expand(ctx context.Context, e *spec.Experiment, seed uint64, check Checker)
 			Message: fmt.Sprintf("%s matches no cell of the matrix after exclusions", strings.Join(want, " "))})
 	}
 	p.Runs = Order(p.Cells, 1, e.Repetitions.Min, e.Order, seed)
+	if e.Order == "duet" {
+		p.Runs = nil
+		for _, pr := range DuetPairs(p, 1, e.Repetitions.Min) {
+			rs := pr.Runs()
+			p.Runs = append(p.Runs, rs[0], rs[1])
+		}
+	}
 	return p, problems
 }
 

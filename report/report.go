@@ -67,6 +67,9 @@ type Cell struct {
 	Failed  []Failure // failed runs, in run order
 	RunIDs  []string  // ok runs, in run order
 	Samples []float64 // throughput of each ok run (ops/s), in run order
+	// Duets are the pair tokens of the ok runs (order: duet; "" for a run of no duet), in run
+	// order: a run is paired with the baseline's run of the same token.
+	Duets []string
 	// Untruncated is each ok run's throughput before the steady-state cut (ops/s; NaN where
 	// the run did not store it), in run order.
 	Untruncated []float64
@@ -81,7 +84,8 @@ type Cell struct {
 	// Paired is the same comparison analysed by rounds (stats.PairedRatio): shown beside the
 	// verdict, which stays with the unpaired test (rounds are not simultaneous, and a failed
 	// run breaks a pair; the paired interval is the narrower one when drift between rounds
-	// dominates). Nil with fewer than 2 complete rounds.
+	// dominates). Under order: duet the pairs are the duets (both runs at the same time), and
+	// the verdict is the paired one (DuetVerdict). Nil with fewer than 2 complete pairs.
 	Paired *stats.Paired
 	// Latency per operation type, sorted by Op; absent ops have no histogram.
 	Latency []OpLatency
