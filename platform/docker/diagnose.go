@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/image"
@@ -71,6 +72,10 @@ func (p *Platform) Diagnose(ctx context.Context) []platform.Finding {
 			}
 		}
 		fs = append(fs, f)
+	}
+	cpuinfo, _ := os.ReadFile("/proc/cpuinfo")
+	if f := kataFinding(info.Runtimes, string(cpuinfo)); f != nil && p.engineIsLocal() {
+		fs = append(fs, *f)
 	}
 	return fs
 }

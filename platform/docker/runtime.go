@@ -153,3 +153,45 @@ func runtimeNames(rs map[string]system.RuntimeWithStatus) []string {
 	slices.Sort(names)
 	return names
 }
+
+// kataFinding reports Kata Containers when the engine has no Kata runtime registered, with the
+// reasons it cannot be there on this host: not installed, and whether the CPU offers hardware
+// virtualisation (vmx/svm), which every Kata hypervisor needs. Nil when one is registered (the
+// runtime probe then reports it like any other).
+func kataFinding(rs map[string]system.RuntimeWithStatus, cpuinfo string) *platform.Finding {
+	for n, r := range rs {
+		if strings.Contains(n, "kata") || strings.Contains(r.Path, "kata") || strings.Contains(r.Type, "kata") {
+			return nil
+		}
+	}
+	var why []string
+	installed := ""
+	for _, b := range []string{"containerd-shim-kata-v2", "kata-runtime"} {
+		if p, err := exec.LookPath(b); err == nil {
+			installed = p
+		}
+	}
+	if installed == "" {
+		why = append(why, "not installed (Debian 12 has no package)")
+	} else {
+		why = append(why, installed+" is installed but not registered with the engine")
+	}
+	if hasCPUFlag(cpuinfo, "vmx") || hasCPUFlag(cpuinfo, "svm") {
+		why = append(why, "the CPU offers hardware virtualisation")
+	} else {
+		why = append(why, "the CPU offers no hardware virtualisation (no vmx or svm flag in /proc/cpuinfo), which Kata's hypervisors need")
+	}
+	return &platform.Finding{Area: "docker", Name: "runtime kata", Detail: "Kata Containers: " + strings.Join(why, "; "),
+		Fix: "on a host with VT-x/AMD-V: install Kata Containers and register it with the engine"}
+}
+
+// hasCPUFlag says whether any "flags" line of a /proc/cpuinfo text lists flag.
+func hasCPUFlag(cpuinfo, flag string) bool {
+	for _, line := range strings.Split(cpuinfo, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && strings.TrimSpace(k) == "flags" && slices.Contains(strings.Fields(v), flag) {
+			return true
+		}
+	}
+	return false
+}
