@@ -28,7 +28,6 @@ import (
 	"io"
 	"log/slog"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -178,15 +177,15 @@ func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 	if err != nil {
 		return errors.Join(append(errs, fmt.Errorf("container engine at %s: %w", p.engine.DaemonHost(), err))...)
 	}
-	if c.Runtime != "" {
-		if _, ok := info.Runtimes[c.Runtime]; !ok {
-			names := make([]string, 0, len(info.Runtimes))
-			for n := range info.Runtimes {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			errs = append(errs, fmt.Errorf("runtime %q is not registered with the engine (registered: %s)", c.Runtime, strings.Join(names, ", ")))
-		}
+	rt := c.Runtime
+	if rt == "" {
+		rt = info.DefaultRuntime
+	}
+	if _, ok := info.Runtimes[rt]; !ok && c.Runtime != "" {
+		errs = append(errs, fmt.Errorf("runtime %q is not registered with the engine (registered: %s)", c.Runtime,
+			strings.Join(runtimeNames(info.Runtimes), ", ")))
+	} else {
+		errs = append(errs, describeRuntime(rt, info.Runtimes).check(c))
 	}
 	return errors.Join(errs...)
 }

@@ -119,6 +119,18 @@ func (b *box) engineFacts(ctx context.Context) error {
 		}
 	}
 	b.defaultRuntime = info.DefaultRuntime
+	name := b.req.Runtime
+	if name == "" {
+		name = info.DefaultRuntime
+	}
+	rt := describeRuntime(name, info.Runtimes)
+	if err := rt.check(b.req.Choice); err != nil {
+		return err
+	}
+	for k, v := range rt.facts(b.p.engineIsLocal()) {
+		b.facts[k] = v
+	}
+	b.warns = append(b.warns, rt.warnings(b.req.Choice)...)
 	return nil
 }
 
