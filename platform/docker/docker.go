@@ -111,6 +111,12 @@ func New(engine client.APIClient, log *slog.Logger) *Platform {
 		named: map[string]string{}, cache: map[string]image.Image{}}
 }
 
+// Engine is the engine client the platform uses (platforms built on the same engine share it).
+func (p *Platform) Engine() client.APIClient { return p.engine }
+
+// EngineIsLocal says the engine runs on this host, so host directories can be bind-mounted.
+func (p *Platform) EngineIsLocal() bool { return p.engineIsLocal() }
+
 // UseImage makes boxes of the named dbms run ref (a user-named image such as "postgres:16")
 // instead of the image boxbench builds. Its digest is recorded and a warning says that native
 // and container versions differ.
@@ -232,7 +238,7 @@ func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed fu
 			continue
 		}
 		rctx, cancel := context.WithTimeout(ctx, removeTimeout)
-		err := p.remove(rctx, c.ID)
+		err := p.Remove(rctx, c.ID)
 		cancel()
 		if err != nil {
 			errs = append(errs, err)
@@ -276,17 +282,17 @@ func staleProbe(c container.Summary) bool {
 		time.Since(time.Unix(c.Created, 0)) > 2*ProbeTimeout+removeTimeout
 }
 
-// labels are the labels of everything one box creates.
-func labels(r platform.Request, role string) map[string]string {
+// Labels are the labels of everything one box creates.
+func Labels(r platform.Request, role string) map[string]string {
 	return map[string]string{LabelBoxbench: "1", LabelExperiment: r.Experiment, LabelRun: r.Run,
 		LabelRole: role, image.LabelDBMS: r.DBMS.Name()}
 }
 
 var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
 
-// objectName is a recognisable engine object name: boxbench-<experiment>-<run>-<role>-<random>.
+// ObjectName is a recognisable engine object name: boxbench-<experiment>-<run>-<role>-<random>.
 // The random suffix keeps a leftover of a crashed run from blocking a new one.
-func objectName(r platform.Request, role string) string {
+func ObjectName(r platform.Request, role string) string {
 	n := unsafeName.ReplaceAllString("boxbench-"+r.Experiment+"-"+r.Run+"-"+role, "-")
 	if len(n) > 100 {
 		n = n[:100]
