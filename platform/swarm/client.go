@@ -18,8 +18,8 @@ import (
 
 	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/driver"
-	"github.com/boxbench/boxbench/platform/docker"
 	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/platform/docker"
 )
 
 // siteBox is a box on an overlay network (overlay, vip): the measured client runs in a
