@@ -173,9 +173,7 @@ func (b *box) Teardown(ctx context.Context) error {
 	rctx, cancel := context.WithTimeout(ctx, removeTimeout)
 	defer cancel()
 	if svc != "" {
-		if err := b.p.engine.ServiceRemove(rctx, svc); err != nil && !cerrdefs.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("remove service %s: %w", b.facts["service"], err))
-		}
+		errs = append(errs, b.p.removeService(rctx, svc))
 	}
 	// The task containers carry the run's labels; so do the helpers. The filter finds a task
 	// container this box never learnt the id of (a provision cut short).
@@ -187,9 +185,13 @@ func (b *box) Teardown(ctx context.Context) error {
 	}
 	errs = append(errs, b.removeNetwork(rctx))
 	if b.volume != "" {
-		if err := b.p.engine.VolumeRemove(rctx, b.volume, true); err != nil && !cerrdefs.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("remove volume %s: %w", b.volume, err))
-		}
+		errs = append(errs, retry(rctx, "remove volume "+b.volume, func() error {
+			err := b.p.engine.VolumeRemove(rctx, b.volume, true)
+			if cerrdefs.IsNotFound(err) {
+				return nil
+			}
+			return err
+		}))
 	}
 	if b.store != nil {
 		errs = append(errs, b.store.Release(ctx))
@@ -223,6 +225,22 @@ func (b *box) removeNetwork(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("remove network %s: %v (%w)", b.netName, err, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// retry calls f until it succeeds or ctx ends: the engine releases a removed container's
+// volume and network endpoints a moment after the container is gone.
+func retry(ctx context.Context, what string, f func() error) error {
+	for {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %v (%w)", what, err, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

@@ -25,6 +25,10 @@ import (
 	"github.com/boxbench/boxbench/storage"
 )
 
+// pendingGrace is how long a task may stay pending with the scheduler's reason before the
+// provision fails with it.
+const pendingGrace = 5 * time.Second
+
 // defaultShm is /dev/shm's size without a memory limit, as on the docker platform.
 const defaultShm int64 = 1 << 30
 
@@ -260,6 +264,7 @@ func (b *box) waitTask(ctx context.Context) error {
 	defer cancel()
 	f := filters.NewArgs(filters.Arg("service", b.service))
 	var last string
+	var stuck time.Time // since when the task is pending with the scheduler's reason
 	for {
 		ts, err := b.p.engine.TaskList(wctx, swarm.TaskListOptions{Filters: f})
 		if err != nil {
@@ -279,6 +284,16 @@ func (b *box) waitTask(ctx context.Context) error {
 					b.facts["task"] = t.ID
 					b.facts["task_container"] = containerOf(t)
 					return b.watchExit()
+				}
+			case swarm.TaskStatePending:
+				// On a single node with the task constrained to it, "no suitable node
+				// (insufficient resources …)" does not change by waiting.
+				if s.Err == "" {
+					stuck = time.Time{}
+				} else if stuck.IsZero() {
+					stuck = time.Now()
+				} else if time.Since(stuck) > pendingGrace {
+					return fmt.Errorf("the service's %s", strings.TrimSpace(last))
 				}
 			case swarm.TaskStateFailed, swarm.TaskStateRejected, swarm.TaskStateComplete,
 				swarm.TaskStateShutdown, swarm.TaskStateOrphaned, swarm.TaskStateRemove:

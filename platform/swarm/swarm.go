@@ -173,8 +173,11 @@ func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed fu
 			if !ok || !crashed(exp) {
 				continue
 			}
-			if err := p.engine.ServiceRemove(ctx, s.ID); err != nil && !cerrdefs.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("remove service %s: %w", s.Spec.Name, err))
+			rctx, cancel := context.WithTimeout(ctx, removeTimeout)
+			err := p.removeService(rctx, s.ID)
+			cancel()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("service %s: %w", s.Spec.Name, err))
 				continue
 			}
 			done = append(done, fmt.Sprintf("service %s (experiment %s)", s.Spec.Name, exp))
@@ -200,6 +203,29 @@ func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed fu
 	}
 	gone, err := p.release(ctx)
 	return append(done, gone...), errors.Join(append(errs, err)...)
+}
+
+// removeService removes a service and waits until the orchestrator has no task of it left: a
+// task it had assigned may still get its container after the removal, which then holds the
+// volume and the network.
+func (p *Platform) removeService(ctx context.Context, id string) error {
+	if err := p.engine.ServiceRemove(ctx, id); err != nil && !cerrdefs.IsNotFound(err) {
+		return fmt.Errorf("remove service %s: %w", id, err)
+	}
+	// Not filtered by service: the engine refuses that filter once the service is gone.
+	return retry(ctx, "wait for the tasks of service "+id, func() error {
+		ts, err := p.engine.TaskList(ctx, swarm.TaskListOptions{})
+		n := 0
+		for _, t := range ts {
+			if t.ServiceID == id {
+				n++
+			}
+		}
+		if err == nil && n > 0 {
+			err = fmt.Errorf("%d task(s) left", n)
+		}
+		return err
+	})
 }
 
 // removeContainers force-removes the containers that match f (a service's task containers) and
