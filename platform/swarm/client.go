@@ -18,6 +18,7 @@ import (
 
 	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/placement"
 	"github.com/boxbench/boxbench/platform/docker"
 )
@@ -28,14 +29,7 @@ import (
 // reaches the box only for readiness and liveness checks (Endpoint).
 type siteBox struct{ *box }
 
-var _ ClientSite = siteBox{}
-
-// ClientSite is platform.ClientSite as the remote-client contract states it; it moves to package
-// platform when that lands.
-type ClientSite interface {
-	ClientPlace() (where string, ep driver.Endpoint)
-	RunAgent(ctx context.Context, stdin io.Reader, stdout io.Writer) error
-}
+var _ platform.ClientSite = siteBox{}
 
 // agentPath is where the client container sees boxbench's own binary (bind-mounted read-only:
 // the images are Debian bookworm with glibc, like the host the binary was built for).
@@ -113,7 +107,8 @@ func (b *box) connect(ctx context.Context, ep driver.Endpoint) error {
 	case errors.Is(err, errExit124):
 		return fmt.Errorf("no connection within %d s (timed out)", connectTimeout)
 	case len(bytes.TrimSpace(out.Bytes())) > 0:
-		return fmt.Errorf("%w: %s", err, bytes.TrimSpace(out.Bytes()))
+		lines := bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
+		return fmt.Errorf("%w: %s", err, lines[len(lines)-1])
 	}
 	return err
 }
