@@ -56,8 +56,8 @@ func TestSwarm(t *testing.T) {
 		if r.Status != "ok" || r.Throughput == nil || *r.Throughput <= 0 {
 			t.Errorf("run %s: status %s throughput %v", r.ID, r.Status, r.Throughput)
 		}
-		overlay := strings.Contains(r.ID, "network=overlay")
-		if site := r.Env["client_site"]; overlay != strings.Contains(site, "container on overlay network") {
+		remote := strings.Contains(r.ID, "network=overlay") || strings.Contains(r.ID, "network=vip")
+		if site := r.Env["client_site"]; remote != strings.Contains(site, "container on overlay network") {
 			t.Errorf("run %s: client site %q", r.ID, site)
 		}
 	}
