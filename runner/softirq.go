@@ -13,10 +13,12 @@ import (
 const MetricSoftirqPerOp = "host_softirq_cpu_per_op_ns"
 
 // softirqPerOp divides the host's softirq CPU time over the measured window by the operations
-// of that window. Samples are the host's cpu_softirq_seconds_per_second (cores) at the end of
-// each interval; the window starts one interval (the pre-run sample) plus the warm-up plus
-// what the steady-state detection cut after the clock's start. ok is false without samples or
-// operations.
+// of that window. Samples are the host's cpu_softirq_seconds_per_second (cores) over the
+// interval ending at each sample's time; a sample counts when the middle of its interval is in
+// the window. The window ends with the last measured interval of the result (on the run's
+// clock, where a remote client's intervals were moved) and is res.Measured long (the
+// steady-state cut included); without intervals it starts one interval (the pre-run sample)
+// plus the warm-up after the clock's start. ok is false without samples or operations.
 func softirqPerOp(samples []telemetry.Sample, interval time.Duration, res *workload.Result) (float64, bool) {
 	if res == nil || res.Measured <= 0 {
 		return 0, false
@@ -30,13 +32,21 @@ func softirqPerOp(samples []telemetry.Sample, interval time.Duration, res *workl
 	if ops == 0 {
 		return 0, false
 	}
-	cut := time.Duration(res.Metrics[MetricTruncated] * float64(time.Second))
-	from := interval + res.Warmup + cut
-	to := from + res.Measured + interval/2
+	var end time.Duration
+	for _, iv := range res.Intervals {
+		if iv.Phase == workload.PhaseMeasure {
+			end = max(end, iv.End)
+		}
+	}
+	if end == 0 {
+		end = interval + res.Warmup + res.Measured
+	}
+	from := end - res.Measured
 	var cores float64
 	n := 0
 	for _, s := range samples {
-		if s.Source == "host" && s.Metric == "cpu_softirq_seconds_per_second" && s.T > from && s.T <= to {
+		mid := s.T - interval/2
+		if s.Source == "host" && s.Metric == "cpu_softirq_seconds_per_second" && mid > from && mid < end {
 			cores += s.Value
 			n++
 		}

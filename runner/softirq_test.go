@@ -28,6 +28,19 @@ func TestSoftirqPerOp(t *testing.T) {
 	if want := 20000.0; !ok || math.Abs(got-want) > 1e-6 {
 		t.Errorf("softirq per op = %v (%v), want %v ns", got, ok, want)
 	}
+	// A remote client's window, 1.5 s later on the run's clock: its intervals say where it is.
+	late := *res
+	for i := 4; i <= 8; i++ {
+		late.Intervals = append(late.Intervals, workload.Interval{Start: time.Duration(i)*sec + sec/2, End: time.Duration(i+1)*sec + sec/2,
+			Phase: workload.PhaseMeasure, Op: "read", Series: "latency"})
+	}
+	late.Measured = 5 * sec
+	samples = append(samples, telemetry.Sample{T: 9 * sec, Source: "host", Metric: "cpu_softirq_seconds_per_second", Value: 0.2})
+	// Samples ending at 6, 7, 8, 9 s have their middles in (4.5, 9.5): (0.2+0.2+0.05+0.2)/4
+	// cores × 5 s / 40000 ops.
+	if got, ok := softirqPerOp(samples, sec, &late); !ok || math.Abs(got-20312.5) > 1e-6 {
+		t.Errorf("remote window: softirq per op = %v (%v), want 20312.5 ns", got, ok)
+	}
 	if _, ok := softirqPerOp(nil, sec, res); ok {
 		t.Error("a value without samples")
 	}
