@@ -18,8 +18,8 @@ import (
 
 	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/driver"
-	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/docker"
 )
 
