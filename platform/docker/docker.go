@@ -65,6 +65,9 @@ const (
 	LabelExperiment = "boxbench.experiment"
 	LabelRun        = "boxbench.run"
 	LabelRole       = "boxbench.role" // "server", "init" (initialises a data directory), "probe"
+	// LabelPlatform marks what another platform of the same engine made (e.g. "swarm"), so
+	// this platform's cleanup leaves it to that one.
+	LabelPlatform = "boxbench.platform"
 )
 
 // ProbeExperiment is the experiment label of runtime probe containers, for Cleanup.
@@ -227,6 +230,17 @@ func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(st
 // CleanupBoxes is Cleanup without its last step, the work root's mounts, loop devices and
 // directories (platform.CleanupAll runs that once, after every platform's boxes).
 func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
+	return p.CleanupLabelled(ctx, crashed, false)
+}
+
+// swarmServiceLabel is on every container the engine starts for a swarm service's task.
+const swarmServiceLabel = "com.docker.swarm.service.id"
+
+// CleanupLabelled removes the labelled containers, volumes and networks of crashed experiments
+// (and stale runtime probes). Swarm's objects — task containers and swarm-scoped networks — only
+// with withSwarm: the swarm platform removes their services first, without which a network is
+// still in use and a task may be replaced.
+func (p *Platform) CleanupLabelled(ctx context.Context, crashed func(string) bool, withSwarm bool) ([]string, error) {
 	var done []string
 	var errs []error
 	f := filters.NewArgs(filters.Arg("label", LabelBoxbench+"=1"))
@@ -234,7 +248,7 @@ func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed fu
 	errs = append(errs, err)
 	for _, c := range cs {
 		exp, ok := c.Labels[LabelExperiment]
-		if !ok || !(crashed(exp) || staleProbe(c)) {
+		if !ok || !(crashed(exp) || staleProbe(c)) || (c.Labels[swarmServiceLabel] != "" && !withSwarm) {
 			continue
 		}
 		rctx, cancel := context.WithTimeout(ctx, removeTimeout)
@@ -250,7 +264,7 @@ func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed fu
 	errs = append(errs, err)
 	for _, v := range vs.Volumes {
 		exp, ok := v.Labels[LabelExperiment]
-		if !ok || !crashed(exp) {
+		if !ok || !crashed(exp) || (v.Labels[LabelPlatform] != "" && !withSwarm) {
 			continue
 		}
 		if err := p.engine.VolumeRemove(ctx, v.Name, true); err != nil && !cerrdefs.IsNotFound(err) {
@@ -263,7 +277,7 @@ func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed fu
 	errs = append(errs, err)
 	for _, n := range ns {
 		exp, ok := n.Labels[LabelExperiment]
-		if !ok || !crashed(exp) {
+		if !ok || !crashed(exp) || (n.Scope == "swarm" && !withSwarm) {
 			continue
 		}
 		if err := p.engine.NetworkRemove(ctx, n.ID); err != nil && !cerrdefs.IsNotFound(err) {

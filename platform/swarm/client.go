@@ -25,7 +25,7 @@ import (
 
 // siteBox is a box on an overlay network (overlay, vip): the measured client runs in a
 // container attached to the box's overlay network, as another service's task would, and
-// reaches the server over VXLAN (overlay) or through the service's virtual IP (vip). The host
+// reaches the server through the overlay network (overlay) or through the service's virtual IP (vip). The host
 // reaches the box only for readiness and liveness checks (Endpoint).
 type siteBox struct{ *box }
 

@@ -193,3 +193,31 @@ func TestServerKilled(t *testing.T) {
 	}
 	e.assertClean(t, exp)
 }
+
+// TestCleanupAll: `doctor --cleanup` runs every platform's cleanup, docker's before swarm's. A
+// crashed experiment's service, task container, overlay network and volume are all removed
+// without an error from either: docker's cleanup leaves swarm's objects to swarm's (a network
+// in use by a live service cannot be removed, a removed task would be replaced), and swarm's
+// removes them after the service.
+func TestCleanupAll(t *testing.T) {
+	e := newEnv(t)
+	exp := fmt.Sprintf("test-cleanupall-%d", os.Getpid())
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	r := e.request(exp, "c", StorageVolume, NetworkOverlay)
+	if _, err := e.p.Provision(ctx, r); err != nil { // abandoned, as after kill -9
+		t.Fatal(err)
+	}
+	if len(e.leftovers(ctx, exp)) == 0 {
+		t.Fatal("leftovers see nothing of a running box: the check cannot fail")
+	}
+	ps := map[string]platform.Platform{"docker": e.p.d, Name: e.p}
+	done, err := platform.CleanupAll(ctx, ps, e.root, func(x string) bool { return x == exp })
+	for _, d := range done {
+		t.Logf("removed (%s): %s", d.Platform, d.What)
+	}
+	if err != nil {
+		t.Errorf("cleanup: %v", err)
+	}
+	e.assertClean(t, exp)
+}

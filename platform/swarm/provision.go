@@ -119,8 +119,10 @@ func (b *box) prepareStorage(ctx context.Context) ([]mount.Mount, error) {
 	case StorageVolume:
 		cctx, cancel := docker.Settled(ctx)
 		defer cancel()
+		lab := docker.Labels(r, "data")
+		lab[docker.LabelPlatform] = Name // in use by a task until its service is gone: swarm's to remove
 		v, err := b.p.engine.VolumeCreate(cctx, volume.CreateOptions{Name: docker.ObjectName(r, "data"),
-			Driver: "local", Labels: docker.Labels(r, "data")})
+			Driver: "local", Labels: lab})
 		if err != nil {
 			return nil, fmt.Errorf("create volume: %w", err)
 		}
@@ -410,7 +412,7 @@ func (b *box) endpoints(ctx context.Context, ins container.InspectResponse) erro
 	b.facts["task_ip"] = taskIP
 	b.ep = driver.Endpoint{Host: hostIP, Port: port}
 	b.siteEP = driver.Endpoint{Host: taskIP, Port: port}
-	b.facts["network_path"] = "a container on overlay network " + b.netName + " to the task's overlay address " + b.siteEP.String() + " (VXLAN)"
+	b.facts["network_path"] = "a container on overlay network " + b.netName + " to the task's overlay address " + b.siteEP.String() + " (one node: through the overlay's bridge in its own namespace; VXLAN carries only traffic between nodes)"
 	if b.req.Network == NetworkVIP {
 		svc, _, err := b.p.engine.ServiceInspectWithRaw(ctx, b.service, swarm.ServiceInspectOptions{})
 		if err != nil {

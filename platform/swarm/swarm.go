@@ -100,7 +100,7 @@ func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 	switch c.Network {
 	case NetworkHost:
 	case NetworkOverlay:
-		if err := kernelHas("CONFIG_VXLAN", "overlay networks carry traffic in VXLAN"); err != nil {
+		if err := kernelHas("CONFIG_VXLAN", "overlay networks carry traffic between nodes in VXLAN, and the engine creates them with it"); err != nil {
 			errs = append(errs, err)
 		}
 	case NetworkVIP:
@@ -155,7 +155,8 @@ func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(st
 
 // CleanupBoxes is Cleanup without the work-root step: services first (their tasks would come
 // back otherwise), then the docker platform's removal of labelled containers, volumes and
-// networks, then the swarm itself if boxbench created it and no service is left.
+// networks, swarm's included (the docker platform's own cleanup leaves those to this one), then
+// the swarm itself if boxbench created it and no service is left.
 func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
 	var done []string
 	var errs []error
@@ -193,7 +194,7 @@ func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed fu
 	cancel()
 	// Networks whose endpoints the engine still releases are retried for a while.
 	for i := 0; ; i++ {
-		gone, err := p.d.CleanupBoxes(ctx, workRoot, crashed)
+		gone, err := p.d.CleanupLabelled(ctx, crashed, true)
 		done = append(done, gone...)
 		if err == nil || i == 20 || !strings.Contains(err.Error(), "active endpoints") {
 			errs = append(errs, err)
