@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/boxbench/boxbench/internal/flock"
 	"github.com/boxbench/boxbench/internal/testenv"
 )
 
@@ -42,6 +44,16 @@ func swarmState(t *testing.T) string {
 // swarm is as it was before.
 func TestSwarm(t *testing.T) {
 	testenv.NeedDocker(t)
+	// platform/swarm's tests make and leave swarms too: one test process at a time (the lock
+	// file of platform/swarm's tests).
+	if err := os.MkdirAll("/var/lib/boxbench", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := flock.Lock(context.Background(), "/var/lib/boxbench/swarm-test.lock", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
 	e := setup(t, "swarm", "2s", 1)
 	before := swarmState(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,6 +19,7 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/image"
+	"github.com/boxbench/boxbench/internal/flock"
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/docker"
@@ -49,6 +51,18 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { engine.Close() })
+	// The swarm is the engine's: tests of other packages that make or leave one (e2e's
+	// TestSwarm) must not run meanwhile, or the state checks below would see each other's.
+	if err := os.MkdirAll(StateDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := flock.Lock(context.Background(), filepath.Join(StateDir, "swarm-test.lock"), func() {
+		t.Log("waiting for another test process's swarm tests")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(unlock)
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	e := &env{engine: engine, p: New(docker.New(engine, log), log), root: testenv.WorkRoot(t)}
 	d, _ := dbms.Get("redis")
