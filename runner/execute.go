@@ -226,6 +226,9 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 	for k, v := range hostMetrics {
 		res.Metrics[k] = v
 	}
+	if v, ok := softirqPerOp(samples, r.cfg.Spec.Telemetry.Interval.D(), res); ok {
+		res.Metrics[MetricSoftirqPerOp] = v
+	}
 	if len(missing) > 0 {
 		rec.Facts["telemetry_missing"] = strings.Join(missing, "; ")
 	}
