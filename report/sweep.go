@@ -1,0 +1,481 @@
+package report
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/boxbench/boxbench/results"
+	"github.com/boxbench/boxbench/spec"
+	"github.com/boxbench/boxbench/stats"
+)
+
+// A sweep is a matrix key with numeric values that varies the workload's load or size
+// (spec.SweepKeys: workload.targetRate, workload.threads, …). For each combination of the other
+// keys (a platform, a network …) its cells form a curve: throughput against the key, and
+// latency against throughput, with the point where the box saturated and the resource that
+// telemetry saw saturated there. docs/report.md ("Sweeps") defines every figure.
+
+// Saturation rule (documented in docs/report.md; change both together).
+const (
+	// SatElasticity: a step is saturated when less than this share of its relative increase in
+	// load became a relative increase in throughput …
+	SatElasticity = 0.5
+	// SatFollow: … or, for an offered load, when throughput fell below this share of it …
+	SatFollow = 0.9
+	// SatP99Factor: … and when its corrected p99 is at least this many times the lowest p99 of
+	// the lighter loads.
+	SatP99Factor = 2.0
+	// BusyShare: a resource used at or above this share of its capacity counts as saturated.
+	BusyShare = 0.8
+)
+
+// Sweep is one sweep key and its curves.
+type Sweep struct {
+	Key string `json:"key"`
+	// Offered says the key is the load offered to the database in operations per second (an
+	// open loop's target rate): a curve that keeps up has throughput = key.
+	Offered bool     `json:"offered_load"`
+	Curves  []*Curve `json:"curves"`
+}
+
+// Curve is the cells of one combination of the other keys, in increasing key value.
+type Curve struct {
+	Label  string            `json:"label"`  // the other keys' values, e.g. "platform=docker network=host"
+	Params map[string]string `json:"params"` // those keys
+	Points []*CurvePoint     `json:"points"`
+	// Saturation is nil when no step of the curve meets the rule (the note says so).
+	Saturation *Saturation `json:"saturation,omitempty"`
+	Note       string      `json:"note,omitempty"`
+
+	offered bool // the sweep's key is an offered load
+}
+
+// CurvePoint is one cell of a curve. Latencies are µs, each a summary over the cell's ok runs
+// of one percentile per run, computed from the run's histograms of every operation type merged.
+type CurvePoint struct {
+	Cell       string        `json:"cell"`
+	X          float64       `json:"x"`
+	Throughput stats.Summary `json:"throughput_ops_per_second"`
+	// P50, P99: latency from the intended start of each operation (coordinated omission
+	// corrected); in a closed loop it equals the service time.
+	P50 stats.Summary `json:"latency_p50_us"`
+	P99 stats.Summary `json:"latency_p99_us"`
+	// ServiceP50, ServiceP99: from the actual send to the reply (N = 0 in a closed loop, where
+	// there is no second series).
+	ServiceP50 stats.Summary `json:"service_p50_us"`
+	ServiceP99 stats.Summary `json:"service_p99_us"`
+	// Resources: each resource's use over the measured window, as a share of its capacity.
+	Resources []ResourceUse `json:"resources,omitempty"`
+}
+
+// ResourceUse is a resource's mean use over each run's measured window, summarised over runs.
+type ResourceUse struct {
+	Name string `json:"name"` // one of the Res* names
+	// Share is use over capacity (0–1, per run); Capacity says what the capacity was.
+	Share    stats.Summary `json:"share"`
+	Capacity string        `json:"capacity"`
+}
+
+// Resource names.
+const (
+	ResServerCPU = "server CPU"
+	ResHostCPU   = "host CPU"
+	ResDisk      = "disk"
+	ResSoftirq   = "network softirq"
+	ResClientCPU = "client CPU"
+	ResOtherCPU  = "other CPU"
+)
+
+// Saturation is where a curve stopped carrying more load.
+type Saturation struct {
+	// Index and X: the saturation point, the last point before the first saturated step (the
+	// highest load the box still carried). Throughput is its mean throughput, P99 its
+	// corrected p99.
+	Index      int     `json:"index"`
+	X          float64 `json:"x"`
+	Throughput float64 `json:"throughput_ops_per_second"`
+	P99        float64 `json:"latency_p99_us"`
+	// Past is the index of the first saturated point; Elasticity and P99Ratio are the figures
+	// that met the rule there.
+	Past       int     `json:"past_index"`
+	Elasticity float64 `json:"elasticity"`
+	P99Ratio   float64 `json:"p99_ratio"`
+	// Bottleneck is the resource with the highest share at Past when it is at least BusyShare,
+	// else "" (none saturated, as far as the telemetry can see); Why gives the figures.
+	Bottleneck string `json:"bottleneck"`
+	Why        string `json:"why"`
+}
+
+// buildSweeps finds the sweep keys among the varying keys and computes their curves from the
+// ok runs (their histograms, and their telemetry read from store).
+func (r *Report) buildSweeps(store *results.Store, okRuns map[string][]results.RunRow) error {
+	for _, key := range r.Varying {
+		if !spec.IsSweepKey(key) || key == "workload.requestDistribution" {
+			continue
+		}
+		sw := &Sweep{Key: key, Offered: slices.Contains(spec.OfferedLoadKeys, key)}
+		byLabel := map[string]*Curve{}
+		for _, c := range r.Cells {
+			x, err := strconv.ParseFloat(c.Params[key], 64)
+			if c.Skipped() || err != nil {
+				continue
+			}
+			others := map[string]string{}
+			var parts []string
+			for _, k := range r.Varying {
+				if k != key {
+					others[k] = c.Params[k]
+					parts = append(parts, k+"="+c.Params[k])
+				}
+			}
+			label := strings.Join(parts, " ")
+			cv := byLabel[label]
+			if cv == nil {
+				cv = &Curve{Label: label, Params: others, offered: sw.Offered}
+				byLabel[label] = cv
+				sw.Curves = append(sw.Curves, cv)
+			}
+			pt := &CurvePoint{Cell: c.ID, X: x, Throughput: c.Throughput}
+			if err := pt.fromRuns(store, okRuns[c.ID], r.Env); err != nil {
+				return err
+			}
+			cv.Points = append(cv.Points, pt)
+		}
+		for _, cv := range sw.Curves {
+			slices.SortFunc(cv.Points, func(a, b *CurvePoint) int { return cmp.Compare(a.X, b.X) })
+			cv.saturate()
+		}
+		if len(sw.Curves) > 0 {
+			r.Sweeps = append(r.Sweeps, sw)
+		}
+	}
+	return nil
+}
+
+// fromRuns fills the point's latencies and resource use from its ok runs.
+func (pt *CurvePoint) fromRuns(store *results.Store, runs []results.RunRow, env map[string]string) error {
+	var p50, p99, s50, s99 []float64
+	use := map[string][]float64{}
+	capacity := map[string]string{}
+	for _, run := range runs {
+		if v, ok := runPercentiles(run, LatencySeries); ok {
+			p50, p99 = append(p50, v[0]), append(p99, v[1])
+		}
+		if v, ok := runPercentiles(run, "service"); ok {
+			s50, s99 = append(s50, v[0]), append(s99, v[1])
+		}
+		if store == nil {
+			continue
+		}
+		ivs, err := store.Intervals(run.ID)
+		if err != nil {
+			return fmt.Errorf("intervals of %s: %w", run.ID, err)
+		}
+		pts, err := store.Series(run.ID)
+		if err != nil {
+			return fmt.Errorf("telemetry of %s: %w", run.ID, err)
+		}
+		from, to, ok := measuredWindow(ivs)
+		if !ok {
+			continue
+		}
+		for _, u := range runResources(pts, from, to, run, env) {
+			use[u.name] = append(use[u.name], u.share)
+			capacity[u.name] = u.capacity
+		}
+	}
+	pt.P50, pt.P99 = stats.Summarize(p50), stats.Summarize(p99)
+	pt.ServiceP50, pt.ServiceP99 = stats.Summarize(s50), stats.Summarize(s99)
+	for _, name := range []string{ResServerCPU, ResHostCPU, ResOtherCPU, ResDisk, ResSoftirq, ResClientCPU} {
+		if len(use[name]) > 0 {
+			pt.Resources = append(pt.Resources, ResourceUse{Name: name, Share: stats.Summarize(use[name]), Capacity: capacity[name]})
+		}
+	}
+	return nil
+}
+
+// runPercentiles returns a run's p50 and p99 (µs) of one series over every operation type
+// that is the run's own (not Secondary), from their histograms merged.
+func runPercentiles(run results.RunRow, series string) ([2]float64, bool) {
+	var hists [][]byte
+	for _, o := range run.Ops {
+		if o.Series == series && !o.Secondary && o.Count > 0 && len(o.Hist) > 0 {
+			hists = append(hists, o.Hist)
+		}
+	}
+	if len(hists) == 0 {
+		return [2]float64{}, false
+	}
+	h, err := stats.MergeHistograms(hists)
+	if err != nil || h.TotalCount() == 0 {
+		return [2]float64{}, false
+	}
+	v, err := stats.Percentiles(h, 50, 99)
+	if err != nil {
+		return [2]float64{}, false
+	}
+	return [2]float64{micros(v[0]), micros(v[1])}, true
+}
+
+// measuredWindow is the span of a run's measured intervals on the run's clock.
+func measuredWindow(ivs []results.IntervalRow) (from, to time.Duration, ok bool) {
+	for _, iv := range ivs {
+		if iv.Phase != "measure" {
+			continue
+		}
+		if !ok || iv.Start < from {
+			from = iv.Start
+		}
+		if !ok || iv.End > to {
+			to = iv.End
+		}
+		ok = true
+	}
+	return from, to, ok
+}
+
+type resourceShare struct {
+	name, capacity string
+	share          float64
+}
+
+// runResources averages the telemetry samples of the measured window (a sample at T covers
+// the interval that ends at T) and turns each resource's use into a share of its capacity.
+func runResources(pts []results.Point, from, to time.Duration, run results.RunRow, env map[string]string) []resourceShare {
+	// Per-device values (disks) are kept apart: the busiest device counts.
+	type key struct{ source, metric string }
+	sums := map[key]map[time.Duration]float64{}
+	for _, p := range pts {
+		if p.T <= from || p.T > to+time.Second/2 {
+			continue
+		}
+		k := key{p.Source, p.Metric}
+		if sums[k] == nil {
+			sums[k] = map[time.Duration]float64{}
+		}
+		if p.Metric == "disk_io_time_seconds_per_second" {
+			sums[k][p.T] = math.Max(sums[k][p.T], p.Value)
+		} else {
+			sums[k][p.T] += p.Value
+		}
+	}
+	mean := func(source, metric string) (float64, bool) {
+		m := sums[key{source, metric}]
+		if len(m) == 0 {
+			return 0, false
+		}
+		var s float64
+		for _, t := range slices.Sorted(maps.Keys(m)) { // in time order: the sum is deterministic
+			s += m[t]
+		}
+		return s / float64(len(m)), true
+	}
+	hostCPUs, _ := mean("host", "cpus")
+	if hostCPUs == 0 {
+		hostCPUs, _ = strconv.ParseFloat(env["num_cpu"], 64)
+	}
+	var out []resourceShare
+	if used, ok := mean("db", "cpu_usage_seconds_per_second"); ok {
+		capCores, what := serverCapacity(run, hostCPUs)
+		if capCores > 0 {
+			out = append(out, resourceShare{ResServerCPU, what, used / capCores})
+		}
+	}
+	if idle, ok := mean("host", "cpu_idle_seconds_per_second"); ok && hostCPUs > 0 {
+		iowait, _ := mean("host", "cpu_iowait_seconds_per_second")
+		busy := math.Max(0, hostCPUs-idle-iowait)
+		out = append(out, resourceShare{ResHostCPU, cores(hostCPUs) + " (every CPU of the host)", busy / hostCPUs})
+		// What neither the database's group nor the client used: other processes (and, for a
+		// box the host cannot see into, its engine or VMM outside the group).
+		server, _ := mean("db", "cpu_usage_seconds_per_second")
+		user, _ := mean("client", "cpu_user_seconds_per_second")
+		sys, _ := mean("client", "cpu_system_seconds_per_second")
+		out = append(out, resourceShare{ResOtherCPU, cores(hostCPUs) + " (host CPU used outside the database's group and the client)",
+			math.Max(0, busy-server-user-sys) / hostCPUs})
+	}
+	if busy, ok := mean("db", "disk_io_time_seconds_per_second"); ok {
+		out = append(out, resourceShare{ResDisk, "time with I/O in flight on the data directory's device", busy})
+	}
+	if si, ok := mean("host", "cpu_softirq_seconds_per_second"); ok {
+		out = append(out, resourceShare{ResSoftirq, "1 core (one flow's soft interrupts run on one CPU at a time)", si})
+	}
+	user, okU := mean("client", "cpu_user_seconds_per_second")
+	sys, okS := mean("client", "cpu_system_seconds_per_second")
+	if okU || okS {
+		pinned := cmp.Or(run.Env["client_cpus"], env["client_cpus"])
+		n := float64(cpuCount(pinned))
+		what := cores(n) + " (placement.client)"
+		if n == 0 {
+			n, what = hostCPUs, cores(hostCPUs)+" (the client is not pinned)"
+		}
+		if n > 0 {
+			out = append(out, resourceShare{ResClientCPU, what, (user + sys) / n})
+		}
+	}
+	return out
+}
+
+// serverCapacity is the cores the database box may use: its CPU limit, else its cpuset, else
+// the host's CPUs, from the limits read back after start.
+func serverCapacity(run results.RunRow, hostCPUs float64) (float64, string) {
+	var applied struct {
+		Limits struct {
+			CPUs   float64 `json:"cpus"`
+			Cpuset string  `json:"cpuset"`
+		} `json:"limits"`
+		CPUs   float64 `json:"cpus"`
+		Cpuset string  `json:"cpuset"`
+	}
+	if b, err := json.Marshal(run.Limits); err == nil {
+		_ = json.Unmarshal(b, &applied)
+	}
+	l := applied.Limits
+	if l.CPUs == 0 && l.Cpuset == "" { // an older, flat shape
+		l.CPUs, l.Cpuset = applied.CPUs, applied.Cpuset
+	}
+	switch {
+	case l.CPUs > 0:
+		return l.CPUs, cores(l.CPUs) + " (limits.cpus)"
+	case cpuCount(l.Cpuset) > 0:
+		n := float64(cpuCount(l.Cpuset))
+		return n, cores(n) + " (cpuset " + l.Cpuset + ")"
+	}
+	return hostCPUs, cores(hostCPUs) + " (no CPU limit: the host's CPUs)"
+}
+
+func cores(n float64) string {
+	if n == 1 {
+		return "1 core"
+	}
+	return trimZeros(strconv.FormatFloat(n, 'f', 2, 64)) + " cores"
+}
+
+// cpuCount counts the CPUs of a list such as "0-1,3"; 0 when it is empty or unreadable.
+func cpuCount(list string) int {
+	n := 0
+	for _, part := range strings.Split(list, ",") {
+		if part == "" {
+			continue
+		}
+		lo, hi, rng := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(lo)
+		b := a
+		var err2 error
+		if rng {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || b < a {
+			return 0
+		}
+		n += b - a + 1
+	}
+	return n
+}
+
+// saturate applies the rule: step i (from point i−1 to i) is saturated when throughput stopped
+// following the load — its elasticity, the relative throughput gain over the relative load
+// increase, is below SatElasticity, or (for an offered load) throughput is below SatFollow of
+// the load offered — and its corrected p99 is at least SatP99Factor times the lowest p99 of
+// the points before it. The saturation point is the point before the first saturated step.
+func (cv *Curve) saturate() {
+	ps := cv.Points
+	lowest := math.Inf(1)
+	for i, p := range ps {
+		if i > 0 && p.Throughput.N > 0 && ps[i-1].Throughput.N > 0 && p.P99.N > 0 && ps[i-1].X > 0 && ps[i-1].Throughput.Mean > 0 {
+			prev := ps[i-1]
+			el := (p.Throughput.Mean/prev.Throughput.Mean - 1) / (p.X/prev.X - 1)
+			stalled := el < SatElasticity || (cv.offered && p.Throughput.Mean < SatFollow*p.X)
+			ratio := p.P99.Mean / lowest
+			if stalled && ratio >= SatP99Factor {
+				s := &Saturation{Index: i - 1, X: prev.X, Throughput: prev.Throughput.Mean, P99: prev.P99.Mean,
+					Past: i, Elasticity: el, P99Ratio: ratio}
+				s.Bottleneck, s.Why = bottleneck(p.Resources)
+				cv.Saturation = s
+				return
+			}
+		}
+		if p.P99.N > 0 {
+			lowest = math.Min(lowest, p.P99.Mean)
+		}
+	}
+	switch {
+	case len(ps) < 2:
+		cv.Note = "one point: no curve"
+	default:
+		cv.Note = fmt.Sprintf("not reached up to %s: every step kept throughput growing with the load or p99 below %g× its lowest", trimZeros(sig3(ps[len(ps)-1].X)), SatP99Factor)
+	}
+}
+
+// bottleneck names the resource with the highest share when it reaches BusyShare, and lists
+// every resource's share (highest first).
+func bottleneck(rs []ResourceUse) (string, string) {
+	if len(rs) == 0 {
+		return "", "no telemetry in the measured window"
+	}
+	sorted := slices.Clone(rs)
+	slices.SortStableFunc(sorted, func(a, b ResourceUse) int { return cmp.Compare(b.Share.Mean, a.Share.Mean) })
+	var parts []string
+	for _, r := range sorted {
+		parts = append(parts, fmt.Sprintf("%s %s of %s", r.Name, pctSummary(r.Share), r.Capacity))
+	}
+	why := strings.Join(parts, "; ")
+	if top := sorted[0]; top.Share.Mean >= BusyShare {
+		if top.Name == ResHostCPU {
+			// A busy host is the box's bottleneck only when the box and the client keep it
+			// busy; say when most of it went elsewhere.
+			for _, r := range rs {
+				if r.Name == ResOtherCPU && r.Share.Mean >= top.Share.Mean/2 {
+					return ResHostCPU + ", mostly outside the box and the client", why
+				}
+			}
+		}
+		return top.Name, why
+	}
+	return "", fmt.Sprintf("no resource at %.0f %% or more of its capacity: %s", BusyShare*100, why)
+}
+
+// pctSummary is a share as "97 % ± 2 (n=3)".
+func pctSummary(s stats.Summary) string {
+	if s.N == 0 {
+		return "absent"
+	}
+	if !s.CI95.Valid {
+		return fmt.Sprintf("%.0f %% (n=%d)", 100*s.Mean, s.N)
+	}
+	return fmt.Sprintf("%.0f %% ± %.0f (n=%d)", 100*s.Mean, 100*s.CI95.HalfWidth(), s.N)
+}
+
+// satSentence says where a curve saturated, why the rule fired, and what was saturated.
+func satSentence(sw *Sweep, cv *Curve) string {
+	s := cv.Saturation
+	if s == nil {
+		return "saturation point: " + cv.Note
+	}
+	who := "no resource saturated as far as telemetry can see"
+	if s.Bottleneck != "" {
+		who = "bottleneck: " + s.Bottleneck
+	}
+	where := fmt.Sprintf("saturation point: %s = %s", shortKey(sw.Key), trimZeros(sig3(s.X)))
+	if s.Index == 0 {
+		where += " (the lowest value swept: the box may saturate below it)"
+	}
+	return fmt.Sprintf("%s, throughput %s ops/s, p99 corrected %s µs; at the next step (%s) %s %% of the added load became throughput and p99 corrected was %s× the lowest; %s (%s)",
+		where, group(s.Throughput), sig3(s.P99), trimZeros(sig3(cv.Points[s.Past].X)), noNegZero(100*s.Elasticity),
+		trimZeros(sig3(s.P99Ratio)), who, s.Why)
+}
+
+// noNegZero formats a percentage without decimals, never "-0".
+func noNegZero(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 0, 64)
+	if s == "-0" {
+		return "0"
+	}
+	return s
+}
