@@ -78,7 +78,7 @@ func axisScale(lo, hi float64, n int, format func(float64) string) (float64, flo
 }
 
 func throughputChart(sw *Sweep, col *colors) string {
-	p := newPlot("throughput "+sw.Key, "sweep", 560, 300, 64, 14, 10, 40)
+	p := newPlot("throughput "+sw.Key, "sweep", 560, 300, 64, 24, 10, 40)
 	xlo, xhi, ylo, yhi := math.Inf(1), 0.0, math.Inf(1), 0.0
 	for _, cv := range sw.Curves {
 		for _, pt := range cv.Points {
@@ -122,7 +122,7 @@ func throughputChart(sw *Sweep, col *colors) string {
 }
 
 func latencyChart(sw *Sweep, col *colors) string {
-	p := newPlot("latency "+sw.Key, "sweep", 560, 300, 64, 14, 10, 40)
+	p := newPlot("latency "+sw.Key, "sweep", 560, 300, 78, 24, 10, 40)
 	xlo, xhi, ylo, yhi := math.Inf(1), 0.0, math.Inf(1), 0.0
 	for _, cv := range sw.Curves {
 		for _, pt := range cv.Points {
