@@ -104,7 +104,9 @@ type Saturation struct {
 	// that met the rule there.
 	Past       int     `json:"past_index"`
 	Elasticity float64 `json:"elasticity"`
-	P99Ratio   float64 `json:"p99_ratio"`
+	// Followed is throughput over the offered load at Past (offered-load sweeps only, else 0).
+	Followed float64 `json:"followed,omitempty"`
+	P99Ratio float64 `json:"p99_ratio"`
 	// Bottleneck is the resource with the highest share at Past when it is at least BusyShare,
 	// else "" (none saturated, as far as the telemetry can see); Why gives the figures.
 	Bottleneck string `json:"bottleneck"`
@@ -256,6 +258,9 @@ func (cv *Curve) saturate() {
 			if stalled && ratio >= SatP99Factor {
 				s := &Saturation{Index: i - 1, X: prev.X, Throughput: prev.Throughput.Mean, P99: prev.P99.Mean,
 					Past: i, Elasticity: el, P99Ratio: ratio}
+				if cv.offered {
+					s.Followed = p.Throughput.Mean / p.X
+				}
 				s.Bottleneck, s.Why = bottleneck(p.Resources)
 				cv.Saturation = s
 				return
@@ -287,9 +292,13 @@ func satSentence(sw *Sweep, cv *Curve) string {
 	if s.Index == 0 {
 		where += " (the lowest value swept: the box may saturate below it)"
 	}
-	return fmt.Sprintf("%s, throughput %s ops/s, p99 corrected %s µs; at the next step (%s) %s %% of the added load became throughput and p99 corrected was %s× the lowest; %s (%s)",
+	followed := ""
+	if cv.offered {
+		followed = fmt.Sprintf(", throughput was %s %% of the offered load", noNegZero(100*s.Followed))
+	}
+	return fmt.Sprintf("%s, throughput %s ops/s, p99 corrected %s µs; at the next step (%s) %s %% of the added load became throughput%s and p99 corrected was %s× the lowest; %s (%s)",
 		where, group(s.Throughput), sig3(s.P99), trimZeros(sig3(cv.Points[s.Past].X)), noNegZero(100*s.Elasticity),
-		trimZeros(sig3(s.P99Ratio)), who, s.Why)
+		followed, trimZeros(sig3(s.P99Ratio)), who, s.Why)
 }
 
 // noNegZero formats a percentage without decimals, never "-0".
