@@ -241,40 +241,57 @@ func measuredWindow(ivs []results.IntervalRow) (from, to time.Duration, ok bool)
 	return from, to, ok
 }
 
-// saturate applies the rule: step i (from point i−1 to i) is saturated when throughput stopped
-// following the load — its elasticity, the relative throughput gain over the relative load
-// increase, is below SatElasticity, or (for an offered load) throughput is below SatFollow of
-// the load offered — and its corrected p99 is at least SatP99Factor times the lowest p99 of
-// the points before it. The saturation point is the point before the first saturated step.
+// saturate applies the rule (docs/report.md): point k is the saturation point when it is the
+// first point such that
+//
+//	(a) every later point stalls against it — its elasticity from k, the relative throughput
+//	    gain over the relative load increase, is below SatElasticity, or (for an offered load)
+//	    its throughput is below SatFollow of the load offered — so throughput never again
+//	    followed the load (a noisy dip that a heavier point recovers from is not saturation);
+//	(b) the corrected p99 of point k+1 is at least SatP99Factor times the lowest corrected p99
+//	    of points 0…k.
 func (cv *Curve) saturate() {
 	ps := cv.Points
+	usable := func(p *CurvePoint) bool { return p.Throughput.N > 0 && p.Throughput.Mean > 0 && p.P99.N > 0 && p.X > 0 }
+	elasticity := func(k, j *CurvePoint) float64 { return (j.Throughput.Mean/k.Throughput.Mean - 1) / (j.X/k.X - 1) }
+	stalls := func(k, j *CurvePoint) bool {
+		return elasticity(k, j) < SatElasticity || (cv.offered && j.Throughput.Mean < SatFollow*j.X)
+	}
 	lowest := math.Inf(1)
-	for i, p := range ps {
-		if i > 0 && p.Throughput.N > 0 && ps[i-1].Throughput.N > 0 && p.P99.N > 0 && ps[i-1].X > 0 && ps[i-1].Throughput.Mean > 0 {
-			prev := ps[i-1]
-			el := (p.Throughput.Mean/prev.Throughput.Mean - 1) / (p.X/prev.X - 1)
-			stalled := el < SatElasticity || (cv.offered && p.Throughput.Mean < SatFollow*p.X)
-			ratio := p.P99.Mean / lowest
-			if stalled && ratio >= SatP99Factor {
-				s := &Saturation{Index: i - 1, X: prev.X, Throughput: prev.Throughput.Mean, P99: prev.P99.Mean,
-					Past: i, Elasticity: el, P99Ratio: ratio}
-				if cv.offered {
-					s.Followed = p.Throughput.Mean / p.X
-				}
-				s.Bottleneck, s.Why = bottleneck(p.Resources)
-				cv.Saturation = s
-				return
+	for k := 0; k+1 < len(ps); k++ {
+		if !usable(ps[k]) {
+			continue
+		}
+		lowest = math.Min(lowest, ps[k].P99.Mean)
+		next := ps[k+1]
+		if !usable(next) || next.P99.Mean < SatP99Factor*lowest {
+			continue
+		}
+		all := true
+		for _, j := range ps[k+1:] {
+			if usable(j) && !stalls(ps[k], j) {
+				all = false
+				break
 			}
 		}
-		if p.P99.N > 0 {
-			lowest = math.Min(lowest, p.P99.Mean)
+		if !all {
+			continue
 		}
+		s := &Saturation{Index: k, X: ps[k].X, Throughput: ps[k].Throughput.Mean, P99: ps[k].P99.Mean,
+			Past: k + 1, Elasticity: elasticity(ps[k], next), P99Ratio: next.P99.Mean / lowest}
+		if cv.offered {
+			s.Followed = next.Throughput.Mean / next.X
+		}
+		s.Bottleneck, s.Why = bottleneck(next.Resources)
+		cv.Saturation = s
+		return
 	}
 	switch {
 	case len(ps) < 2:
 		cv.Note = "one point: no curve"
 	default:
-		cv.Note = fmt.Sprintf("not reached up to %s: every step kept throughput growing with the load or p99 below %g× its lowest", trimZeros(sig3(ps[len(ps)-1].X)), SatP99Factor)
+		cv.Note = fmt.Sprintf("not reached up to %s: no point after which throughput stopped following the load for good while p99 corrected reached %g× its lowest",
+			trimZeros(sig3(ps[len(ps)-1].X)), SatP99Factor)
 	}
 }
 

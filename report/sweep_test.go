@@ -72,6 +72,9 @@ func TestSaturationRule(t *testing.T) {
 		{"threads sweep", curve(false, [3]float64{5, 10000, 500}, [3]float64{10, 19000, 600}, [3]float64{15, 26000, 700},
 			[3]float64{20, 30000, 800}, [3]float64{25, 31000, 1100}, [3]float64{30, 31200, 1300}, [3]float64{35, 31300, 1600}),
 			20, "", ""},
+		// A dip at 20 000 that 40 000 recovers from is noise; the box saturates at 40 000.
+		{"a dip is not saturation", curve(true, [3]float64{10000, 10000, 200}, [3]float64{20000, 15000, 900},
+			[3]float64{40000, 39000, 300}, [3]float64{80000, 45000, 50000}), 40000, "", ""},
 		{"saturated from the first step", curve(true, [3]float64{5000, 4000, 2000}, [3]float64{10000, 4100, 90000}), 5000, "", ""},
 		{"one point", curve(true, [3]float64{5000, 5000, 200}), 0, "", "one point"},
 	} {
