@@ -213,8 +213,9 @@ func cells(e *spec.Experiment) []*Cell {
 }
 
 // lessID orders cell ids as strings, except that where two ids first differ in the value of
-// the same key and both values are numbers, the numbers decide: a sweep's cells then run and
-// list as 5, 10, 15 … instead of 10, 15, 5. Ids without numeric values keep string order.
+// the same sweep key (whose values are all numbers, validated), the numbers decide: a sweep's
+// cells then run and list as 5, 10, 15 … instead of 10, 15, 5. Only sweep keys, so that keys
+// mixing numbers and words (cpuset 1 and 0-1) keep a consistent (string) order.
 func lessID(a, b string) bool {
 	sa, sb := strings.Split(a, "/"), strings.Split(b, "/")
 	for i := 0; i < min(len(sa), len(sb)); i++ {
@@ -225,7 +226,7 @@ func lessID(a, b string) bool {
 		kb, vb, _ := strings.Cut(sb[i], "=")
 		fa, ea := strconv.ParseFloat(va, 64)
 		fb, eb := strconv.ParseFloat(vb, 64)
-		if ka == kb && ea == nil && eb == nil && fa != fb {
+		if ka == kb && spec.IsSweepKey(ka) && ea == nil && eb == nil && fa != fb {
 			return fa < fb
 		}
 		break

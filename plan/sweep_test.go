@@ -89,8 +89,9 @@ func TestLessID(t *testing.T) {
 		{"platform=docker/workload.threads=5", "platform=docker/workload.threads=10", true},
 		{"platform=docker/workload.threads=40", "platform=native/workload.threads=5", true},
 		{"platform=vm-docker/storage=bind", "platform=vm/storage=bind", true}, // string order where values are not numbers
-		{"cpus=0.5", "cpus=2", true},
-		{"cpus=2", "cpus=2", false},
+		{"workload.targetRate=500.5", "workload.targetRate=2000", true},
+		{"cpuset=10", "cpuset=9", true}, // not a sweep key: string order, as before
+		{"workload.threads=2", "workload.threads=2", false},
 	} {
 		if got := lessID(tc.a, tc.b); got != tc.less {
 			t.Errorf("lessID(%s, %s) = %v", tc.a, tc.b, got)
