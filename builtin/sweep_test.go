@@ -8,6 +8,7 @@ import (
 
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/spec"
+	"github.com/boxbench/boxbench/workload/fio"
 	"github.com/boxbench/boxbench/workload/sysbench"
 	"github.com/boxbench/boxbench/workload/ycsb"
 )
@@ -94,3 +95,32 @@ func TestSweepSysbench(t *testing.T) {
 
 func itoa(n int) string     { return strconv.Itoa(n) }
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// TestSweepFioIodepth: the iodepth of each cell reaches fio's command line.
+func TestSweepFioIodepth(t *testing.T) {
+	src := strings.NewReplacer("dbms: redis", "dbms: postgresql",
+		"type: ycsb, mix: b", "type: fio, job: {preset: randread-4k, ioengine: libaio}",
+		"  workload.threads: [4, 8]\n  workload.targetRate: [1000, 5000]\n  workload.proportions.read: [0.5, 0.9]\n  dataset.records: [1000, 2000]\n",
+		"  workload.job.iodepth: [1, 32]\n").Replace(sweepSpec)
+	e, err := spec.Parse([]byte(src), "f.yaml", Vocabulary(Platforms(nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, problems := plan.Expand(context.Background(), e, 1, func(context.Context, *plan.Cell) error { return nil })
+	if len(problems) > 0 || len(p.Cells) != 2 {
+		t.Fatalf("%v, %d cells", problems, len(p.Cells))
+	}
+	for _, c := range p.Cells {
+		wl, err := Workload(e, c)
+		if err != nil {
+			t.Fatalf("%s: %v", c.ID, err)
+		}
+		argv := strings.Join(wl.(*fio.Workload).Argv("/data"), " ")
+		if !strings.Contains(argv, "--iodepth="+c.Params["workload.job.iodepth"]+" ") && !strings.HasSuffix(argv, "--iodepth="+c.Params["workload.job.iodepth"]) {
+			t.Errorf("%s: %s", c.ID, argv)
+		}
+		if !strings.Contains(argv, "--ioengine=libaio") || !strings.Contains(argv, "--rw=randread") {
+			t.Errorf("%s: the preset's options lost: %s", c.ID, argv)
+		}
+	}
+}
