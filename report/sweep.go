@@ -84,11 +84,13 @@ type ResourceUse struct {
 // Resource names.
 const (
 	ResServerCPU = "server CPU"
-	ResHostCPU   = "host CPU"
-	ResDisk      = "disk"
-	ResSoftirq   = "network softirq"
-	ResClientCPU = "client CPU"
-	ResOtherCPU  = "other CPU"
+	// ResServerQuota is the share of CFS periods in which the box was throttled.
+	ResServerQuota = "server CPU quota"
+	ResHostCPU     = "host CPU"
+	ResDisk        = "disk"
+	ResSoftirq     = "network softirq"
+	ResClientCPU   = "client CPU"
+	ResOtherCPU    = "other CPU"
 )
 
 // Saturation is where a curve stopped carrying more load.
@@ -193,7 +195,7 @@ func (pt *CurvePoint) fromRuns(store *results.Store, runs []results.RunRow, env 
 	}
 	pt.P50, pt.P99 = stats.Summarize(p50), stats.Summarize(p99)
 	pt.ServiceP50, pt.ServiceP99 = stats.Summarize(s50), stats.Summarize(s99)
-	for _, name := range []string{ResServerCPU, ResHostCPU, ResOtherCPU, ResDisk, ResSoftirq, ResClientCPU} {
+	for _, name := range []string{ResServerCPU, ResServerQuota, ResHostCPU, ResOtherCPU, ResDisk, ResSoftirq, ResClientCPU} {
 		if len(use[name]) > 0 {
 			pt.Resources = append(pt.Resources, ResourceUse{Name: name, Share: stats.Summarize(use[name]), Capacity: capacity[name]})
 		}

@@ -10,7 +10,7 @@ import (
 
 // sweepResources are the resource columns of the sweep CSV, in order.
 var sweepResources = []struct{ name, col string }{
-	{ResServerCPU, "server_cpu"}, {ResHostCPU, "host_cpu"}, {ResOtherCPU, "other_cpu"}, {ResDisk, "disk"}, {ResSoftirq, "softirq"}, {ResClientCPU, "client_cpu"},
+	{ResServerCPU, "server_cpu"}, {ResServerQuota, "server_cpu_throttled"}, {ResHostCPU, "host_cpu"}, {ResOtherCPU, "other_cpu"}, {ResDisk, "disk"}, {ResSoftirq, "softirq"}, {ResClientCPU, "client_cpu"},
 }
 
 // WriteSweepCSV writes one row per point of every sweep curve (tidy): the sweep key, the

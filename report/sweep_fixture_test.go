@@ -141,6 +141,8 @@ func sweepTelemetry(c fixCell, rng *rand.Rand) []results.Point {
 		softirq := 0.08 * load * noise(0.1)
 		busy := math.Min(2, server+proxy+client+softirq+0.05)
 		add(t, "db", "cpu_usage_seconds_per_second", "", server)
+		add(t, "db", "cpu_periods_per_interval", "", 10)
+		add(t, "db", "cpu_throttled_periods_per_interval", "", math.Round(10*math.Pow(server, 4)))
 		add(t, "db", "disk_io_time_seconds_per_second", "vda", 0.02*noise(0.2))
 		add(t, "client", "cpu_user_seconds_per_second", "", client*0.7)
 		add(t, "client", "cpu_system_seconds_per_second", "", client*0.3)

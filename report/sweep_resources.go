@@ -64,6 +64,12 @@ func runResources(pts []results.Point, from, to time.Duration, run results.RunRo
 			out = append(out, resourceShare{ResServerCPU, what, used / capCores})
 		}
 	}
+	// With a CPU quota, the share of enforcement periods in which the box ran out of it: a box
+	// whose average use stays under its quota can still be held back by it in bursts.
+	if periods, ok := mean("db", "cpu_periods_per_interval"); ok && periods > 0 {
+		throttled, _ := mean("db", "cpu_throttled_periods_per_interval")
+		out = append(out, resourceShare{ResServerQuota, "the CFS periods in which the box was runnable (limits.cpus)", throttled / periods})
+	}
 	if idle, ok := mean("host", "cpu_idle_seconds_per_second"); ok && hostCPUs > 0 {
 		iowait, _ := mean("host", "cpu_iowait_seconds_per_second")
 		busy := math.Max(0, hostCPUs-idle-iowait)

@@ -34,7 +34,7 @@ func TestSweepCSVGolden(t *testing.T) {
 			t.Errorf("%s: saturation %+v, want at %g by %q", cv.Label, s, want.x, want.neck)
 		}
 		for _, p := range cv.Points {
-			if p.P99.N != 3 || p.ServiceP99.N != 3 || p.Throughput.N != 3 || len(p.Resources) != 6 {
+			if p.P99.N != 3 || p.ServiceP99.N != 3 || p.Throughput.N != 3 || len(p.Resources) != 7 {
 				t.Errorf("%s: n %d/%d/%d, %d resources", p.Cell, p.Throughput.N, p.P99.N, p.ServiceP99.N, len(p.Resources))
 			}
 		}
