@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/boxbench/boxbench/internal/testenv"
 )
 
 const sweepE2E = `apiVersion: boxbench/v1alpha1
@@ -28,7 +30,12 @@ placement: {client: "0"}
 // service latency apart (corrected ≥ service: it counts from the intended start), resource
 // shares from telemetry, and the same points in sweep-csv.
 func TestSweep(t *testing.T) {
-	e := setup(t, "sweep", "1s", 2)
+	testenv.NeedRoot(t)
+	testenv.NeedCommands(t, "redis-server")
+	e := env{dir: t.TempDir(), work: testenv.WorkRoot(t)}
+	e.specFile = filepath.Join(e.dir, "spec.yaml")
+	// Only this test's experiment: other e2e tests may run beside it on a shared host.
+	t.Cleanup(func() { assertNoLeftoversOf(t, e.work, "e2e-sweep-") })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	out := e.runSpec(ctx, t, sweepE2E)
@@ -46,7 +53,7 @@ func TestSweep(t *testing.T) {
 			Offered bool   `json:"offered_load"`
 			Curves  []struct {
 				Points []struct {
-					X          float64 `json:"x"`
+					X          float64         `json:"x"`
 					Throughput struct{ N int } `json:"throughput_ops_per_second"`
 					P99        struct {
 						N    int
