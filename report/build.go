@@ -60,6 +60,17 @@ func Build(store *results.Store) (*Report, error) {
 	r.group()
 	r.collectOps()
 	r.collectWarnings()
+	okRuns := map[string][]results.RunRow{}
+	for id, runs := range byCell {
+		for _, run := range runs {
+			if run.Status == "ok" && run.Throughput != nil {
+				okRuns[id] = append(okRuns[id], run)
+			}
+		}
+	}
+	if err := r.buildSweeps(store, okRuns); err != nil {
+		return nil, fmt.Errorf("report %s: sweeps: %w", store.Path(), err)
+	}
 	return r, nil
 }
 

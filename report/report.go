@@ -40,6 +40,9 @@ type Report struct {
 	Warnings []Warning
 	// Events are what happened to the experiment: resumes, data loads, adaptive repetitions.
 	Events []results.Event
+	// Sweeps are the matrix keys that vary the workload's load or size, with one curve per
+	// combination of the other keys (report/sweep.go).
+	Sweeps []*Sweep
 
 	less func(a, b *Cell) int // display order of cells
 }
