@@ -5,7 +5,7 @@ COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X github.com/boxbench/boxbench/version.Version=$(VERSION) -X github.com/boxbench/boxbench/version.Commit=$(COMMIT)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build setup images vm-images test test-short lint bench quickstart clean fuzz
+.PHONY: build setup images vm-images test test-short lint bench quickstart clean fuzz kube-build kube-up kube-down kube-status
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/boxbench ./cmd/boxbench
@@ -23,6 +23,20 @@ images: build
 VMDBMS ?= redis,postgresql,mariadb
 vm-images: build
 	./bin/boxbench images build --vm --dbms $(VMDBMS)
+
+# The local single-node Kubernetes cluster (docs/kubernetes.md): its components are built from
+# source on first use (cached under /var/cache/boxbench/kube); `kube-down` removes everything else.
+kube-build:
+	bash scripts/kube-local.sh build
+
+kube-up:
+	bash scripts/kube-local.sh up
+
+kube-down:
+	bash scripts/kube-local.sh down
+
+kube-status:
+	bash scripts/kube-local.sh status
 
 # The whole suite: unit, fixture, golden, integration (real databases, real dockerd) and end to
 # end. BOXBENCH_CI=1 turns every "host lacks X" skip into a failure.
