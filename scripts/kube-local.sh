@@ -316,9 +316,11 @@ runsc_dir() {
 }
 
 write_configs() {
-  local ip=$1 rdir=$2
+  local ip=$1 rdir=$2 RESTRICT_OOM=false
+  # Bit 24 of the effective capabilities is CAP_SYS_RESOURCE.
+  (( (0x$(awk '/^CapEff/ {print $2}' /proc/self/status) >> 24) & 1 )) || RESTRICT_OOM=true
   mkdir -p "$STATE/containerd" "$RUN/containerd" "$STATE/cni/net.d" "$STATE/kubelet"
-  cat >"$STATE/containerd/config.toml" <<EOF
+  cat >"$STATE/containerd/config.toml.new" <<EOF
 # containerd for the boxbench local cluster: its own root, state and socket (never dockerd's).
 version = 2
 root = "$STATE/containerd/root"
@@ -343,6 +345,11 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$PAUSE_IMAGE"
   netns_mounts_under_state_dir = true
+  # The CRI lowers a sandbox's oom_score_adj to -998 (and the kubelet asks -997 for Guaranteed
+  # pods); that needs CAP_SYS_RESOURCE, which root lacks in some sandboxed hosts (this one), and
+  # runc then fails with "can't get final child's PID from pipe". Restricted, no container goes
+  # below containerd's own score.
+  restrict_oom_score_adj = $RESTRICT_OOM
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   [plugins."io.containerd.grpc.v1.cri".cni]
@@ -367,7 +374,7 @@ EOF
         TypeUrl = "io.containerd.runsc.v1.options"
         ConfigPath = "$STATE/containerd/runsc.toml"
 EOF
-    cat >"$STATE/containerd/runsc.toml" <<EOF
+    cat >"$STATE/containerd/runsc.toml.new" <<EOF
 binary_name = "$rdir/runsc"
 root = "$RUN/runsc"
 log_level = "info"
@@ -377,6 +384,18 @@ log_path = "$LOGS/runsc/%ID%/shim.log"
 EOF
     mkdir -p "$LOGS/runsc"
   fi
+  # containerd reads its configuration only when it starts: a running one keeps what it has.
+  local f
+  for f in config.toml runsc.toml; do
+    if [ ! -f "$STATE/containerd/$f.new" ]; then
+      alive containerd || rm -f "$STATE/containerd/$f"
+    elif alive containerd && ! cmp -s "$STATE/containerd/$f.new" "$STATE/containerd/$f"; then
+      log "warning: containerd runs with an older $f (gVisor found or lost since?); run down and up to apply it"
+      rm -f "$STATE/containerd/$f.new"
+    else
+      mv "$STATE/containerd/$f.new" "$STATE/containerd/$f"
+    fi
+  done
 
   # A bridge pod network: bridge + host-local IPAM (its allocations under our state) + portmap,
   # and loopback (containerd adds lo itself). No masquerade: pods need not leave the host.
@@ -429,7 +448,7 @@ clusterDomain: cluster.local
 resolvConf: /etc/resolv.conf
 serializeImagePulls: false
 maxPods: 110
-podCIDR: $NODE_POD_CIDR
+podLogsDir: $LOGS/pods
 # A shared CI disk: no evictions or image GC because of how full the host's disk is.
 evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%"}
 imageGCHighThresholdPercent: 100
@@ -454,6 +473,38 @@ iptables: {localhostNodePorts: false, masqueradeAll: false}
 # 0: leave the host's conntrack table size and timeouts alone.
 conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 EOF
+}
+
+# Directories outside our own that the kubelet, containerd or the CNI plugins create when absent.
+# Which of them did not exist before the first `up` is recorded; `down` removes those again if
+# they hold nothing but what the cluster put there (and never removes anything else in them).
+HOST_DIRS=(/var/lib/cni /var/log/containers /var/log/pods /var/run/netns /run/kubernetes
+           /var/lib/kubelet /etc/cni /opt/cni /etc/kubernetes)
+
+save_host_dirs() {
+  local f=$STATE/hostdirs.absent d
+  [ -f "$f" ] && return 0
+  for d in "${HOST_DIRS[@]}"; do
+    [ -e "$d" ] || echo "$d"
+  done >"$f.tmp"
+  mv "$f.tmp" "$f"
+}
+
+restore_host_dirs() {
+  local l d
+  # The kubelet's /var/log/containers links to the logs of our pods.
+  for l in /var/log/containers/*; do
+    [ -L "$l" ] || continue
+    case $(readlink "$l") in "$LOGS"/*) rm -f "$l" ;; esac
+  done
+  rm -f /var/lib/cni/results/"$CNI_NET_NAME"-* 2>/dev/null || true
+  [ -f "$STATE/hostdirs.absent" ] || return 0
+  while IFS= read -r d; do
+    [ -d "$d" ] || continue
+    find "$d" -depth -type d -empty -delete 2>/dev/null || true
+    [ -e "$d" ] && log "$d was created while the cluster ran but is not empty; left in place"
+  done <"$STATE/hostdirs.absent"
+  return 0
 }
 
 save_sysctls() {
@@ -491,6 +542,7 @@ cmd_up() {
     ln -sfn "$kube" "$BIN/$c"
   done
   save_sysctls
+  save_host_dirs
   make_pki "$ip"
   write_configs "$ip" "$rdir"
 
@@ -521,7 +573,7 @@ cmd_up() {
     --allow-privileged=true --profiling=false --event-ttl 1h
 
   wait_for containerd 60 ctr --address "$CONTAINERD_SOCK" version
-  if ! ctr --address "$CONTAINERD_SOCK" -n k8s.io images ls -q | grep -qxF "$PAUSE_IMAGE"; then
+  if ! ctr --address "$CONTAINERD_SOCK" -n k8s.io images ls -q | grep -xF "$PAUSE_IMAGE" >/dev/null; then
     ctr --address "$CONTAINERD_SOCK" -n k8s.io images import "$(pause_tar)" >/dev/null
     log "pause image imported into the cluster's containerd"
   fi
@@ -561,14 +613,14 @@ cmd_up() {
     sleep 1
   done
 
-  if [ -n "$rdir" ]; then
+  if grep -q 'runtimes.runsc]' "$STATE/containerd/config.toml"; then
     kubectl apply -f - >/dev/null <<EOF
 apiVersion: node.k8s.io/v1
 kind: RuntimeClass
 metadata: {name: runsc, labels: {boxbench.io/kube-local: "true"}}
 handler: runsc
 EOF
-    log "gVisor from $rdir: RuntimeClass runsc"
+    log "gVisor: RuntimeClass runsc ($(sed -n 's/^binary_name = //p' "$STATE/containerd/runsc.toml"))"
   else
     kubectl delete runtimeclass runsc --ignore-not-found >/dev/null
   fi
@@ -585,7 +637,8 @@ node_ready() {
 smoke_test() {
   local deadline=$1 phase
   kubectl -n default delete pod kube-local-smoke --ignore-not-found --wait=true >/dev/null
-  kubectl -n default apply -f - >/dev/null <<EOF
+  # Right after the first start the namespace's default ServiceAccount may not exist yet.
+  until kubectl -n default apply -f - >/dev/null 2>"$RUN/smoke.err" <<EOF
 apiVersion: v1
 kind: Pod
 metadata: {name: kube-local-smoke, labels: {boxbench.io/kube-local: "true"}}
@@ -594,6 +647,10 @@ spec:
   - {name: pause, image: $PAUSE_IMAGE, imagePullPolicy: Never}
   terminationGracePeriodSeconds: 0
 EOF
+  do
+    [ "$(date +%s)" -lt "$deadline" ] || { cat "$RUN/smoke.err" >&2; die "could not create the smoke pod"; }
+    sleep 1
+  done
   until [ "$(kubectl -n default get pod kube-local-smoke -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]; do
     if [ "$(date +%s)" -ge "$deadline" ]; then
       kubectl -n default describe pod kube-local-smoke >&2 || true
@@ -690,7 +747,7 @@ cmd_down() {
   done
   ip link show "$BRIDGE" >/dev/null 2>&1 && ip link del "$BRIDGE"
   remove_cgroups
-  rm -f /var/lib/cni/results/"$CNI_NET_NAME"-* 2>/dev/null || true
+  restore_host_dirs
 
   # 5. The kernel tunables as they were before the first `up`.
   if [ -f "$STATE/sysctl.saved" ]; then

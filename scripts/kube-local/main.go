@@ -67,7 +67,7 @@ func main() {
 	}
 	if name == "kubectl" {
 		// As cmd/kubectl's main does.
-		_ = logs.GlogSetter(kubectlcmd.GetLogVerbosity(os.Args))
+		_, _ = logs.GlogSetter(kubectlcmd.GetLogVerbosity(os.Args))
 		if err := cli.RunNoErrOutput(kubectlcmd.NewDefaultKubectlCommand()); err != nil {
 			kubectlutil.CheckErr(err)
 		}
