@@ -247,7 +247,7 @@ cert() {
 }
 
 kubeconfig() { # kubeconfig FILE CERTNAME
-  cat >"$1" <<EOF
+  cat >"$1.new" <<EOF
 apiVersion: v1
 kind: Config
 clusters:
@@ -265,7 +265,19 @@ contexts:
   context: {cluster: boxbench-local, user: $2}
 current-context: boxbench-local
 EOF
-  chmod 600 "$1"
+  chmod 600 "$1.new"
+  install_new "$1" >/dev/null
+}
+
+# install_new FILE: move FILE.new over FILE if they differ (a component that watches FILE, like
+# kube-proxy, exits on any write). Prints "changed" if it did.
+install_new() {
+  if cmp -s "$1.new" "$1"; then
+    rm -f "$1.new"
+  else
+    mv "$1.new" "$1"
+    echo changed
+  fi
 }
 
 make_pki() {
@@ -366,7 +378,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
         Root = "$RUN/runc"
 EOF
   if [ -n "$rdir" ]; then
-    cat >>"$STATE/containerd/config.toml" <<EOF
+    cat >>"$STATE/containerd/config.toml.new" <<EOF
     # gVisor, from $rdir (the runsc helper's build); RuntimeClass "runsc".
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc]
       runtime_type = "io.containerd.runsc.v1"
@@ -399,7 +411,7 @@ EOF
 
   # A bridge pod network: bridge + host-local IPAM (its allocations under our state) + portmap,
   # and loopback (containerd adds lo itself). No masquerade: pods need not leave the host.
-  cat >"$STATE/cni/net.d/10-boxbench-kube.conflist" <<EOF
+  cat >"$STATE/cni/net.d/10-boxbench-kube.conflist.new" <<EOF
 {
   "cniVersion": "0.4.0",
   "name": "$CNI_NET_NAME",
@@ -422,7 +434,7 @@ EOF
 }
 EOF
 
-  cat >"$STATE/kubelet/config.yaml" <<EOF
+  cat >"$STATE/kubelet/config.yaml.new" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: 0.0.0.0
@@ -457,14 +469,13 @@ rotateCertificates: false
 serverTLSBootstrap: false
 EOF
 
-  cat >"$STATE/kube-proxy.yaml" <<EOF
+  cat >"$STATE/kube-proxy.yaml.new" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 clientConnection: {kubeconfig: $STATE/kube-proxy.kubeconfig}
 mode: iptables
 clusterCIDR: $POD_CIDR
 hostnameOverride: $NODE_NAME
-bindAddress: 127.0.0.1
 healthzBindAddress: 127.0.0.1:10256
 metricsBindAddress: 127.0.0.1:10249
 # NodePorts on the node's addresses, not on 127.0.0.1 (that needs route_localnet=1 host-wide).
@@ -473,6 +484,10 @@ iptables: {localhostNodePorts: false, masqueradeAll: false}
 # 0: leave the host's conntrack table size and timeouts alone.
 conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 EOF
+  install_new "$STATE/cni/net.d/10-boxbench-kube.conflist" >/dev/null
+  # A running kubelet or kube-proxy whose configuration changed is restarted by `up`.
+  [ -z "$(install_new "$STATE/kubelet/config.yaml")" ] || stop kubelet 30
+  [ -z "$(install_new "$STATE/kube-proxy.yaml")" ] || stop kube-proxy
 }
 
 # Directories outside our own that the kubelet, containerd or the CNI plugins create when absent.
@@ -556,7 +571,12 @@ cmd_up() {
     --cert-file "$PKI/etcd-server.crt" --key-file "$PKI/etcd-server.key" --client-cert-auth --trusted-ca-file "$PKI/ca.crt" \
     --peer-cert-file "$PKI/etcd-server.crt" --peer-key-file "$PKI/etcd-server.key" --peer-client-cert-auth --peer-trusted-ca-file "$PKI/ca.crt" \
     --enable-v2=false --quota-backend-bytes 2147483648
-  start containerd containerd --config "$STATE/containerd/config.toml"
+  # containerd finds a shim by its name on its PATH: gVisor's is in the runsc helper's cache.
+  local cpath=$PATH
+  if [ -n "$rdir" ] && grep -q 'runtimes.runsc]' "$STATE/containerd/config.toml"; then
+    cpath=$rdir:$PATH
+  fi
+  start containerd env PATH="$cpath" containerd --config "$STATE/containerd/config.toml"
 
   start kube-apiserver "$BIN/kube-apiserver" \
     --etcd-servers "https://127.0.0.1:$ETCD_CLIENT_PORT" --etcd-cafile "$PKI/ca.crt" \
