@@ -633,19 +633,11 @@ cmd_up() {
     sleep 1
   done
 
-  if grep -q 'runtimes.runsc]' "$STATE/containerd/config.toml"; then
-    kubectl apply -f - >/dev/null <<EOF
-apiVersion: node.k8s.io/v1
-kind: RuntimeClass
-metadata: {name: runsc, labels: {boxbench.io/kube-local: "true"}}
-handler: runsc
-EOF
-    log "gVisor: RuntimeClass runsc ($(sed -n 's/^binary_name = //p' "$STATE/containerd/runsc.toml"))"
-  else
-    kubectl delete runtimeclass runsc --ignore-not-found >/dev/null
-  fi
-
-  smoke_test "$deadline"
+  smoke_test "$deadline" kube-local-smoke "" || {
+    sed 's/^/  /' "$RUN/smoke.why" >&2
+    fail_with_log kubelet
+  }
+  runsc_class "$deadline"
   log "up: kubeconfig $KUBECONFIG_ADMIN, node $NODE_NAME Ready; $BIN/kubectl is kubectl"
 }
 
@@ -653,16 +645,18 @@ node_ready() {
   kubectl get node "$NODE_NAME" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null || true
 }
 
-# A pod runs on the pod network: the pause image, which needs no registry.
+# smoke_test DEADLINE NAME RUNTIMECLASS: a pod runs on the pod network (the pause image, which
+# needs no registry). Returns 1 (after printing why) if it is not Ready by DEADLINE.
 smoke_test() {
-  local deadline=$1 phase
-  kubectl -n default delete pod kube-local-smoke --ignore-not-found --wait=true >/dev/null
+  local deadline=$1 name=$2 rc=$3 phase
+  kubectl -n default delete pod "$name" --ignore-not-found --wait=true >/dev/null
   # Right after the first start the namespace's default ServiceAccount may not exist yet.
   until kubectl -n default apply -f - >/dev/null 2>"$RUN/smoke.err" <<EOF
 apiVersion: v1
 kind: Pod
-metadata: {name: kube-local-smoke, labels: {boxbench.io/kube-local: "true"}}
+metadata: {name: $name, labels: {boxbench.io/kube-local: "true"}}
 spec:
+  ${rc:+runtimeClassName: $rc}
   containers:
   - {name: pause, image: $PAUSE_IMAGE, imagePullPolicy: Never}
   terminationGracePeriodSeconds: 0
@@ -671,16 +665,50 @@ EOF
     [ "$(date +%s)" -lt "$deadline" ] || { cat "$RUN/smoke.err" >&2; die "could not create the smoke pod"; }
     sleep 1
   done
-  until [ "$(kubectl -n default get pod kube-local-smoke -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]; do
+  until [ "$(kubectl -n default get pod "$name" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]; do
     if [ "$(date +%s)" -ge "$deadline" ]; then
-      kubectl -n default describe pod kube-local-smoke >&2 || true
-      fail_with_log kubelet
+      kubectl -n default get events --field-selector "involvedObject.name=$name" \
+        -o 'jsonpath={range .items[?(@.type=="Warning")]}{.message}{"\n"}{end}' 2>/dev/null | tail -n 3 >"$RUN/smoke.why" || true
+      kubectl -n default delete pod "$name" --grace-period=0 --force >/dev/null 2>&1 || true
+      return 1
     fi
     sleep 1
   done
-  phase=$(kubectl -n default get pod kube-local-smoke -o 'jsonpath={.status.phase} {.status.podIP}')
-  log "smoke pod: $phase"
-  kubectl -n default delete pod kube-local-smoke --wait=true >/dev/null
+  phase=$(kubectl -n default get pod "$name" -o 'jsonpath={.status.phase} {.status.podIP}')
+  log "smoke pod $name${rc:+ (RuntimeClass $rc)}: $phase"
+  kubectl -n default delete pod "$name" --wait=true >/dev/null
+}
+
+# The RuntimeClass runsc exists only if containerd has the handler and a pod runs with it.
+runsc_class() {
+  local deadline=$1
+  if ! grep -q 'runtimes.runsc]' "$STATE/containerd/config.toml"; then
+    rm -f "$STATE/runsc.unavailable"
+    kubectl delete runtimeclass runsc --ignore-not-found >/dev/null
+    return 0
+  fi
+  # The verdict holds for as long as the same containerd runs (a failed probe costs a minute).
+  if [ -f "$STATE/runsc.unavailable" ] && cmp -s "$STATE/runsc.probed" "$PIDS/containerd.pid"; then
+    log "warning: gVisor is configured but unusable (see status); no RuntimeClass runsc"
+    return 0
+  fi
+  rm -f "$STATE/runsc.unavailable"
+  cp "$PIDS/containerd.pid" "$STATE/runsc.probed"
+  kubectl apply -f - >/dev/null <<EOF
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: runsc, labels: {boxbench.io/kube-local: "true"}}
+handler: runsc
+EOF
+  # Bounded on its own: gVisor's absence must not fail `up`.
+  if smoke_test "$(( $(date +%s) + 60 < deadline ? $(date +%s) + 60 : deadline ))" kube-local-smoke-runsc runsc; then
+    log "gVisor: RuntimeClass runsc ($(sed -n 's/^binary_name = //p' "$STATE/containerd/runsc.toml"))"
+  else
+    kubectl delete runtimeclass runsc --ignore-not-found >/dev/null
+    cp "$RUN/smoke.why" "$STATE/runsc.unavailable"
+    log "warning: gVisor is configured but a pod does not run with it; no RuntimeClass runsc. Why:"
+    sed 's/^/  /' "$STATE/runsc.unavailable" >&2
+  fi
 }
 
 # ---- status ---------------------------------------------------------------------------------
@@ -707,7 +735,13 @@ cmd_status() {
   printf '%-24s %s\n' kubeconfig "$KUBECONFIG_ADMIN"
   printf '%-24s %s\n' containerd "$CONTAINERD_SOCK (namespace k8s.io)"
   printf '%-24s pods %s, services %s\n' networks "$POD_CIDR" "$SERVICE_CIDR"
-  printf '%-24s %s\n' gVisor "$( [ -f "$STATE/containerd/runsc.toml" ] && echo "RuntimeClass runsc" || echo "not registered")"
+  if [ -f "$STATE/runsc.unavailable" ]; then
+    printf '%-24s %s\n' gVisor "configured but unusable, no RuntimeClass: $(head -n 1 "$STATE/runsc.unavailable")"
+  elif [ -f "$STATE/containerd/runsc.toml" ]; then
+    printf '%-24s %s\n' gVisor "RuntimeClass runsc"
+  else
+    printf '%-24s %s\n' gVisor "not found, no RuntimeClass"
+  fi
   return $ok
 }
 
