@@ -789,6 +789,7 @@ cmd_down() {
   if [ -x "$BIN/kube-proxy" ]; then
     "$BIN/kube-proxy" --cleanup >>"$LOGS/kube-proxy-cleanup.log" 2>&1 || log "kube-proxy --cleanup reported errors (see $LOGS/kube-proxy-cleanup.log)"
   fi
+  cleanup_kubelet_chains
   cleanup_cni_chains
 
   # 4. Mounts under our directories (deepest first), the bridge, our cgroups.
@@ -825,6 +826,25 @@ stop_our_shims() {
         log "ending leftover shim pid ${p#/proc/}"
         kill -KILL "${p#/proc/}" 2>/dev/null || true ;;
     esac
+  done
+}
+
+# The kubelet's marker chains (empty; it watches them to notice an iptables flush). kube-proxy
+# --cleanup leaves them. Any other KUBE-* chain still present is reported, not touched: it may
+# belong to another Kubernetes on this host.
+cleanup_kubelet_chains() {
+  local ipt t c
+  for ipt in iptables ip6tables; do
+    command -v "$ipt" >/dev/null || continue
+    for t in mangle nat filter; do
+      for c in KUBE-KUBELET-CANARY KUBE-IPTABLES-HINT; do
+        "$ipt" -t "$t" -S "$c" >/dev/null 2>&1 || continue
+        "$ipt" -t "$t" -F "$c" 2>/dev/null || true
+        "$ipt" -t "$t" -X "$c" 2>/dev/null || true
+      done
+      c=$("$ipt" -t "$t" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^KUBE-/ {print $2}' | tr '\n' ' ')
+      [ -z "$c" ] || log "$ipt table $t still has chains $c(not removed: not known to be ours)"
+    done
   done
 }
 
