@@ -811,7 +811,10 @@ cmd_down() {
     done <"$STATE/sysctl.saved"
   fi
 
-  rm -rf "$STATE" "$RUN" "$LOGS"
+  # Never into a mount that would not go away: whatever is mounted there is left, and said.
+  m=$(findmnt -rn -o TARGET | awk -v a="$STATE/" -v b="$RUN/" 'index($0, a) == 1 || index($0, b) == 1')
+  [ -z "$m" ] || log "still mounted, left in place: $m"
+  rm -rf --one-file-system "$STATE" "$RUN" "$LOGS"
   log "down: everything of the local cluster is removed (the build cache $CACHE stays)"
 }
 
