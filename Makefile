@@ -5,7 +5,7 @@ COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X github.com/boxbench/boxbench/version.Version=$(VERSION) -X github.com/boxbench/boxbench/version.Commit=$(COMMIT)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build setup images vm-images test test-short lint bench quickstart clean fuzz kube-build kube-up kube-down kube-status
+.PHONY: build setup images vm-images test test-short lint bench quickstart clean fuzz kube-build kube-up kube-down kube-status kube-check
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/boxbench ./cmd/boxbench
@@ -37,6 +37,10 @@ kube-down:
 
 kube-status:
 	bash scripts/kube-local.sh status
+
+# up, a Service reached from the host, down, and the host as before (needs `make images`).
+kube-check: images
+	bash scripts/kube-local-check.sh
 
 # The whole suite: unit, fixture, golden, integration (real databases, real dockerd) and end to
 # end. BOXBENCH_CI=1 turns every "host lacks X" skip into a failure.
