@@ -112,6 +112,7 @@ cmd_build() {
   fi
   build_pause
   flock -u 9
+  exec 9>&-   # the daemons started next must not inherit it
 }
 
 # The sandbox ("pause") image, built offline: upstream's pause.c from the same kubernetes module,
@@ -172,7 +173,11 @@ start() {
     return 0
   fi
   mkdir -p "$PIDS" "$LOGS"
-  setsid "$@" >>"$LOGS/$name.log" 2>&1 </dev/null &
+  # A daemon keeps no descriptor of its caller (a CI runner's pipe held open would make the
+  # caller wait for it): bash closes every one above 2, then becomes the daemon (same PID).
+  # shellcheck disable=SC2016
+  setsid bash -c 'for f in /proc/$$/fd/*; do n=${f##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done; exec "$@"' \
+    kube-local "$@" >>"$LOGS/$name.log" 2>&1 </dev/null &
   pid=$!
   echo "$pid $(proc_start "$pid")" >"$PIDS/$name.pid"
   log "$name started (pid $pid, log $LOGS/$name.log)"
