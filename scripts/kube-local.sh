@@ -120,7 +120,7 @@ cmd_build() {
 pause_tar() { echo "$CACHE/$KUBE_VERSION/pause-3.10.tar"; }
 
 build_pause() {
-  local tar src work cfg layer lsha csha diff
+  local tar src work lsha csha diff
   tar=$(pause_tar)
   [ -s "$tar" ] && return 0
   command -v gcc >/dev/null || die "gcc is not installed (it compiles the pause program)"
