@@ -519,6 +519,10 @@ restore_host_dirs() {
   done
   rm -f /var/lib/cni/results/"$CNI_NET_NAME"-* 2>/dev/null || true
   [ -f "$STATE/hostdirs.absent" ] || return 0
+  # The kubelet's device-plugin socket has a fixed path, whatever its --root-dir.
+  if grep -qxF /var/lib/kubelet "$STATE/hostdirs.absent"; then
+    rm -f /var/lib/kubelet/device-plugins/kubelet.sock /var/lib/kubelet/device-plugins/DEPRECATION
+  fi
   while IFS= read -r d; do
     [ -d "$d" ] || continue
     find "$d" -depth -type d -empty -delete 2>/dev/null || true
@@ -563,6 +567,7 @@ cmd_up() {
   done
   save_sysctls
   save_host_dirs
+  save_kube_chains
   make_pki "$ip"
   write_configs "$ip" "$rdir"
 
@@ -624,7 +629,7 @@ cmd_up() {
   make_cgroup_root
   start kubelet "$BIN/kubelet" --config "$STATE/kubelet/config.yaml" \
     --kubeconfig "$STATE/kubelet.kubeconfig" --root-dir "$STATE/kubelet/root" \
-    --hostname-override "$NODE_NAME" --node-ip "$ip" \
+    --hostname-override "$NODE_NAME" --node-ip "$ip" --cert-dir "$STATE/kubelet/pki" \
     --pod-infra-container-image "$PAUSE_IMAGE"
   start kube-proxy "$BIN/kube-proxy" --config "$STATE/kube-proxy.yaml"
 
@@ -794,7 +799,7 @@ cmd_down() {
   if [ -x "$BIN/kube-proxy" ]; then
     "$BIN/kube-proxy" --cleanup >>"$LOGS/kube-proxy-cleanup.log" 2>&1 || log "kube-proxy --cleanup reported errors (see $LOGS/kube-proxy-cleanup.log)"
   fi
-  cleanup_kubelet_chains
+  cleanup_kube_chains
   cleanup_cni_chains
 
   # 4. Mounts under our directories (deepest first), the bridge, our cgroups.
@@ -828,7 +833,7 @@ cmd_down() {
 stop_our_shims() {
   local p cmd
   for p in /proc/[0-9]*; do
-    cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+    cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
     case $cmd in
       *containerd-shim*" -address $CONTAINERD_SOCK "*)
         log "ending leftover shim pid ${p#/proc/}"
@@ -837,23 +842,48 @@ stop_our_shims() {
   done
 }
 
-# The kubelet's marker chains (empty; it watches them to notice an iptables flush). kube-proxy
-# --cleanup leaves them. Any other KUBE-* chain still present is reported, not touched: it may
-# belong to another Kubernetes on this host.
-cleanup_kubelet_chains() {
-  local ipt t c
+# KUBE-* chains: kube-proxy --cleanup removes its own, but the kubelet's (KUBE-FIREWALL,
+# KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT) stay. Every KUBE-* chain that did not exist before
+# the first `up` is ours: the rules jumping to it are deleted, then it is flushed and deleted.
+# One that existed before (another Kubernetes on this host?) is never touched.
+kube_chains() {
+  local ipt t
   for ipt in iptables ip6tables; do
     command -v "$ipt" >/dev/null || continue
     for t in mangle nat filter; do
-      for c in KUBE-KUBELET-CANARY KUBE-IPTABLES-HINT; do
-        "$ipt" -t "$t" -S "$c" >/dev/null 2>&1 || continue
-        "$ipt" -t "$t" -F "$c" 2>/dev/null || true
-        "$ipt" -t "$t" -X "$c" 2>/dev/null || true
-      done
-      c=$("$ipt" -t "$t" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^KUBE-/ {print $2}' | tr '\n' ' ')
-      [ -z "$c" ] || log "$ipt table $t still has chains $c(not removed: not known to be ours)"
+      "$ipt" -t "$t" -S 2>/dev/null | awk -v i="$ipt" -v t="$t" '$1 == "-N" && $2 ~ /^KUBE-/ {print i, t, $2}'
     done
   done
+}
+
+save_kube_chains() {
+  [ -f "$STATE/kubechains.before" ] && return 0
+  kube_chains >"$STATE/kubechains.tmp"
+  mv "$STATE/kubechains.tmp" "$STATE/kubechains.before"
+}
+
+cleanup_kube_chains() {
+  local ipt t ours script
+  [ -f "$STATE/kubechains.before" ] || { log "no record of the KUBE-* chains before up; none removed"; return 0; }
+  for ipt in iptables ip6tables; do
+    command -v "$ipt" >/dev/null || continue
+    for t in mangle nat filter; do
+      ours=$(kube_chains | grep -vxF -f "$STATE/kubechains.before" | awk -v i="$ipt" -v t="$t" '$1 == i && $2 == t {print $3}' || true)
+      [ -n "$ours" ] || continue
+      # iptables-restore parses the quoting of -S output (comments) exactly as it was printed.
+      script=$(
+        echo "*$t"
+        "$ipt" -t "$t" -S | awk -v ours="$ours" '
+          BEGIN { n = split(ours, a, "\n"); for (k = 1; k <= n; k++) mine[a[k]] = 1 }
+          $1 == "-A" && !($2 in mine) { for (k = 3; k < NF; k++) if ($k == "-j" && ($(k+1) in mine)) { sub(/^-A/, "-D"); print; break } }'
+        for c in $ours; do echo "-F $c"; done
+        for c in $ours; do echo "-X $c"; done
+        echo COMMIT
+      )
+      printf '%s\n' "$script" | "$ipt-restore" --noflush || log "could not remove $ipt $t chains: $(echo $ours)"
+    done
+  done
+  return 0
 }
 
 # portmap's top-level chains (CNI-HOSTPORT-*) are shared by every CNI user of the host: removed
