@@ -34,7 +34,7 @@ snapshot() {
   done
   ip -o link | awk -F': ' '{print "link", $2}' | sed 's/@.*//' | grep -E 'bbkube0|cni' || true
   ip -4 route | grep -E '10\.244\.|10\.96\.' | sed 's/^/route /' || true
-  findmnt -rn -o TARGET | grep -E 'boxbench/kube|boxbench-kube|kubelet|netns|/var/lib/cni' | sed 's/^/mount /' || true
+  findmnt -rn -o TARGET | grep -E 'boxbench/kube|boxbench-kube|kubelet|netns|/var/lib/cni' | grep -v '^/run/docker/' | sed 's/^/mount /' || true
   find /sys/fs/cgroup -maxdepth 2 -name 'boxbench-kube*' | sed 's/^/cgroup /'
   for t in vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops \
            kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.bridge.bridge-nf-call-iptables \

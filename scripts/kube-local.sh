@@ -676,7 +676,9 @@ EOF
     sleep 1
   done
   until [ "$(kubectl -n default get pod "$name" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]; do
-    if [ "$(date +%s)" -ge "$deadline" ]; then
+    # With a RuntimeClass, a sandbox that failed to start is the answer: do not wait for more.
+    if [ "$(date +%s)" -ge "$deadline" ] || { [ -n "$rc" ] && kubectl -n default get events \
+        --field-selector "involvedObject.name=$name,reason=FailedCreatePodSandBox" -o name 2>/dev/null | grep -q .; }; then
       kubectl -n default get events --field-selector "involvedObject.name=$name" \
         -o 'jsonpath={range .items[?(@.type=="Warning")]}{.message}{"\n"}{end}' 2>/dev/null | tail -n 3 >"$RUN/smoke.why" || true
       kubectl -n default delete pod "$name" --grace-period=0 --force >/dev/null 2>&1 || true
@@ -800,7 +802,6 @@ cmd_down() {
     "$BIN/kube-proxy" --cleanup >>"$LOGS/kube-proxy-cleanup.log" 2>&1 || log "kube-proxy --cleanup reported errors (see $LOGS/kube-proxy-cleanup.log)"
   fi
   cleanup_kube_chains
-  cleanup_cni_chains
 
   # 4. Mounts under our directories (deepest first), the bridge, our cgroups.
   for ((i = 0; i < 3; i++)); do
@@ -842,34 +843,37 @@ stop_our_shims() {
   done
 }
 
-# KUBE-* chains: kube-proxy --cleanup removes its own, but the kubelet's (KUBE-FIREWALL,
-# KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT) stay. Every KUBE-* chain that did not exist before
-# the first `up` is ours: the rules jumping to it are deleted, then it is flushed and deleted.
-# One that existed before (another Kubernetes on this host?) is never touched.
+# KUBE-* and CNI-* chains: kube-proxy --cleanup removes its own, but the kubelet's
+# (KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT) and portmap's (CNI-HOSTPORT-*, and
+# CNI-DN-* of a pod whose sandbox was not torn down) stay. Every such chain that did not exist
+# before the first `up` is ours: the rules jumping to it are deleted, then it is flushed and
+# deleted. One that existed before (another Kubernetes or CNI user on this host) is never
+# touched.
 kube_chains() {
   local ipt t
   for ipt in iptables ip6tables; do
     command -v "$ipt" >/dev/null || continue
     for t in mangle nat filter; do
-      "$ipt" -t "$t" -S 2>/dev/null | awk -v i="$ipt" -v t="$t" '$1 == "-N" && $2 ~ /^KUBE-/ {print i, t, $2}'
+      "$ipt" -t "$t" -S 2>/dev/null | awk -v i="$ipt" -v t="$t" '$1 == "-N" && $2 ~ /^(KUBE|CNI)-/ {print i, t, $2}'
     done
   done
 }
 
 save_kube_chains() {
-  [ -f "$STATE/kubechains.before" ] && return 0
-  kube_chains >"$STATE/kubechains.tmp"
-  mv "$STATE/kubechains.tmp" "$STATE/kubechains.before"
+  [ -f "$STATE/chains.before" ] && return 0
+  kube_chains >"$STATE/chains.tmp"
+  mv "$STATE/chains.tmp" "$STATE/chains.before"
 }
 
 cleanup_kube_chains() {
   local ipt t ours script
-  [ -f "$STATE/kubechains.before" ] || { log "no record of the KUBE-* chains before up; none removed"; return 0; }
+  [ -f "$STATE/chains.before" ] || { log "no record of the KUBE-* chains before up; none removed"; return 0; }
   for ipt in iptables ip6tables; do
     command -v "$ipt" >/dev/null || continue
     for t in mangle nat filter; do
-      ours=$(kube_chains | grep -vxF -f "$STATE/kubechains.before" | awk -v i="$ipt" -v t="$t" '$1 == i && $2 == t {print $3}' || true)
+      ours=$(kube_chains | grep -vxF -f "$STATE/chains.before" | awk -v i="$ipt" -v t="$t" '$1 == i && $2 == t {print $3}' || true)
       [ -n "$ours" ] || continue
+      ours=$(echo "$ours" | sort -u)
       # iptables-restore parses the quoting of -S output (comments) exactly as it was printed.
       script=$(
         echo "*$t"
@@ -884,20 +888,6 @@ cleanup_kube_chains() {
     done
   done
   return 0
-}
-
-# portmap's top-level chains (CNI-HOSTPORT-*) are shared by every CNI user of the host: removed
-# only when empty, i.e. when no other network left a rule in them.
-cleanup_cni_chains() {
-  local c
-  for c in CNI-HOSTPORT-DNAT CNI-HOSTPORT-SNAT CNI-HOSTPORT-MASQ CNI-HOSTPORT-SETMARK; do
-    iptables -t nat -S "$c" >/dev/null 2>&1 || continue
-    [ "$(iptables -t nat -S "$c" | grep -c '^-A')" = 0 ] || continue
-    while iptables -t nat -S | grep -q -- "-j $c\$"; do
-      iptables -t nat -S | grep -- "-j $c\$" | head -n 1 | sed 's/^-A/-D/' | xargs iptables -t nat || break
-    done
-    iptables -t nat -X "$c" 2>/dev/null || true
-  done
 }
 
 # The kubelet's cgroupRoot must exist in every v1 hierarchy before it starts; cpuset needs its
