@@ -667,6 +667,7 @@ kind: Pod
 metadata: {name: $name, labels: {boxbench.io/kube-local: "true"}}
 spec:
   ${rc:+runtimeClassName: $rc}
+  dnsPolicy: Default   # no cluster DNS here
   containers:
   - {name: pause, image: $PAUSE_IMAGE, imagePullPolicy: Never}
   terminationGracePeriodSeconds: 0
@@ -679,8 +680,10 @@ EOF
     # With a RuntimeClass, a sandbox that failed to start is the answer: do not wait for more.
     if [ "$(date +%s)" -ge "$deadline" ] || { [ -n "$rc" ] && kubectl -n default get events \
         --field-selector "involvedObject.name=$name,reason=FailedCreatePodSandBox" -o name 2>/dev/null | grep -q .; }; then
-      kubectl -n default get events --field-selector "involvedObject.name=$name" \
-        -o 'jsonpath={range .items[?(@.type=="Warning")]}{.message}{"\n"}{end}' 2>/dev/null | tail -n 3 >"$RUN/smoke.why" || true
+      kubectl -n default get events --field-selector "involvedObject.name=$name,type=Warning" \
+        -o 'jsonpath={range .items[*]}{.reason}: {.message}{"\n"}{end}' 2>/dev/null |
+        awk '/^FailedCreatePodSandBox/ {print; next} {rest = rest $0 "\n"} END {printf "%s", rest}' |
+        head -n 3 >"$RUN/smoke.why" || true
       kubectl -n default delete pod "$name" --grace-period=0 --force >/dev/null 2>&1 || true
       return 1
     fi
