@@ -229,7 +229,12 @@ kubectl() { "$BIN/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
 node_ip() {
   local dev
   dev=$(ip -4 route show default | awk '{for (i = 1; i < NF; i++) if ($i == "dev") {print $(i+1); exit}}')
-  [ -n "$dev" ] && ip -4 -o addr show dev "$dev" | awk '{split($4, a, "/"); print a[1]; exit}'
+  if [ -n "$dev" ]; then
+    ip -4 -o addr show dev "$dev" scope global | awk '{split($4, a, "/"); print a[1]; exit}'
+  else
+    # No default route: the first global address that is not one of Docker's or ours.
+    ip -4 -o addr show scope global | awk -v b="$BRIDGE" '$2 != b && $2 !~ /^(docker|br-)/ {split($4, a, "/"); print a[1]; exit}'
+  fi
 }
 
 # cert NAME CN O [SAN]: a client (or, with SAN, serving) certificate signed by the cluster CA.
@@ -557,7 +562,7 @@ cmd_up() {
   cmd_build
   kube=$(kube_binary)
   ip=$(node_ip)
-  [ -n "$ip" ] || die "no IPv4 address on the default route's interface (the node's InternalIP)"
+  [ -n "$ip" ] || die "no global IPv4 address for the node's InternalIP (none on the default route's interface, none elsewhere)"
   rdir=$(runsc_dir)
 
   mkdir -p "$STATE" "$RUN" "$LOGS" "$PIDS" "$BIN"
@@ -572,7 +577,10 @@ cmd_up() {
   write_configs "$ip" "$rdir"
 
   # Pod traffic crosses a bridge and is DNATed by kube-proxy's iptables rules.
-  sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1 net.bridge.bridge-nf-call-ip6tables=1
+  local k
+  for k in net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables; do
+    sysctl -qw "$k=1" 2>/dev/null || log "warning: cannot set $k=1 (is br_netfilter in this kernel?); Services may not work"
+  done
 
   start etcd etcd --name boxbench-kube --data-dir "$STATE/etcd" \
     --listen-client-urls "https://127.0.0.1:$ETCD_CLIENT_PORT" --advertise-client-urls "https://127.0.0.1:$ETCD_CLIENT_PORT" \
