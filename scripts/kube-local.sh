@@ -931,10 +931,17 @@ remove_cgroups() {
 
 [ "${BASH_SOURCE[0]}" = "$0" ] || return 0   # sourced (for debugging): functions only
 
+# One up or down at a time (two test runs, or a user and a test run, may call it together).
+serialize() {
+  mkdir -p "$CACHE"
+  exec 8>"$CACHE/kube-local.lock"
+  flock -w 900 8 || die "another kube-local.sh up/down has held $CACHE/kube-local.lock for 15 min"
+}
+
 case ${1:-} in
   build) cmd_build ;;
-  up) cmd_up ;;
-  down) cmd_down ;;
+  up) serialize; cmd_up ;;
+  down) serialize; cmd_down ;;
   status) cmd_status ;;
   *) echo "usage: $0 build|up|down|status" >&2; exit 2 ;;
 esac
