@@ -756,6 +756,7 @@ cmd_status() {
     ok=1
   fi
   printf '%-24s %s\n' kubeconfig "$KUBECONFIG_ADMIN"
+  printf '%-24s %s\n' kubectl "$BIN/kubectl (Kubernetes $KUBE_VERSION)"
   printf '%-24s %s\n' containerd "$CONTAINERD_SOCK (namespace k8s.io)"
   printf '%-24s pods %s, services %s\n' networks "$POD_CIDR" "$SERVICE_CIDR"
   if [ -f "$STATE/runsc.unavailable" ]; then
