@@ -92,7 +92,13 @@ if $K -n kube-local-check wait --for=condition=Ready pod/redis --timeout=120s >/
   node=$($K get node boxbench-node -o 'jsonpath={.status.addresses[?(@.type=="InternalIP")].address}')
   for target in "pod-ip $pod 6379" "cluster-ip $cip 6379" "node-port $node $np" "host-port $node 16379"; do
     set -- $target
-    if [ "$(timeout 10 redis-cli -h "$2" -p "$3" ping 2>/dev/null)" = PONG ]; then ok "$1 $2:$3 answers from the host"; else bad "$1 $2:$3 answers from the host"; fi
+    # kube-proxy and portmap program their rules a moment after the pod is Ready: up to 30 s.
+    answered=
+    for _ in $(seq 1 30); do
+      [ "$(timeout 5 redis-cli -h "$2" -p "$3" ping 2>/dev/null)" = PONG ] && { answered=1; break; }
+      sleep 1
+    done
+    if [ -n "$answered" ]; then ok "$1 $2:$3 answers from the host"; else bad "$1 $2:$3 answers from the host"; fi
   done
 else
   bad "redis pod Ready"
