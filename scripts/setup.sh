@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 PKGS=(docker.io runc postgresql-15 postgresql-client-15 mariadb-server mariadb-client
       redis-server redis-tools debootstrap sysbench fio stress-ng sysstat xfsprogs e2fsprogs
       util-linux mount iproute2 chromium crun lxc
-      qemu-system-x86 qemu-utils)  # qemu: the vm and vm-docker platforms and the cgroup v2 test bed
+      qemu-system-x86 qemu-utils  # qemu: the vm and vm-docker platforms and the cgroup v2 test bed
+      etcd-server containerd containernetworking-plugins conntrack gcc libc6-dev openssl curl)  # scripts/kube-local.sh
 
 missing=()
 for p in "${PKGS[@]}"; do
