@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/boxbench/boxbench/driver/etcd"
 	"github.com/boxbench/boxbench/driver/mysql"
 	"github.com/boxbench/boxbench/driver/postgres"
 	"github.com/boxbench/boxbench/driver/redis"
@@ -22,6 +23,7 @@ var drivers = map[string]ycsb.Opener{
 	"postgresql": postgres.New,
 	"mariadb":    mysql.New,
 	"redis":      redis.New,
+	"etcd":       etcd.New,
 }
 
 // Workload builds (and validates) the workload of one cell.

@@ -94,6 +94,7 @@ var all = map[string]DBMS{
 	"postgresql": PostgreSQL{},
 	"mariadb":    MariaDB{},
 	"redis":      Redis{},
+	"etcd":       Etcd{},
 }
 
 // Get returns the named dbms.

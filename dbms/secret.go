@@ -91,3 +91,6 @@ exec "$@"
 func setPasswordFirst(dataDir string, server []string) []string {
 	return append([]string{"/bin/sh", dataDir + "/" + passwordScript, dataDir}, server...)
 }
+
+// ServerBinary is the wrapped database's (see the package function).
+func (s secured) ServerBinary() string { return ServerBinary(s.DBMS) }

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PKGS=(docker.io runc postgresql-15 postgresql-client-15 mariadb-server mariadb-client
-      redis-server redis-tools debootstrap sysbench fio stress-ng sysstat xfsprogs e2fsprogs
+      redis-server redis-tools etcd-server etcd-client debootstrap sysbench fio stress-ng sysstat xfsprogs e2fsprogs
       util-linux mount iproute2 chromium crun runsc lxc
       qemu-system-x86 qemu-utils)  # qemu: the vm and vm-docker platforms and the cgroup v2 test bed
 

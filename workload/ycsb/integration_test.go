@@ -13,9 +13,11 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	goredis "github.com/redis/go-redis/v9"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/driver/etcd"
 	"github.com/boxbench/boxbench/driver/mysql"
 	"github.com/boxbench/boxbench/driver/postgres"
 	"github.com/boxbench/boxbench/driver/redis"
@@ -25,7 +27,8 @@ import (
 )
 
 // testDrivers is the wiring the product does in one place; the tests repeat it.
-var testDrivers = map[string]Opener{"redis": redis.New, "postgresql": postgres.New, "mariadb": mysql.New}
+var testDrivers = map[string]Opener{"redis": redis.New, "postgresql": postgres.New, "mariadb": mysql.New,
+	"etcd": etcd.New}
 
 func target(b platform.Box, d dbms.DBMS) workload.Target {
 	c := d.Client()
@@ -36,7 +39,7 @@ func target(b platform.Box, d dbms.DBMS) workload.Target {
 // checks the counts, the measured mix and the errors; then runs reads of keys half of which
 // were never loaded and checks they are counted as not_found.
 func TestAgainstRealDatabases(t *testing.T) {
-	for _, name := range []string{"redis", "postgresql", "mariadb"} {
+	for _, name := range []string{"redis", "postgresql", "mariadb", "etcd"} {
 		t.Run(name, func(t *testing.T) {
 			box, d := testdb.Start(t, name)
 			tg := target(box, d)
@@ -190,6 +193,19 @@ func countRecords(t *testing.T, ctx context.Context, name string, tg workload.Ta
 		if err == nil {
 			defer db.Close()
 			err = db.QueryRowContext(ctx, "SELECT count(*) FROM usertable").Scan(&n)
+		}
+	case "etcd": // one key per field: every record has all its fields
+		var c *clientv3.Client
+		c, err = clientv3.New(dbms.EtcdConfig(tg.Endpoint, dbms.Credentials{}))
+		if err == nil {
+			defer c.Close()
+			var r *clientv3.GetResponse
+			if r, err = c.Get(ctx, "usertable/", clientv3.WithPrefix(), clientv3.WithCountOnly()); err == nil {
+				fc := int64(DefaultConfig().FieldCount)
+				if n = r.Count / fc; r.Count%fc != 0 {
+					err = fmt.Errorf("%d keys is not a whole number of %d-field records", r.Count, fc)
+				}
+			}
 		}
 	}
 	if err != nil {
