@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/driver/etcd"
+	"github.com/boxbench/boxbench/driver/mongodb"
 	"github.com/boxbench/boxbench/driver/mysql"
 	"github.com/boxbench/boxbench/driver/postgres"
 	"github.com/boxbench/boxbench/driver/redis"
@@ -24,6 +25,7 @@ var drivers = map[string]ycsb.Opener{
 	"mariadb":    mysql.New,
 	"redis":      redis.New,
 	"etcd":       etcd.New,
+	"ferretdb":   mongodb.New,
 }
 
 // Workload builds (and validates) the workload of one cell.

@@ -17,10 +17,10 @@ esac
 ROOT=${BOXBENCH_FERRETDB_CACHE:-/var/cache/boxbench/ferretdb}
 DIR=$ROOT/$FERRETDB_VERSION
 
-# The binary's own build information names the module version it was built from.
 built() {
-  [ -x "$DIR/ferretdb" ] &&
-    go version -m "$DIR/ferretdb" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+github.com/FerretDB/FerretDB[[:space:]]+$FERRETDB_VERSION[[:space:]]"
+  local v
+  [ -x "$DIR/ferretdb" ] && v=$("$DIR/ferretdb" --version 2>/dev/null) &&
+    [ "${v%%$'\n'*}" = "version: $FERRETDB_VERSION" ]
 }
 
 mkdir -p "$ROOT"
@@ -34,17 +34,26 @@ if ! built; then
     trap 'rm -rf "$tmp"' EXIT
     start=$(date +%s)
     # `go install pkg@version` asks the proxy for the module's version list, which it refuses
-    # for this module; a throwaway module that requires the tagged version builds it instead.
+    # for this module, and the module as published lacks the build/version/version.txt that
+    # FerretDB's release build generates (the binary refuses to start without it). So: a
+    # throwaway module requires the tagged version, a writable copy of its source gets the
+    # version file, and a replace directive builds the command from that copy.
     # A static binary: it runs unchanged on the host and in every image.
     mkdir "$tmp/mod"
     (
       cd "$tmp/mod"
       printf 'module throwaway/ferretdb\n\ngo 1.22\n' >go.mod
       GOFLAGS=-mod=mod go get "github.com/FerretDB/FerretDB@$FERRETDB_VERSION"
+      src=$(GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' github.com/FerretDB/FerretDB)
+      cp -r "$src" "$tmp/src"
+      chmod -R u+w "$tmp/src"
+      echo "$FERRETDB_VERSION" >"$tmp/src/build/version/version.txt"
+      go mod edit -replace "github.com/FerretDB/FerretDB=$tmp/src"
       CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false" go build -trimpath -o "$tmp/ferretdb" \
         github.com/FerretDB/FerretDB/cmd/ferretdb
     )
-    rm -rf "$tmp/mod"
+    rm -rf "$tmp/mod" "$tmp/src"
+    "$tmp/ferretdb" --version >"$tmp/version.txt"
     echo "$(( $(date +%s) - start ))" >"$tmp/build-seconds"
     sha256sum "$tmp/ferretdb" | cut -d' ' -f1 >"$tmp/ferretdb.sha256"
     rm -rf "$DIR"

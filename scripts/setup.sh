@@ -49,4 +49,8 @@ if ! timeout 10 docker info >/dev/null 2>&1; then
 fi
 
 go mod download
+
+# FerretDB (dbms: ferretdb): not in Debian; built from the Go module proxy at a pinned version
+# and cached by version (scripts/ferretdb.sh; docs/databases.md). A cached build costs nothing.
+bash scripts/ferretdb.sh >/dev/null
 echo "setup: done"
