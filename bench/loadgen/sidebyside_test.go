@@ -98,15 +98,22 @@ func (p params) ourArgs(db string, box platform.Box) []string {
 	ep := box.Endpoint()
 	a := []string{"-dbms", db, "-host", ep.Host, "-port", strconv.Itoa(ep.Port), "-table", ourTable,
 		"-records", strconv.Itoa(p.records), "-threads", strconv.Itoa(p.threads)}
-	if db == "postgresql" {
+	switch db {
+	case "postgresql":
 		a = append(a, "-user", "boxbench", "-database", "postgres")
+	case "ferretdb":
+		a = append(a, "-database", "bbycsb")
 	}
 	return a
 }
 
 func (p params) ycsbArgs(db, wl string, box platform.Box) []string {
 	ep := box.Endpoint()
-	a := []string{db, "-P", p.workloads + "/workloada",
+	binding := db
+	if db == "ferretdb" {
+		binding = "mongodb" // go-ycsb's MongoDB binding, over FerretDB's wire protocol
+	}
+	a := []string{binding, "-P", p.workloads + "/workloada",
 		"-p", "recordcount=" + strconv.Itoa(p.records), "-p", "threadcount=" + strconv.Itoa(p.threads),
 		"-p", "operationcount=1000000000", "-p", "requestdistribution=zipfian", "-p", "readallfields=true"}
 	if wl == "c" {
@@ -118,6 +125,11 @@ func (p params) ycsbArgs(db, wl string, box platform.Box) []string {
 	case "postgresql":
 		a = append(a, "-p", "pg.host="+ep.Host, "-p", "pg.port="+strconv.Itoa(ep.Port),
 			"-p", "pg.user=boxbench", "-p", "pg.db=postgres", "-p", "pg.sslmode=disable")
+	case "etcd":
+		a = append(a, "-p", fmt.Sprintf("etcd.endpoints=%s:%d", ep.Host, ep.Port))
+	case "ferretdb":
+		a = append(a, "-p", fmt.Sprintf("mongodb.url=mongodb://%s:%d/?directConnection=true", ep.Host, ep.Port),
+			"-p", "mongodb.namespace=ycsb.usertable")
 	}
 	return a
 }
