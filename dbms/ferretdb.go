@@ -54,8 +54,14 @@ func (FerretDB) ServerPackage() string      { return "postgresql-15" }
 func (FerretDB) User() string               { return "postgres" }
 func (FerretDB) DefaultPort() int           { return 27017 }
 func (FerretDB) StopSignal() syscall.Signal { return syscall.SIGTERM } // the script stops both
-func (FerretDB) VersionCommand() []string   { return []string{FerretDBBinary, "--version"} }
-func (FerretDB) ServerBinary() string       { return FerretDBBinary }
+
+// VersionCommand prints both servers' versions on one line: "FerretDB v1.24.0 over postgres
+// (PostgreSQL) 15.x".
+func (FerretDB) VersionCommand() []string {
+	return []string{"/bin/sh", "-c", `echo "FerretDB $(` + FerretDBBinary +
+		` --version | sed -n 's/^version: //p') over $(` + pgBin + `postgres --version)"`}
+}
+func (FerretDB) ServerBinary() string { return FerretDBBinary }
 
 // BuiltFiles are the files, besides Debian packages, that the box needs at the same path as on
 // the host.

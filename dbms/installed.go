@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"os/user"
+	"slices"
 	"strings"
 )
 
@@ -15,7 +16,12 @@ import (
 func Missing(d DBMS) error {
 	install := "apt-get install -y " + strings.Join(d.Packages(), " ")
 	var errs []error
-	if bin := ServerBinary(d); !onPath(bin) {
+	for _, f := range BuiltFiles(d) {
+		if !onPath(f) {
+			errs = append(errs, fmt.Errorf("%s is not built on this host (%s missing): make setup builds it", d.Name(), f))
+		}
+	}
+	if bin := ServerBinary(d); !onPath(bin) && !slices.Contains(BuiltFiles(d), bin) {
 		errs = append(errs, fmt.Errorf("%s is not installed on this host (%s missing): %s", d.Name(), bin, install))
 	}
 	if u := d.User(); u != "" {
