@@ -147,6 +147,10 @@ func (t *table) recordKey(b []byte, key string) []byte {
 
 func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
+// UseTable names the table (and its field count, which sizes a scan) the following operations
+// use; Setup does it too. The generator calls it before a run whose load ran elsewhere.
+func (db *DB) UseTable(t driver.Table) { db.tbl.Store(newTable(t)) }
+
 // Setup deletes every key of the table.
 func (db *DB) Setup(ctx context.Context, t driver.Table) error {
 	tb := newTable(t)

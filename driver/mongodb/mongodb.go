@@ -64,6 +64,10 @@ func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSiz
 	return db, nil
 }
 
+// UseTable names the collection the following operations use; Setup does it too. The
+// generator calls it before a run whose load ran elsewhere.
+func (db *DB) UseTable(t driver.Table) { db.coll.Store(db.db.Collection(t.Name)) }
+
 // Setup drops the collection; the first insert creates it again.
 func (db *DB) Setup(ctx context.Context, t driver.Table) error {
 	c := db.db.Collection(t.Name)
