@@ -344,3 +344,21 @@ func tooFewOps(f Facts, th Thresholds) []Warning {
 	}
 	return out
 }
+
+// scanInServer: FerretDB 1.x pushes neither a scan's _id ≥ key nor its sort down to PostgreSQL,
+// so every scan reads and sorts the whole collection in FerretDB: its cost grows with the data
+// set, not with the scan length, and says nothing about a document store's range scan.
+func scanInServer(f Facts, _ Thresholds) []Warning {
+	if f.DBMS != "ferretdb" {
+		return nil
+	}
+	for _, o := range f.Ops {
+		if o.Op == "scan" && o.Count+o.Errors > 0 {
+			return []Warning{{Code: CodeScanInServer, Severity: SeverityWarning,
+				Message: fmt.Sprintf("%d scans ran on FerretDB 1.x, which filters and sorts a scan in its own process "+
+					"after reading the whole collection from PostgreSQL (no pushdown of _id ≥ key or of the sort): "+
+					"scan latency grows with the data set, not the scan length (docs/databases.md)", o.Count+o.Errors)}}
+		}
+	}
+	return nil
+}
