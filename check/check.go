@@ -45,7 +45,7 @@ const (
 	CodeLimitsDiffer  = "limits_differ"
 	CodeErrorRate     = "error_rate_high"
 	CodeTooFewOps     = "too_few_ops_for_percentile"
-	CodeScanInServer  = "scan_not_pushed_down"
+	CodeScanInServer  = "ferretdb_full_collection_reads"
 )
 
 // Dataset bounds.

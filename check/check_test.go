@@ -203,18 +203,19 @@ func TestWindow(t *testing.T) {
 	}
 }
 
-// TestScanInServer: scans on FerretDB get the warning; on another database, or FerretDB
-// without scans, nothing.
+// TestScanInServer: operations on FerretDB get the warning; on another database, or with no
+// operations, nothing.
 func TestScanInServer(t *testing.T) {
-	scans := []OpCount{{Op: "read", Count: 100}, {Op: "scan", Count: 10}}
+	ops := []OpCount{{Op: "read", Count: 100}, {Op: "scan", Count: 10}}
 	for _, tc := range []struct {
 		dbms string
 		ops  []OpCount
 		want bool
 	}{
-		{"ferretdb", scans, true},
-		{"postgresql", scans, false},
-		{"ferretdb", []OpCount{{Op: "read", Count: 100}, {Op: "scan"}}, false},
+		{"ferretdb", ops, true},
+		{"ferretdb", []OpCount{{Op: "update", Errors: 3}}, true},
+		{"postgresql", ops, false},
+		{"ferretdb", []OpCount{{Op: "read"}}, false},
 	} {
 		got := false
 		for _, w := range scanInServer(Facts{DBMS: tc.dbms, Ops: tc.ops}, Thresholds{}) {
