@@ -47,9 +47,11 @@ const (
 	methodPut         = "/etcdserverpb.KV/Put"
 	methodTxn         = "/etcdserverpb.KV/Txn"
 	methodDeleteRange = "/etcdserverpb.KV/DeleteRange"
-	// maxTxnOps is the largest transaction the driver sends: boxbench's configuration lets
-	// the server take 1024 (--max-txn-ops); a larger batch is split.
-	maxTxnOps = 1024
+	// maxTxnOps and maxTxnBytes bound the transactions the driver sends: boxbench's
+	// configuration lets the server take 1024 operations (--max-txn-ops) and 1.5 MiB a request
+	// (--max-request-bytes); a larger batch is split.
+	maxTxnOps   = 1024
+	maxTxnBytes = 1 << 20
 )
 
 // DB is a set of clients (each one HTTP/2 connection), used round robin. Safe for concurrent
@@ -226,7 +228,17 @@ func (db *DB) BatchInsert(ctx context.Context, keys []string, fields []string, v
 	defer db.give(r)
 	per := max(1, maxTxnOps/max(1, len(fields)))
 	for len(keys) > 0 {
-		n := min(per, len(keys))
+		n, size := 0, 0
+		for n < min(per, len(keys)) {
+			rec := len(t.prefix) + len(keys[n]) + 1
+			for i, f := range fields {
+				rec += len(f) + len(values[n][i])
+			}
+			if n > 0 && size+rec > maxTxnBytes {
+				break
+			}
+			n, size = n+1, size+rec
+		}
 		r.reset(n * len(fields))
 		for i := range n {
 			r.add(t, keys[i], fields, values[i])
