@@ -36,7 +36,8 @@ func TestDatabases(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := env{dir: t.TempDir(), work: testenv.WorkRoot(t)}
 			e.specFile = filepath.Join(e.dir, "spec.yaml")
-			t.Cleanup(func() { assertNoLeftovers(t, e.work) })
+			// Only this test's experiments: the package's other tests may run at the same time.
+			t.Cleanup(func() { assertNoLeftoversOf(t, e.work, "e2e-db-"+name+"-") })
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			out := e.runSpec(ctx, t, fmt.Sprintf(databaseSpec, name, name))
