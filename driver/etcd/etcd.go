@@ -32,7 +32,6 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -146,8 +145,6 @@ func (t *table) recordKey(b []byte, key string) []byte {
 	b = append(b, key...)
 	return append(b, '/')
 }
-
-func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // UseTable names the table (and its field count, which sizes a scan) the following operations
 // use; Setup does it too. The generator calls it before a run whose load ran elsewhere.
