@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/boxbench/boxbench/driver/etcd"
+	"github.com/boxbench/boxbench/driver/mongodb"
 	"github.com/boxbench/boxbench/driver/mysql"
 	"github.com/boxbench/boxbench/driver/postgres"
 	"github.com/boxbench/boxbench/driver/redis"
@@ -22,6 +24,8 @@ var drivers = map[string]ycsb.Opener{
 	"postgresql": postgres.New,
 	"mariadb":    mysql.New,
 	"redis":      redis.New,
+	"etcd":       etcd.New,
+	"ferretdb":   mongodb.New,
 }
 
 // Workload builds (and validates) the workload of one cell.

@@ -464,7 +464,7 @@ func (r *Runner) validity(c *plan.Cell, res *workload.Result, samples []telemetr
 	}
 	f := check.Facts{Wall: res.Measured, ClientCPU: res.ClientCPU, ClientCores: cores,
 		DBSource: "db", Dataset: c.Bound, WarmupEnd: interval + res.Warmup,
-		Spec: lim}
+		Spec: lim, DBMS: c.DBMS}
 	a := box.Applied().Limits
 	if lim.Cpuset == "" {
 		a.Cpuset = "" // an unpinned group inherits every cpu; not a difference
