@@ -10,6 +10,26 @@ PKGS=(docker.io runc postgresql-15 postgresql-client-15 mariadb-server mariadb-c
       qemu-system-x86 qemu-utils  # qemu: the vm and vm-docker platforms and the cgroup v2 test bed
       containerd containernetworking-plugins conntrack gcc libc6-dev openssl curl)  # scripts/kube-local.sh
 
+# The tools boxbench builds from the Go module proxy (gVisor's runsc, FerretDB) need only Go:
+# they build in the background while apt downloads and installs, and are waited for below.
+# Each is cached by version; a cached one costs nothing.
+jobs_dir=$(mktemp -d /tmp/boxbench-setup.XXXXXX)
+# Each in a session of its own, so that a failed setup ends a whole build by its group's id.
+setsid bash scripts/runsc.sh >"$jobs_dir/runsc.out" 2>"$jobs_dir/runsc.err" &
+runsc_pid=$!
+setsid bash scripts/ferretdb.sh >"$jobs_dir/ferretdb.out" 2>"$jobs_dir/ferretdb.err" &
+ferretdb_pid=$!
+trap 'kill -- -"$runsc_pid" -"$ferretdb_pid" 2>/dev/null || true; rm -rf "$jobs_dir"' EXIT
+# finish NAME PID: wait for a background build; on failure show its output and stop.
+finish() {
+  if ! wait "$2"; then
+    echo "setup: building $1 failed:" >&2
+    tail -30 "$jobs_dir/$1.err" >&2
+    exit 1
+  fi
+  [ ! -s "$jobs_dir/$1.err" ] || tail -1 "$jobs_dir/$1.err"
+}
+
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -27,7 +47,8 @@ fi
 
 # gVisor: Debian's runsc (2022) cannot start a sandbox on this kernel, so a pinned recent one is
 # built from the Go module proxy and cached by version (scripts/runsc.sh; docs/runtimes.md).
-RUNSC_DIR=$(bash scripts/runsc.sh | tail -1)
+finish runsc "$runsc_pid"
+RUNSC_DIR=$(tail -1 "$jobs_dir/runsc.out")
 
 # Register boxbench's OCI runtimes with the engine (crun, runsc, runsc-host), so that boxbench
 # can run and probe them. Only those entries of daemon.json are added or refreshed; anything else
@@ -64,6 +85,6 @@ registered || { echo "setup: dockerd did not load the runtimes runsc and runsc-h
 go mod download
 
 # FerretDB (dbms: ferretdb): not in Debian; built from the Go module proxy at a pinned version
-# and cached by version (scripts/ferretdb.sh; docs/databases.md). A cached build costs nothing.
-bash scripts/ferretdb.sh >/dev/null
+# (scripts/ferretdb.sh; docs/databases.md).
+finish ferretdb "$ferretdb_pid"
 echo "setup: done"
