@@ -59,15 +59,7 @@ func TestDuet(t *testing.T) {
 	if sum.OK != 4 {
 		t.Fatalf("want 4 ok runs (2 duets), got %+v", sum)
 	}
-	st, err := results.OpenExisting(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	rows, err := st.Runs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := storedRuns(t, out)
 	byPair := map[string][]results.RunRow{}
 	for _, r := range rows {
 		byPair[r.Facts[plan.FactDuetPair]] = append(byPair[r.Facts[plan.FactDuetPair]], r)

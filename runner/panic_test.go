@@ -12,7 +12,6 @@ import (
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/platformtest"
-	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/runner"
 	"github.com/boxbench/boxbench/spec"
 	"github.com/boxbench/boxbench/workload"
@@ -71,15 +70,7 @@ func TestPanicsFailTheRun(t *testing.T) {
 	if sum.OK != 1 || sum.Failed != 2 {
 		t.Errorf("want 1 ok and 2 failed runs, got %+v", sum)
 	}
-	st, err := results.OpenExisting(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	rows, err := st.Runs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := storedRuns(t, out)
 	want := []struct{ status, reason string }{{"failed", "progress bug"}, {"failed", "workload bug"}, {"ok", ""}}
 	for i, row := range rows {
 		if i >= len(want) {

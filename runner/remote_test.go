@@ -61,15 +61,7 @@ func TestRemoteClient(t *testing.T) {
 	if sum.OK != 2 {
 		t.Fatalf("want 2 ok runs, got %+v", sum)
 	}
-	st, err := results.OpenExisting(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	rows, err := st.Runs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := storedRuns(t, out)
 	for _, r := range rows {
 		if r.Env["client_site"] != "a child process" || r.Env["client_policy"] != "remote" {
 			t.Errorf("run %s: client site %q policy %q", r.ID, r.Env["client_site"], r.Env["client_policy"])
@@ -84,4 +76,19 @@ func TestRemoteClient(t *testing.T) {
 	if left := platformtest.HostLeftovers(work, sum.ExperimentID); len(left) > 0 {
 		t.Errorf("leftovers: %v", left)
 	}
+}
+
+// storedRuns reads the runs stored in the results directory out.
+func storedRuns(t *testing.T, out string) []results.RunRow {
+	t.Helper()
+	st, err := results.OpenExisting(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rows, err := st.Runs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }

@@ -18,6 +18,7 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 	"golang.org/x/sys/unix"
 
@@ -213,28 +214,34 @@ func (b *box) Stop(ctx context.Context) error {
 		return nil
 	default:
 	}
-	if err := b.p.engine.ContainerKill(ctx, id, SignalName(b.req.DBMS.StopSignal())); err != nil && !notRunning(err) {
+	return StopContainer(ctx, b.p.engine, id, b.req.DBMS, exited)
+}
+
+// StopContainer sends the database's clean-shutdown signal to container id and waits for
+// exited to close (the caller's watch of the container's exit). After stopTimeout, or when ctx
+// ends, it sends SIGKILL and waits a bounded time more: a wait that never ends (an engine that
+// lost the container) must not hold up a teardown, whose forced remove comes next. Other
+// platforms of the same engine (swarm's task containers) stop theirs with it.
+func StopContainer(ctx context.Context, engine client.ContainerAPIClient, id string, d dbms.DBMS, exited <-chan struct{}) error {
+	if err := engine.ContainerKill(ctx, id, SignalName(d.StopSignal())); err != nil && !notRunning(err) {
 		return fmt.Errorf("signal container: %w", err)
+	}
+	kill := func() error {
+		_ = engine.ContainerKill(context.WithoutCancel(ctx), id, "KILL")
+		select {
+		case <-exited:
+			return nil
+		case <-time.After(removeTimeout):
+			return fmt.Errorf("no exit of container %s reported within %s of SIGKILL", id[:min(12, len(id))], removeTimeout)
+		}
 	}
 	select {
 	case <-exited:
 		return nil
 	case <-time.After(stopTimeout):
-		return errors.Join(fmt.Errorf("%s did not stop within %s; killed", b.req.DBMS.Name(), stopTimeout), b.kill(ctx, id, exited))
+		return errors.Join(fmt.Errorf("%s did not stop within %s; killed", d.Name(), stopTimeout), kill())
 	case <-ctx.Done():
-		return errors.Join(ctx.Err(), b.kill(ctx, id, exited))
-	}
-}
-
-// kill sends SIGKILL and waits a bounded time for the exit: a wait that never ends (an engine
-// that lost the container) must not hold up a teardown, whose forced remove comes next.
-func (b *box) kill(ctx context.Context, id string, exited chan struct{}) error {
-	_ = b.p.engine.ContainerKill(context.WithoutCancel(ctx), id, "KILL")
-	select {
-	case <-exited:
-		return nil
-	case <-time.After(removeTimeout):
-		return fmt.Errorf("no exit of container %s reported within %s of SIGKILL", id[:min(12, len(id))], removeTimeout)
+		return errors.Join(ctx.Err(), kill())
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,31 +117,7 @@ func (b *box) Stop(ctx context.Context) error {
 		return nil
 	default:
 	}
-	if err := b.p.engine.ContainerKill(ctx, id, docker.SignalName(b.req.DBMS.StopSignal())); err != nil && !notRunning(err) {
-		return fmt.Errorf("signal the task container: %w", err)
-	}
-	select {
-	case <-exited:
-		return nil
-	case <-time.After(stopTimeout):
-		return errors.Join(fmt.Errorf("%s did not stop within %s; killed", b.req.DBMS.Name(), stopTimeout), b.kill(ctx, id, exited))
-	case <-ctx.Done():
-		return errors.Join(ctx.Err(), b.kill(ctx, id, exited))
-	}
-}
-
-func (b *box) kill(ctx context.Context, id string, exited chan struct{}) error {
-	_ = b.p.engine.ContainerKill(context.WithoutCancel(ctx), id, "KILL")
-	select {
-	case <-exited:
-		return nil
-	case <-time.After(removeTimeout):
-		return fmt.Errorf("no exit of task container %s reported within %s of SIGKILL", id[:min(12, len(id))], removeTimeout)
-	}
-}
-
-func notRunning(err error) bool {
-	return cerrdefs.IsNotFound(err) || errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "is not running")
+	return docker.StopContainer(ctx, b.p.engine, id, b.req.DBMS, exited)
 }
 
 // Capture copies the stopped server's data directory from its host-side storage (every storage
