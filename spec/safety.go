@@ -56,7 +56,7 @@ func validValue(key, v string) bool {
 		var l resource.Limits
 		return setLimit(&l, key, v) == nil
 	}
-	return ValidName(v)
+	return ValidName(v) || (key == "storage" && parametric(StorageParams, v))
 }
 
 var deviceRe = regexp.MustCompile(`^/dev/[A-Za-z0-9][A-Za-z0-9._/-]*$`)
