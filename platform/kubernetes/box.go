@@ -57,12 +57,12 @@ type box struct {
 	warns   []platform.Warning
 	facts   map[string]string
 
-	mu                 sync.Mutex
-	pod, svc, pvc, pv  string // created objects still to delete
-	exited             chan struct{}
-	exitErr            error
-	stopWatch          context.CancelFunc
-	down               atomic.Bool
+	mu                sync.Mutex
+	pod, svc, pvc, pv string // created objects still to delete
+	exited            chan struct{}
+	exitErr           error
+	stopWatch         context.CancelFunc
+	down              atomic.Bool
 }
 
 func (b *box) setPod(n string) { b.mu.Lock(); b.pod = n; b.mu.Unlock() }

@@ -79,7 +79,7 @@ func (b *box) RunAgent(ctx context.Context, stdin io.Reader, stdout io.Writer) (
 	pod := &corev1.Pod{ObjectMeta: meta(b.req, name, "client"), Spec: corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyNever, EnableServiceLinks: &no, AutomountServiceAccountToken: &no,
 		Affinity: onNode(n.Name),
-		Volumes: []corev1.Volume{{Name: "bin", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: bin, Type: &file}}}},
+		Volumes:  []corev1.Volume{{Name: "bin", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: bin, Type: &file}}}},
 		Containers: []corev1.Container{{Name: ctrAgent, Image: b.img.Ref, ImagePullPolicy: b.pull,
 			Command:      []string{"sleep", "infinity"},
 			VolumeMounts: []corev1.VolumeMount{{Name: "bin", MountPath: agentBinary, ReadOnly: true}}}},

@@ -127,7 +127,9 @@ func (p *Platform) loadImage(ctx context.Context, im image.Image) (string, error
 	return "loaded into the node's containerd (docker save | ctr images import)", nil
 }
 
-func shortID(id string) string { return strings.TrimPrefix(id, "sha256:")[:min(12, len(strings.TrimPrefix(id, "sha256:")))] }
+func shortID(id string) string {
+	return strings.TrimPrefix(id, "sha256:")[:min(12, len(strings.TrimPrefix(id, "sha256:")))]
+}
 
 // normalise is an image reference as containerd names it (docker.io/ for a bare repository).
 func normalise(ref string) string {
@@ -235,4 +237,3 @@ func runtimeID(s corev1.ContainerStatus) string {
 	_, id, _ := strings.Cut(s.ContainerID, "://")
 	return id
 }
-

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 
-	corev1 "k8s.io/api/core/v1"
 	"golang.org/x/sys/unix"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
@@ -173,4 +173,3 @@ func nodeName(n *corev1.Node) string {
 	}
 	return n.Name
 }
-
