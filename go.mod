@@ -19,9 +19,9 @@ require (
 	golang.org/x/term v0.47.0
 	gonum.org/v1/gonum v0.17.0
 	gopkg.in/yaml.v3 v3.0.1
-	k8s.io/api v0.35.10
-	k8s.io/apimachinery v0.35.10
-	k8s.io/client-go v0.35.10
+	k8s.io/api v0.34.13
+	k8s.io/apimachinery v0.34.13
+	k8s.io/client-go v0.34.13
 	modernc.org/sqlite v1.61.1
 )
 
@@ -46,6 +46,7 @@ require (
 	github.com/go-openapi/jsonreference v0.20.2 // indirect
 	github.com/go-openapi/swag v0.23.0 // indirect
 	github.com/godbus/dbus/v5 v5.1.0 // indirect
+	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/google/gnostic-models v0.7.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/gorilla/websocket v1.5.4-0.20250319132907-e064f32e3674 // indirect
