@@ -293,6 +293,9 @@ func (b *box) Stop(ctx context.Context) error {
 		return nil
 	default:
 	}
+	if !b.serverRuns(ctx) {
+		return nil // never started (a provision that failed before it), or already ended
+	}
 	sig := strings.TrimPrefix(signalName(b.req.DBMS), "SIG")
 	if _, err := b.exec(ctx, ctrServer, []string{"sh", "-c", `kill -s "$1" 1`, "sh", sig}, nil); err != nil {
 		select {
@@ -335,4 +338,19 @@ func (b *box) Capture(ctx context.Context, dst string) error {
 		return fmt.Errorf("capture the data directory through the API: %w: %s", err, command.Tail(stderr.Bytes(), 1024))
 	}
 	return xerr
+}
+
+// serverRuns says whether the server container runs now (true when the API cannot say: Stop
+// then tries the signal).
+func (b *box) serverRuns(ctx context.Context) bool {
+	pod, err := b.cl.cs.CoreV1().Pods(b.ns).Get(ctx, b.name, getOpts)
+	if err != nil {
+		return !isNotFound(err)
+	}
+	for _, s := range pod.Status.ContainerStatuses {
+		if s.Name == ctrServer {
+			return s.State.Running != nil
+		}
+	}
+	return false
 }

@@ -81,12 +81,8 @@ func (b *box) applyLocal(id string) error {
 	return err
 }
 
-func cpusetFile(ref cgroup.Ref) string {
-	if ref.Version == cgroup.V2 {
-		return "cpuset.cpus"
-	}
-	return "cpuset.cpus"
-}
+// cpusetFile is the file of a group's cpus, the same name on v1 and v2.
+func cpusetFile(cgroup.Ref) string { return "cpuset.cpus" }
 
 // applyRemote: a node that is not this host shows its limits only through the pod's spec.
 func (b *box) applyRemote(pod *corev1.Pod) {
