@@ -65,7 +65,6 @@ func (b *box) provision(ctx context.Context) error {
 	b.facts["node_is_this_host"] = strconv.FormatBool(b.local)
 	b.facts["kubelet"] = b.node.Status.NodeInfo.KubeletVersion
 	b.facts["container_runtime"] = b.node.Status.NodeInfo.ContainerRuntimeVersion
-	b.facts["kube_proxy"] = b.node.Status.NodeInfo.KubeProxyVersion
 	if err := b.image(ctx); err != nil {
 		return err
 	}
