@@ -39,6 +39,7 @@ func (e *ExitError) Error() string { return e.Err.Error() }
 func (e *ExitError) Unwrap() error { return e.Err }
 
 type app struct {
+	stdin          io.Reader // nil: the process's own
 	stdout, stderr io.Writer
 	quiet          bool
 	logFormat      string
@@ -100,7 +101,7 @@ func (a *app) root() *cobra.Command {
 	f.StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&a.workRoot, "work-root", "/var/tmp/boxbench", "where boxes keep their data directories, seeds and locks")
 	root.AddCommand(a.planCmd(), a.runCmd(), a.resultsCmd(), a.doctorCmd(), a.versionCmd(),
-		a.imagesCmd(), a.reportCmd(), a.compareCmd())
+		a.imagesCmd(), a.reportCmd(), a.compareCmd(), a.agentCmd())
 	return root
 }
 

@@ -18,6 +18,7 @@ package platform
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -180,6 +181,22 @@ type BoxCleaner interface {
 type Prober interface {
 	// Probe tries c for real, bounded in time, and returns the engine's own error.
 	Probe(ctx context.Context, c Choice) error
+}
+
+// ClientSite is implemented by a box whose client runs somewhere other than boxbench's own
+// process (a container on the box's overlay network, a pod on a cluster node). A platform
+// returns a Box that implements it only when the client must run at the site; the runner then
+// runs the cell's workload there through `boxbench agent` (package agent).
+type ClientSite interface {
+	// ClientPlace says where the client runs (recorded with the run, e.g. "container on overlay
+	// network bb-…" or "pod on node n1") and the server's endpoint as seen from there.
+	ClientPlace() (where string, ep driver.Endpoint)
+	// RunAgent runs `boxbench agent` at the site with stdin as its standard input and copies its
+	// standard output to stdout. It returns when the agent exits; it honours ctx (ends the agent
+	// and removes what it started); its error carries the agent's stderr tail. The site provides
+	// boxbench's binary itself (a read-only bind mount of os.Executable() for a container on this
+	// host; an image or a host path for a pod).
+	RunAgent(ctx context.Context, stdin io.Reader, stdout io.Writer) error
 }
 
 // Finding is one line of `boxbench doctor`.

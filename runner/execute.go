@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/boxbench/boxbench/agent"
 	"os"
 	"runtime"
 	"strings"
@@ -153,6 +154,15 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 		}
 	}
 
+	if site, ok := box.(platform.ClientSite); ok {
+		remote, err := r.remoteClient(site, wl, c, rec)
+		if err != nil {
+			fail("client", err)
+			return
+		}
+		wl = remote
+	}
+
 	r.cfg.Progress.Phase(run, "quiet start")
 	hostMetrics := map[string]float64{}
 	r.prepareHost(ctx, rec, hostMetrics)
@@ -165,6 +175,11 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 	rec.Result = res
 	for _, s := range samples {
 		rec.Series = append(rec.Series, results.Point{T: s.T, Source: s.Source, Metric: s.Metric, Label: s.Label, Value: s.Value})
+	}
+	if remote, ok := wl.(*agent.Remote); ok && res != nil {
+		// How long after the host asked the agent started measuring (the site's start-up time
+		// plus the clocks' disagreement): the intervals are placed on the run's clock by it.
+		rec.Facts["client_start_delay"] = remote.Skew.String()
 	}
 	if err == nil && ctx.Err() == nil {
 		err = alive(ctx, d, box)
@@ -205,7 +220,11 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 		return nil, nil, nil, fmt.Errorf("telemetry: %w", err)
 	}
 	defer closeDB()
-	targets = append(targets, telemetry.Target{Source: "client", PID: os.Getpid()}, telemetry.Target{Source: "host", Host: true})
+	remote, _ := wl.(*agent.Remote)
+	if remote == nil {
+		targets = append(targets, telemetry.Target{Source: "client", PID: os.Getpid()})
+	}
+	targets = append(targets, telemetry.Target{Source: "host", Host: true})
 	for _, n := range nbs {
 		ts, closeN, err := targetsOf(n.source(), n.box.Observe())
 		if err != nil {
@@ -238,14 +257,13 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	// The client's scheduling policy covers the workload only: servers and neighbours started
 	// before keep theirs, and the native platform resets it for whatever it starts meanwhile.
 	var res *workload.Result
-	restore, werr := placement.SetPolicy(policy)
-	if werr == nil {
-		if env["client_policy"], werr = placement.Policy(0); werr == nil {
-			res, werr = runBounded(wctx, wl, t, clk)
-		}
-		if err := restore(); err != nil {
-			r.cfg.Log.Warn("restoring the client's scheduling policy", "err", err)
-		}
+	var werr error
+	if remote != nil {
+		// The agent runs under whatever scheduling its site gives it.
+		env["client_policy"] = "remote"
+		res, werr = runBounded(wctx, wl, t, clk)
+	} else {
+		res, werr = r.runLocal(wctx, wl, t, clk, policy, env)
 	}
 	for _, n := range nbs {
 		n.wait()
@@ -261,7 +279,48 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	if werr == nil && res == nil {
 		werr = errors.New("workload returned no result")
 	}
-	return res, samples, sampler.Missing(), werr
+	missing := sampler.Missing()
+	if remote != nil {
+		where, _ := remote.Site.ClientPlace()
+		missing = append(missing, "client: it ran at "+where+"; its CPU is the agent's own account (client_cpu), its scheduling is not sampled")
+	}
+	return res, samples, missing, werr
+}
+
+// runLocal runs the workload in this process under the client policy given; env["client_policy"]
+// records the policy the kernel reports for the client then.
+func (r *Runner) runLocal(ctx context.Context, wl workload.Workload, t workload.Target, clk workload.Clock,
+	policy string, env map[string]string) (*workload.Result, error) {
+	restore, err := placement.SetPolicy(policy)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := restore(); err != nil {
+			r.cfg.Log.Warn("restoring the client's scheduling policy", "err", err)
+		}
+	}()
+	if env["client_policy"], err = placement.Policy(0); err != nil {
+		return nil, err
+	}
+	return runBounded(ctx, wl, t, clk)
+}
+
+// remoteClient wraps the cell's workload to run at the box's client site, and records where.
+// Only the built-in generator can run there: the tools' adapters need their binaries on the
+// host (sysbench) or the box's executor (fio).
+func (r *Runner) remoteClient(site platform.ClientSite, wl workload.Workload, c *plan.Cell, rec *results.RunRecord) (*agent.Remote, error) {
+	where, ep := site.ClientPlace()
+	if w := r.cfg.Spec.WorkloadOf(c.Workload); w.Type != "ycsb" {
+		return nil, fmt.Errorf("the client of this box runs at %s, where only the built-in YCSB generator can run (workload type %s)", where, w.Type)
+	}
+	rec.Env["client_site"] = where
+	rec.Facts["client_endpoint"] = ep.String()
+	if r.cfg.Spec.Placement.Client != "" || c.ClientPolicy != "" && c.ClientPolicy != placement.PolicyNormal {
+		rec.Warnings = append(rec.Warnings, results.Warning{Code: "client_placement_remote", Severity: "warning",
+			Message: "the client ran at " + where + ": placement.client and clientPolicy apply to a client on this host only"})
+	}
+	return &agent.Remote{Inner: wl, Site: site, Experiment: r.cfg.Spec, Cell: c}, nil
 }
 
 // runBounded runs the workload and returns when it does, or abandonGrace after ctx ended if it
