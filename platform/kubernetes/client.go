@@ -15,16 +15,15 @@ import (
 
 	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/platform"
 )
 
-// ClientSite is implemented by a box whose client runs somewhere other than boxbench's own
-// process. It repeats platform.ClientSite (the remote-client contract) until that lands.
-type ClientSite interface {
-	ClientPlace() (where string, ep driver.Endpoint)
-	RunAgent(ctx context.Context, stdin io.Reader, stdout io.Writer) error
-}
+// podClient is a box whose client runs in a pod (client: {platform: kubernetes}): the only
+// boxes that implement platform.ClientSite, since the runner runs the client at the site of
+// every box that does.
+type podClient struct{ *box }
 
-var _ ClientSite = (*box)(nil)
+var _ platform.ClientSite = podClient{}
 
 const (
 	ctrAgent       = "agent"
@@ -41,7 +40,7 @@ func (b *box) clientNode() string {
 }
 
 // ClientPlace says where a client pod runs and the server's endpoint as seen from a pod.
-func (b *box) ClientPlace() (string, driver.Endpoint) {
+func (b podClient) ClientPlace() (string, driver.Endpoint) {
 	where := fmt.Sprintf("pod in namespace %s on node %s", b.ns, b.clientNode())
 	switch b.req.Network {
 	case NetworkHost:
@@ -56,7 +55,7 @@ func (b *box) ClientPlace() (string, driver.Endpoint) {
 // and its standard output copied to stdout. The pod runs the server's image (Debian, glibc)
 // with boxbench's binary mounted read-only from this host (hostPath), so the node must be this
 // host. The pod is deleted, and its deletion waited for, on every path.
-func (b *box) RunAgent(ctx context.Context, stdin io.Reader, stdout io.Writer) (err error) {
+func (b podClient) RunAgent(ctx context.Context, stdin io.Reader, stdout io.Writer) (err error) {
 	n, err := b.cl.cs.CoreV1().Nodes().Get(ctx, b.clientNode(), getOpts)
 	if err != nil {
 		return fmt.Errorf("client node %s: %w", b.clientNode(), err)

@@ -327,5 +327,8 @@ func (p *Platform) Provision(ctx context.Context, r platform.Request) (platform.
 	if err := b.provision(ctx); err != nil {
 		return nil, fmt.Errorf("kubernetes %s/%s: %w", r.Storage, r.Network, platform.Undo(ctx, b, err))
 	}
+	if b.cfg.ClientInCluster {
+		return podClient{b}, nil
+	}
 	return b, nil
 }
