@@ -95,7 +95,8 @@ func TestConformance(t *testing.T) {
 		Platform: p, DBMS: d, WorkRoot: root, Experiment: fmt.Sprintf("pt-kubernetes-%d", os.Getpid()),
 		Choices: []platform.Choice{{Storage: StorageHostPath, Network: NetworkHost}, {Storage: StorageEmptyDir, Network: NetworkPod},
 			{Storage: StorageLocalPV, Network: NetworkService}, {Storage: StorageTmpfs, Network: NetworkNodePort}},
-		Resources:   resource.Limits{CPUs: 1, Cpuset: "1", MemoryBytes: 512 << 20, CPUWeight: 200},
+		// Half a core: the suite runs two boxes at once on a 2-core node.
+		Resources:   resource.Limits{CPUs: 0.5, Cpuset: "1", MemoryBytes: 512 << 20, CPUWeight: 200},
 		StorageOpts: platform.StorageOptions{TmpfsSize: 256 << 20},
 		Leftovers:   clusterLeftovers(p, root),
 	})

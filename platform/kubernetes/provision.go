@@ -33,11 +33,13 @@ const (
 // start): boxbench creates it once the data directory is filled.
 const seedGate = platform.BoxDataMount + "/.boxbench-filled"
 
-// helperCPU and helperMemory are the requests = limits of the seed and keeper containers: they
-// only sleep, extract and archive, and a Guaranteed pod needs limits on every container.
+// helperCPU and helperMemory are the requests = limits of the keeper container (a Guaranteed
+// pod needs limits on every container): it sleeps, and archives the data for Capture. The seed
+// init container gets the server's own (an init container's requests do not add to the
+// pod's), so a seed is extracted at the server's speed.
 var (
-	helperCPU    = kres.MustParse("250m")
-	helperMemory = kres.MustParse("128Mi")
+	helperCPU    = kres.MustParse("100m")
+	helperMemory = kres.MustParse("64Mi")
 )
 
 const (
@@ -365,6 +367,21 @@ func (b *box) limits() (corev1.ResourceRequirements, error) {
 	return corev1.ResourceRequirements{Requests: rl, Limits: rl.DeepCopy()}, nil
 }
 
+// seedResources are the server's requests = limits, each completed by the helper's.
+func seedResources(server corev1.ResourceRequirements) corev1.ResourceRequirements {
+	rl := server.Limits.DeepCopy()
+	if rl == nil {
+		rl = corev1.ResourceList{}
+	}
+	if _, ok := rl[corev1.ResourceCPU]; !ok {
+		rl[corev1.ResourceCPU] = helperCPU
+	}
+	if _, ok := rl[corev1.ResourceMemory]; !ok {
+		rl[corev1.ResourceMemory] = helperMemory
+	}
+	return corev1.ResourceRequirements{Requests: rl, Limits: rl.DeepCopy()}
+}
+
 func helperResources() corev1.ResourceRequirements {
 	rl := corev1.ResourceList{corev1.ResourceCPU: helperCPU, corev1.ResourceMemory: helperMemory}
 	return corev1.ResourceRequirements{Requests: rl, Limits: rl.DeepCopy()}
@@ -409,7 +426,7 @@ func (b *box) createPod(ctx context.Context, data corev1.Volume) error {
 		InitContainers: []corev1.Container{{Name: ctrSeed, Image: b.img.Ref, ImagePullPolicy: b.pull, SecurityContext: sc,
 			// Holds the pod until boxbench has filled the data directory (Box.fill).
 			Command:      []string{"sh", "-c", `while [ ! -e "$1" ]; do sleep 0.1; done; rm -f "$1"`, "sh", seedGate},
-			VolumeMounts: []corev1.VolumeMount{dataMount}, Resources: helperResources()}},
+			VolumeMounts: []corev1.VolumeMount{dataMount}, Resources: seedResources(res)}},
 		Containers: []corev1.Container{
 			{Name: ctrServer, Image: b.img.Ref, ImagePullPolicy: b.pull, SecurityContext: sc, WorkingDir: "/",
 				// The run directory (an emptyDir) is handed to the server's account, then the
