@@ -333,6 +333,9 @@ func (b *box) Capture(ctx context.Context, dst string) error {
 		done <- err
 	}()
 	xerr := tarball.Extract(pr, dst, 0)
+	if xerr == nil {
+		_, _ = io.Copy(io.Discard, pr) // the archive's end padding: the stream ends cleanly
+	}
 	pr.CloseWithError(io.ErrClosedPipe)
 	if err := <-done; err != nil {
 		return fmt.Errorf("capture the data directory through the API: %w: %s", err, command.Tail(stderr.Bytes(), 1024))

@@ -112,3 +112,61 @@ func TestCheckNamesKubeconfig(t *testing.T) {
 		t.Errorf("want a reason naming %s, got %v", missing, err)
 	}
 }
+
+// TestSnapshotThroughAPI: the data of a volume the host cannot see (an emptyDir) survives Stop,
+// a Capture streamed out of the keeper container and a seed streamed into a new box's seed
+// container (platformtest's snapshot step covers the host-directory path).
+func TestSnapshotThroughAPI(t *testing.T) {
+	p := needCluster(t, "redis")
+	d, _ := dbms.Get("redis")
+	root := testenv.WorkRoot(t)
+	exp := fmt.Sprintf("kube-snap-%d", os.Getpid())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	req := func(run string) platform.Request {
+		return platform.Request{Experiment: exp, Run: run, WorkDir: root + "/" + exp + "/" + run, DBMS: d,
+			Choice: platform.Choice{Storage: StorageEmptyDir, Network: NetworkPod}, Resources: resource.Limits{CPUs: 0.5, MemoryBytes: 256 << 20}}
+	}
+	t.Cleanup(func() {
+		_, _ = p.Cleanup(context.Background(), root, func(e string) bool { return e == exp })
+		if left := clusterLeftovers(p, root)(context.Background(), exp); len(left) > 0 {
+			t.Errorf("left: %v", left)
+		}
+	})
+	b, err := p.Provision(ctx, req("r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Teardown(context.Background())
+	want := "through the API " + exp
+	if _, err := b.Exec(ctx, []string{"sh", "-c", `printf %s "$1" > marker && mkdir -p sub && printf x > sub/f`, "sh", want}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dst := root + "/captured"
+	if err := b.Capture(ctx, dst); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(dst + "/marker"); err != nil || string(got) != want {
+		t.Fatalf("captured marker %q %v", got, err)
+	}
+	if err := b.Teardown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := req("r2")
+	r.Seed = &platform.Snapshot{Key: "test", Dir: dst}
+	b2, err := p.Provision(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Teardown(context.Background())
+	if b2.Facts()["restore"] != "tar stream through the API (exec into the seed init container)" {
+		t.Errorf("restore fact %q", b2.Facts()["restore"])
+	}
+	got, err := b2.Exec(ctx, []string{"sh", "-c", `cat marker sub/f; stat -c %U marker`})
+	if err != nil || string(got) != want+"x"+"redis\n" {
+		t.Errorf("restored %q %v", got, err)
+	}
+}

@@ -42,6 +42,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/image"
@@ -126,6 +127,9 @@ func New(engine client.APIClient, log *slog.Logger) *Platform {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	// client-go logs through klog, to stderr by default: its lines go to boxbench's log
+	// instead (klog's logger is process-wide; every platform value sets the same one).
+	klog.SetSlogLogger(log)
 	p := &Platform{engine: engine, log: log, img: map[string]image.Image{}}
 	if engine != nil {
 		p.images = image.NewStore(engine, log)
