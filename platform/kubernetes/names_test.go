@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -61,13 +62,15 @@ func TestNormalise(t *testing.T) {
 }
 
 func TestManifestDigest(t *testing.T) {
-	// `ctr images ls` output, captured from containerd 1.6.20 (Debian 12).
-	ls := "REF                                              TYPE                                       DIGEST                                                                  SIZE     PLATFORMS   LABELS \n" +
-		"docker.io/boxbench/redis:5f0c1b2a3d4e5f60 application/vnd.docker.distribution.manifest.v2+json sha256:1111111111111111111111111111111111111111111111111111111111111111 40.1 MiB linux/amd64 -      \n"
-	if got := manifestDigest(ls, "docker.io/boxbench/redis:5f0c1b2a3d4e5f60"); got != "sha256:1111111111111111111111111111111111111111111111111111111111111111" {
+	// `ctr images ls name==REF`, captured from the local cluster's containerd 1.6.20 (Debian 12).
+	ls, err := os.ReadFile("testdata/ctr-images-ls.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := manifestDigest(string(ls), "docker.io/boxbench/redis:b5412401eda45870"); got != "sha256:453f8c914961c1b81044eef7b62d011b61fcde28edec5e95afcbfd57caec618f" {
 		t.Errorf("got %q", got)
 	}
-	if got := manifestDigest(ls, "docker.io/boxbench/redis:other"); got != "" {
+	if got := manifestDigest(string(ls), "docker.io/boxbench/redis:other"); got != "" {
 		t.Errorf("another ref matched: %q", got)
 	}
 }
