@@ -5,7 +5,7 @@ COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X github.com/boxbench/boxbench/version.Version=$(VERSION) -X github.com/boxbench/boxbench/version.Commit=$(COMMIT)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build setup images vm-images test test-short lint bench quickstart clean fuzz
+.PHONY: build setup images vm-images test test-short lint bench quickstart clean fuzz kube-build kube-up kube-down kube-status kube-check
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/boxbench ./cmd/boxbench
@@ -24,11 +24,30 @@ VMDBMS ?= redis,postgresql,mariadb
 vm-images: build
 	./bin/boxbench images build --vm --dbms $(VMDBMS)
 
-# The whole suite: unit, fixture, golden, integration (real databases, real dockerd) and end to
-# end. BOXBENCH_CI=1 turns every "host lacks X" skip into a failure.
-test: build images
-	$(MAKE) vm-images VMDBMS=redis
-	BOXBENCH_CI=1 BOXBENCH_BIN=$(CURDIR)/bin/boxbench $(GO) test -count=1 -timeout 40m ./...
+# The local single-node Kubernetes cluster (docs/kubernetes.md): its components are built from
+# source on first use (cached under /var/cache/boxbench/kube); `kube-down` removes everything else.
+kube-build:
+	bash scripts/kube-local.sh build
+
+kube-up:
+	bash scripts/kube-local.sh up
+
+kube-down:
+	bash scripts/kube-local.sh down
+
+kube-status:
+	bash scripts/kube-local.sh status
+
+# up, a Service reached from the host, down, and the host as before (needs `make images`).
+kube-check: images
+	bash scripts/kube-local-check.sh
+
+# The whole suite: unit, fixture, golden, integration (real databases, real dockerd, the local
+# Kubernetes cluster) and end to end, with BOXBENCH_CI=1: every "host lacks X" skip is a
+# failure. scripts/test.sh builds the images and the Kubernetes components (in parallel), brings
+# the cluster up, and takes it down afterwards unless it was already up.
+test: build
+	bash scripts/test.sh
 
 test-short:
 	$(GO) test -short ./...

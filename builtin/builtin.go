@@ -18,6 +18,7 @@ import (
 	"github.com/boxbench/boxbench/platform/kubernetes"
 	"github.com/boxbench/boxbench/platform/lxc"
 	"github.com/boxbench/boxbench/platform/native"
+	"github.com/boxbench/boxbench/platform/swarm"
 	"github.com/boxbench/boxbench/platform/vm"
 	"github.com/boxbench/boxbench/rootfs"
 	"github.com/boxbench/boxbench/spec"
@@ -35,7 +36,9 @@ func Platforms(log *slog.Logger) map[string]platform.Platform {
 	ps := map[string]platform.Platform{native.Name: native.New(), lxc.Name: lxc.New(trees, log),
 		vm.Name: vm.New(trees, vmimage.Cache{}, log), vm.NameDocker: vm.NewDocker(trees, vmimage.Cache{}, log)}
 	if engine, err := image.Connect(); err == nil {
-		ps[docker.Name] = docker.New(engine, log)
+		d := docker.New(engine, log)
+		ps[docker.Name] = d
+		ps[swarm.Name] = swarm.New(d, log)
 		ps[kubernetes.Name] = kubernetes.New(engine, log) // loads the images Docker's engine holds
 	} else {
 		ps[kubernetes.Name] = kubernetes.New(nil, log) // user-named images only

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/boxbench/boxbench/driver/etcd"
+	"github.com/boxbench/boxbench/driver/mongodb"
 	"github.com/boxbench/boxbench/driver/mysql"
 	"github.com/boxbench/boxbench/driver/postgres"
 	"github.com/boxbench/boxbench/driver/redis"
@@ -22,11 +24,13 @@ var drivers = map[string]ycsb.Opener{
 	"postgresql": postgres.New,
 	"mariadb":    mysql.New,
 	"redis":      redis.New,
+	"etcd":       etcd.New,
+	"ferretdb":   mongodb.New,
 }
 
 // Workload builds (and validates) the workload of one cell.
 func Workload(e *spec.Experiment, c *plan.Cell) (workload.Workload, error) {
-	w := e.WorkloadOf(c.Workload)
+	w := e.WorkloadFor(c.Workload, c.Params) // the cell's sweep keys applied
 	switch w.Type {
 	case "ycsb":
 		return ycsb.New(ycsbConfig(e, w, c), drivers)
@@ -67,6 +71,7 @@ func ycsbConfig(e *spec.Experiment, w *spec.Workload, c *plan.Cell) ycsb.Config 
 	if c.Mix == "custom" {
 		cfg.Mix, cfg.Proportions = "", w.Proportions
 	}
+	cfg.ReadProportion = w.ReadProportion
 	if w.RequestDistribution != "" {
 		cfg.RequestDistribution = w.RequestDistribution
 	}

@@ -45,6 +45,7 @@ const (
 	CodeLimitsDiffer  = "limits_differ"
 	CodeErrorRate     = "error_rate_high"
 	CodeTooFewOps     = "too_few_ops_for_percentile"
+	CodeScanInServer  = "ferretdb_full_collection_reads"
 )
 
 // Dataset bounds.
@@ -88,6 +89,8 @@ type Facts struct {
 	// (resource.Applied.Limits). Nil Applied skips the comparison.
 	Spec    resource.Limits
 	Applied *resource.Limits
+	// DBMS is the cell's database ("" unknown): a few checks concern one database's behaviour.
+	DBMS string
 }
 
 // DefaultPercentiles are the percentiles checked when Facts.Percentiles is nil.
@@ -164,6 +167,7 @@ func Evaluate(f Facts, th Thresholds) []Warning {
 	var out []Warning
 	for _, c := range []func(Facts, Thresholds) []Warning{
 		clientCPU, clientWaited, throttled, swap, hostBusy, datasetIO, limits, errorRate, tooFewOps,
+		scanInServer,
 	} {
 		out = append(out, c(f, th)...)
 	}

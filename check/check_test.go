@@ -202,3 +202,27 @@ func TestWindow(t *testing.T) {
 		t.Errorf("total = %g, want 40", s)
 	}
 }
+
+// TestScanInServer: operations on FerretDB get the warning; on another database, or with no
+// operations, nothing.
+func TestScanInServer(t *testing.T) {
+	ops := []OpCount{{Op: "read", Count: 100}, {Op: "scan", Count: 10}}
+	for _, tc := range []struct {
+		dbms string
+		ops  []OpCount
+		want bool
+	}{
+		{"ferretdb", ops, true},
+		{"ferretdb", []OpCount{{Op: "update", Errors: 3}}, true},
+		{"postgresql", ops, false},
+		{"ferretdb", []OpCount{{Op: "read"}}, false},
+	} {
+		got := false
+		for _, w := range scanInServer(Facts{DBMS: tc.dbms, Ops: tc.ops}, Thresholds{}) {
+			got = got || w.Code == CodeScanInServer
+		}
+		if got != tc.want {
+			t.Errorf("%s %v: warning %v, want %v", tc.dbms, tc.ops, got, tc.want)
+		}
+	}
+}

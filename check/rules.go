@@ -344,3 +344,27 @@ func tooFewOps(f Facts, th Thresholds) []Warning {
 	}
 	return out
 }
+
+// scanInServer: FerretDB 1.24 on PostgreSQL reads the whole collection for every operation
+// on a key. It pushes _id equality down as a JSONB containment (_jsonb->'_id' @> value), which
+// PostgreSQL's btree index on _jsonb->'_id' cannot serve, so each read and update is a
+// sequential scan; a scan's _id ≥ key and sort are not pushed down at all. Latency grows with
+// the data set, not with the work YCSB asks for, and a memory-bound / disk-bound label means
+// something else than for the other databases (docs/databases.md).
+func scanInServer(f Facts, _ Thresholds) []Warning {
+	if f.DBMS != "ferretdb" {
+		return nil
+	}
+	var n int64
+	for _, o := range f.Ops {
+		n += o.Count + o.Errors
+	}
+	if n == 0 {
+		return nil
+	}
+	return []Warning{{Code: CodeScanInServer, Severity: SeverityWarning,
+		Message: fmt.Sprintf("%d operations ran on FerretDB 1.24, which reads the whole collection for each: its _id "+
+			"lookups reach PostgreSQL as a JSONB containment its _id index cannot serve (a sequential scan), and "+
+			"a scan's range and sort are done in FerretDB; latency grows with the data set, not with the operation "+
+			"(docs/databases.md)", n)}}
+}

@@ -122,9 +122,16 @@ func diagnose(ctx context.Context, ps map[string]platform.Platform, workRoot str
 		f := platform.Finding{Area: "dbms", Name: name}
 		if err := dbms.Missing(d); err != nil {
 			f.Detail, f.Fix = strings.ReplaceAll(err.Error(), "\n", "; "), "apt-get install -y "+strings.Join(d.Packages(), " ")
+			if len(dbms.BuiltFiles(d)) > 0 {
+				f.Fix = "make setup; " + f.Fix
+			}
 		} else {
 			f.OK = true
-			f.Detail = hostenv.DBMS(ctx, d)["dbms_package"]
+			env := hostenv.DBMS(ctx, d)
+			f.Detail = env["dbms_package"]
+			if len(dbms.BuiltFiles(d)) > 0 { // not only a Debian package: say which build
+				f.Detail = env["dbms_version"] + "; " + env["dbms_package"]
+			}
 		}
 		fs = append(fs, f)
 	}

@@ -23,8 +23,8 @@ func (a *app) reportCmd() *cobra.Command {
 			"merged histograms, and warnings. --html writes one self-contained HTML page.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" && format != "csv" {
-				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--format %q is not valid (valid: text, json, csv)", format)}
+			if format != "text" && format != "json" && format != "csv" && format != "sweep-csv" {
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--format %q is not valid (valid: text, json, csv, sweep-csv)", format)}
 			}
 			st, err := results.OpenExisting(args[0])
 			if err != nil {
@@ -46,13 +46,16 @@ func (a *app) reportCmd() *cobra.Command {
 			if format == "json" {
 				return report.WriteJSON(a.stdout, r)
 			}
+			if format == "sweep-csv" {
+				return report.WriteSweepCSV(a.stdout, r)
+			}
 			if html != "" {
 				fmt.Fprintf(a.stderr, "HTML report: %s\n", html)
 			}
 			return report.WriteText(a.stdout, r)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json or csv (one row per run)")
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json, csv (one row per run) or sweep-csv (one row per point of each sweep's curves)")
 	cmd.Flags().StringVar(&html, "html", "", "also write a self-contained HTML report to FILE")
 	return cmd
 }

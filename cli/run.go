@@ -96,6 +96,13 @@ func printPlan(w io.Writer, e *spec.Experiment, p *plan.Plan) {
 			fmt.Fprintf(w, "  %s: %s\n", s.Cell.ID, strings.ReplaceAll(s.Reason, "\n", "; "))
 		}
 	}
+	if e.Order == "duet" {
+		fmt.Fprintln(w, "\nduets, in order (side A | side B, at the same time):")
+		for i := 0; i+1 < len(p.Runs); i += 2 {
+			fmt.Fprintf(w, "  %3d  %s | %s\n", i/2+1, p.Runs[i].ID(), p.Runs[i+1].ID())
+		}
+		return
+	}
 	fmt.Fprintln(w, "\nruns, in order:")
 	for i, r := range p.Runs {
 		fmt.Fprintf(w, "  %3d  %s\n", i+1, r.ID())

@@ -94,6 +94,8 @@ var all = map[string]DBMS{
 	"postgresql": PostgreSQL{},
 	"mariadb":    MariaDB{},
 	"redis":      Redis{},
+	"etcd":       Etcd{},
+	"ferretdb":   FerretDB{},
 }
 
 // Get returns the named dbms.
@@ -118,4 +120,20 @@ func ConfigHash(files map[string][]byte) string {
 		h.Write(files[n])
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// Built is implemented by a database whose server is not (only) a Debian package: files that
+// `make setup` builds and caches on the host, which run from the same absolute paths natively
+// and in every image (rootfs copies them into the tree and hashes them into its recipe).
+type Built interface {
+	BuiltFiles() []string
+}
+
+// BuiltFiles returns d's built files (nil for a database made of Debian packages only),
+// through the wrappers (WithPassword, Idle), which run the same image.
+func BuiltFiles(d DBMS) []string {
+	if b, ok := d.(Built); ok {
+		return b.BuiltFiles()
+	}
+	return nil
 }

@@ -22,6 +22,9 @@ func (idle) Ready(context.Context, driver.Endpoint, Credentials) error {
 	return nil
 }
 
+// BuiltFiles are the database's: the idle box runs the same image.
+func (i idle) BuiltFiles() []string { return BuiltFiles(i.DBMS) }
+
 // IsIdle reports whether d is an idle box description.
 func IsIdle(d DBMS) bool {
 	_, ok := d.(idle)

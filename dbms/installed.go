@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"os/user"
+	"slices"
 	"strings"
 )
 
@@ -15,7 +16,12 @@ import (
 func Missing(d DBMS) error {
 	install := "apt-get install -y " + strings.Join(d.Packages(), " ")
 	var errs []error
-	if bin := d.StartCommand(Layout{})[0]; !onPath(bin) {
+	for _, f := range BuiltFiles(d) {
+		if !onPath(f) {
+			errs = append(errs, fmt.Errorf("%s is not built on this host (%s missing): make setup builds it", d.Name(), f))
+		}
+	}
+	if bin := ServerBinary(d); !onPath(bin) && !slices.Contains(BuiltFiles(d), bin) {
 		errs = append(errs, fmt.Errorf("%s is not installed on this host (%s missing): %s", d.Name(), bin, install))
 	}
 	if u := d.User(); u != "" {
@@ -30,4 +36,13 @@ func Missing(d DBMS) error {
 func onPath(bin string) bool {
 	_, err := exec.LookPath(bin)
 	return err == nil
+}
+
+// ServerBinary is the server's executable: the first word of its start command, or, when the
+// start command is a script of boxbench's (etcd's), the binary the script runs.
+func ServerBinary(d DBMS) string {
+	if b, ok := d.(interface{ ServerBinary() string }); ok {
+		return b.ServerBinary()
+	}
+	return d.StartCommand(Layout{})[0]
 }

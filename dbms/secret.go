@@ -91,3 +91,9 @@ exec "$@"
 func setPasswordFirst(dataDir string, server []string) []string {
 	return append([]string{"/bin/sh", dataDir + "/" + passwordScript, dataDir}, server...)
 }
+
+// BuiltFiles are the wrapped database's: the same image.
+func (s secured) BuiltFiles() []string { return BuiltFiles(s.DBMS) }
+
+// ServerBinary is the wrapped database's (see the package function).
+func (s secured) ServerBinary() string { return ServerBinary(s.DBMS) }

@@ -301,6 +301,12 @@ func runIDs(t *testing.T, out string) []string {
 // root, no labelled container.
 func assertNoLeftovers(t *testing.T, work string) {
 	t.Helper()
+	assertNoLeftoversOf(t, work, "e2e-")
+}
+
+// assertNoLeftoversOf is assertNoLeftovers for the experiments whose names start with prefix.
+func assertNoLeftoversOf(t *testing.T, work, prefix string) {
+	t.Helper()
 	mounts, _ := os.ReadFile("/proc/self/mounts")
 	for _, m := range storage.ParseMounts(bytes.NewReader(mounts)) {
 		if strings.HasPrefix(m.Target, work) {
@@ -312,7 +318,7 @@ func assertNoLeftovers(t *testing.T, work string) {
 	}
 	_ = filepath.Walk("/sys/fs/cgroup/memory/boxbench", func(p string, info os.FileInfo, err error) error {
 		if err == nil && info.Name() == "cgroup.procs" {
-			if b, _ := os.ReadFile(p); len(bytes.TrimSpace(b)) > 0 && strings.Contains(p, "e2e-") {
+			if b, _ := os.ReadFile(p); len(bytes.TrimSpace(b)) > 0 && strings.Contains(p, "/"+prefix) {
 				t.Errorf("processes left in %s: %s", filepath.Dir(p), b)
 			}
 		}
@@ -322,7 +328,7 @@ func assertNoLeftovers(t *testing.T, work string) {
 	out, err := exec.Command("docker", "ps", "-a", "--filter", "label=boxbench", "--format", `{{.ID}} {{.Label "boxbench.experiment"}}`).Output()
 	if err == nil {
 		for _, line := range strings.Split(string(out), "\n") {
-			if f := strings.Fields(line); len(f) == 2 && strings.HasPrefix(f[1], "e2e-") {
+			if f := strings.Fields(line); len(f) == 2 && strings.HasPrefix(f[1], prefix) {
 				t.Errorf("labelled container left: %s", line)
 			}
 		}

@@ -76,14 +76,21 @@ func TestCheckPlacement(t *testing.T) {
 }
 
 func TestDuetSplit(t *testing.T) {
-	// This host's size: refused, with the count needed and the count there is.
-	_, _, err := DuetSplit(Sets{}, hostOf(2))
-	if err == nil || !strings.Contains(err.Error(), "at least 4 cpus; this host offers 2 (0-1)") {
-		t.Errorf("2 cpus: %v", err)
+	// One cpu: refused, with the count needed and the count there is.
+	_, _, err := DuetSplit(Sets{}, hostOf(1))
+	if err == nil || !strings.Contains(err.Error(), "at least 2 cpus; this host offers 1 (0)") {
+		t.Errorf("1 cpu: %v", err)
 	}
-	_, _, err = DuetSplit(Sets{}, hostOf(3))
-	if err == nil || !strings.Contains(err.Error(), "this host offers 3 (0-2)") {
-		t.Errorf("3 cpus: %v", err)
+	// This host's size and 3: one cpu per side, shared by its client and server.
+	for _, n := range []int{2, 3} {
+		a, b, err := DuetSplit(Sets{}, hostOf(n))
+		if err != nil || !slices.Equal(a.Server, []int{0}) || !slices.Equal(a.Client, []int{0}) ||
+			!slices.Equal(b.Server, []int{1}) || !slices.Equal(b.Client, []int{1}) || !a.Shared() || !b.Shared() {
+			t.Errorf("%d cpus: A %+v B %+v %v", n, a, b, err)
+		}
+		if a.String() != "server and client share cpus 0" {
+			t.Errorf("%d cpus: %q", n, a.String())
+		}
 	}
 	// 8 cpus, unpinned: halves, the client on each half's first cpu.
 	a, b, err := DuetSplit(Sets{}, hostOf(8))
@@ -93,6 +100,9 @@ func TestDuetSplit(t *testing.T) {
 	if !slices.Equal(a.Client, []int{0}) || !slices.Equal(a.Server, []int{1, 2, 3}) ||
 		!slices.Equal(b.Client, []int{4}) || !slices.Equal(b.Server, []int{5, 6, 7}) {
 		t.Errorf("8 cpus: A %+v B %+v", a, b)
+	}
+	if a.Shared() || a.String() != "server cpus 1-3, client cpus 0" {
+		t.Errorf("8 cpus: side A %q", a.String())
 	}
 	// Pinned: each list halved; the sides are disjoint.
 	a, b, err = DuetSplit(Sets{Client: []int{0, 1}, Server: []int{2, 3, 4, 5}}, hostOf(6))

@@ -1,22 +1,49 @@
 package placement
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Side is one half of a duet: the cpus of its server (the box's cpuset) and of its client.
+// On a host of 2 or 3 cpus a side's client and server share its one cpu (Shared).
 type Side struct {
 	Server, Client []int
 }
 
-// MinDuetCPUs is the fewest cpus a duet needs: each side one for its client and one for its
-// server, so that neither side's processes share a core with the other's.
-const MinDuetCPUs = 4
+// Shared says the side's client and server share cpus.
+func (s Side) Shared() bool {
+	for _, c := range s.Client {
+		if slices.Contains(s.Server, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// String describes the side for the run's facts, e.g. "server cpus 1-3, client cpus 0".
+func (s Side) String() string {
+	if s.Shared() && slices.Equal(s.Server, s.Client) {
+		return "server and client share cpus " + FormatList(s.Server)
+	}
+	return "server cpus " + FormatList(s.Server) + ", client cpus " + FormatList(s.Client)
+}
+
+// MinDuetCPUs is the fewest cpus a duet needs: one per side. From DisjointDuetCPUs on, each
+// side has a cpu for its client and others for its server; below, a side's client and server
+// share its cpu (as they share the host on a 2-cpu machine without a duet), so that the two
+// sides still never share a core.
+const (
+	MinDuetCPUs      = 2
+	DisjointDuetCPUs = 4
+)
 
 // DuetSplit divides the cpus between the two sides of a duet (order: duet: a cell and its
 // baseline run at the same time, compared pairwise). With placement.server and .client given,
-// each list is halved (the first half to side A); without them the host's cpus are halved and
-// each side gives its first cpu to the client and the rest to the server. It fails, saying how
-// many cpus are needed and how many there are, when a side would get no cpu of its own for
-// either role, and when neighbours are placed (they would be shared by both sides).
+// each list is halved (the first half to side A); without them the host's cpus are halved and,
+// from DisjointDuetCPUs on, each side gives its first cpu to the client and the rest to the
+// server. It fails, saying how many cpus are needed and how many there are, when a side would
+// get no cpu, and when neighbours are placed (they would be shared by both sides).
 func DuetSplit(s Sets, host []int) (a, b Side, err error) {
 	if len(s.Neighbours) > 0 {
 		return a, b, fmt.Errorf("duet cannot place neighbours: both sides would share them (placement.neighbours %s)", FormatList(s.Neighbours))
@@ -35,8 +62,11 @@ func DuetSplit(s Sets, host []int) (a, b Side, err error) {
 		return Side{Server: s.Server[:hs], Client: s.Client[:hc]}, Side{Server: s.Server[hs : 2*hs], Client: s.Client[hc : 2*hc]}, nil
 	}
 	if len(host) < MinDuetCPUs {
-		return a, b, fmt.Errorf("duet runs a cell and its baseline at the same time on disjoint cpus: each side needs a cpu for its client and one for its server, so at least %d cpus; this host offers %d (%s)",
+		return a, b, fmt.Errorf("duet runs a cell and its baseline at the same time on disjoint cpus, at least one per side, so at least %d cpus; this host offers %d (%s)",
 			MinDuetCPUs, len(host), FormatList(host))
+	}
+	if len(host) < DisjointDuetCPUs {
+		return Side{Client: host[:1], Server: host[:1]}, Side{Client: host[1:2], Server: host[1:2]}, nil
 	}
 	h := len(host) / 2
 	return Side{Client: host[:1], Server: host[1:h]}, Side{Client: host[h : h+1], Server: host[h+1 : 2*h]}, nil

@@ -9,6 +9,7 @@ import (
 	"github.com/boxbench/boxbench/resource"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/boxbench/boxbench/placement"
@@ -46,7 +47,7 @@ func (r Run) ID() string { return fmt.Sprintf("%s#%d", r.Cell.ID, r.Rep) }
 type Plan struct {
 	Cells    []*Cell // runnable, in canonical order
 	Skipped  []Skip
-	Runs     []Run // the first Repetitions.Min rounds, in run order
+	Runs     []Run // the first Repetitions.Min rounds, in run order (order: duet: each duet's two runs, side A first)
 	Seed     uint64
 	Baseline map[*Cell]*Cell // each cell's baseline (absent when the baseline cell is skipped; the baseline maps to itself)
 }
@@ -100,6 +101,13 @@ func Expand(ctx context.Context, e *spec.Experiment, seed uint64, check Checker)
 			Message: fmt.Sprintf("%s matches no cell of the matrix after exclusions", strings.Join(want, " "))})
 	}
 	p.Runs = Order(p.Cells, 1, e.Repetitions.Min, e.Order, seed)
+	if e.Order == "duet" {
+		p.Runs = nil
+		for _, pr := range DuetPairs(p, 1, e.Repetitions.Min) {
+			rs := pr.Runs()
+			p.Runs = append(p.Runs, rs[0], rs[1])
+		}
+	}
 	return p, problems
 }
 
@@ -207,8 +215,30 @@ func cells(e *spec.Experiment) []*Cell {
 		}
 		out = append(out, resolve(e, params))
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	sort.SliceStable(out, func(i, j int) bool { return lessID(out[i].ID, out[j].ID) })
 	return out
+}
+
+// lessID orders cell ids as strings, except that where two ids first differ in the value of
+// the same sweep key (whose values are all numbers, validated), the numbers decide: a sweep's
+// cells then run and list as 5, 10, 15 … instead of 10, 15, 5. Only sweep keys, so that keys
+// mixing numbers and words (cpuset 1 and 0-1) keep a consistent (string) order.
+func lessID(a, b string) bool {
+	sa, sb := strings.Split(a, "/"), strings.Split(b, "/")
+	for i := 0; i < min(len(sa), len(sb)); i++ {
+		if sa[i] == sb[i] {
+			continue
+		}
+		ka, va, _ := strings.Cut(sa[i], "=")
+		kb, vb, _ := strings.Cut(sb[i], "=")
+		fa, ea := strconv.ParseFloat(va, 64)
+		fb, eb := strconv.ParseFloat(vb, 64)
+		if ka == kb && spec.IsSweepKey(ka) && ea == nil && eb == nil && fa != fb {
+			return fa < fb
+		}
+		break
+	}
+	return a < b
 }
 
 func with(m map[string]string, k, v string) map[string]string {
@@ -255,6 +285,9 @@ func resolve(e *spec.Experiment, params map[string]string) *Cell {
 		c.Resources.Cpuset = e.Placement.Server
 	}
 	c.Records = Records(e, c.Bound, c.Resources.MemoryBytes)
+	if n := spec.RecordsOf(params); n > 0 {
+		c.Records = n // a dataset.records sweep
+	}
 	return c
 }
 

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,9 +73,43 @@ func TestDuetPairs(t *testing.T) {
 	}
 	// Adding rounds later does not change earlier ones.
 	again := DuetPairs(p, 1, 10)
+	defer func() {
+		if t.Failed() {
+			return
+		}
+		sharedBaselineRuns(t)
+	}()
 	for i := range again {
 		if again[i] != pairs[i] {
 			t.Fatalf("pair %d differs when fewer rounds are planned", i)
+		}
+	}
+}
+
+// A baseline shared by two cells runs twice a round; every run of the duets has its own id,
+// and the baseline's reps count 1, 2, 3, ... without gaps.
+func sharedBaselineRuns(t *testing.T) {
+	b, x, y := &Cell{ID: "platform=native"}, &Cell{ID: "platform=docker"}, &Cell{ID: "platform=lxc"}
+	p := &Plan{Cells: []*Cell{b, x, y}, Baseline: map[*Cell]*Cell{b: b, x: b, y: b}, Seed: 3}
+	seen := map[string]bool{}
+	var reps []int
+	for _, pr := range DuetPairs(p, 1, 5) {
+		rs := pr.Runs()
+		if rs[pr.BaselineSide].Cell != b || rs[1-pr.BaselineSide].Cell != pr.Cell || rs[1-pr.BaselineSide].Rep != pr.Round {
+			t.Fatalf("pair runs %v", rs)
+		}
+		for _, r := range rs {
+			if seen[r.ID()] {
+				t.Fatalf("run %s twice", r.ID())
+			}
+			seen[r.ID()] = true
+		}
+		reps = append(reps, pr.BaselineRep)
+	}
+	slices.Sort(reps)
+	for i, r := range reps {
+		if r != i+1 {
+			t.Fatalf("baseline reps %v", reps)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"github.com/boxbench/boxbench/plan"
 	"maps"
 	"slices"
 	"strconv"
@@ -51,7 +52,7 @@ func Build(store *results.Store) (*Report, error) {
 	if r.Events, err = store.Events(); err != nil {
 		return nil, fmt.Errorf("report %s: events: %w", store.Path(), err)
 	}
-	r.compareCells(emulatedVerdicts(r.Spec))
+	r.compareCells(emulatedVerdicts(r.Spec), duetOrder(r.Spec))
 	r.keys()
 	order := matrixOrder(r.Spec)
 	r.less = func(a, b *Cell) int { return compareCells(a, b, r.Keys, order) }
@@ -59,6 +60,17 @@ func Build(store *results.Store) (*Report, error) {
 	r.group()
 	r.collectOps()
 	r.collectWarnings()
+	okRuns := map[string][]results.RunRow{}
+	for id, runs := range byCell {
+		for _, run := range runs {
+			if run.Status == "ok" && run.Throughput != nil {
+				okRuns[id] = append(okRuns[id], run)
+			}
+		}
+	}
+	if err := r.buildSweeps(store, okRuns); err != nil {
+		return nil, fmt.Errorf("report %s: sweeps: %w", store.Path(), err)
+	}
 	return r, nil
 }
 
@@ -156,6 +168,7 @@ func (r *Report) buildCell(rec results.CellRecord, runs []results.RunRow) *Cell 
 			ok = append(ok, run)
 			c.RunIDs = append(c.RunIDs, run.ID)
 			c.Samples = append(c.Samples, *run.Throughput)
+			c.Duets = append(c.Duets, run.Facts[plan.FactDuetPair])
 		}
 	}
 	c.Runs = len(ok)
@@ -248,6 +261,14 @@ func cellEnv(ok []results.RunRow, host map[string]string) map[string]string {
 	return env
 }
 
+// duetOrder says whether the spec ran its cells in duets (order: duet).
+func duetOrder(specText string) bool {
+	var doc struct {
+		Order string `yaml:"order"`
+	}
+	return yaml.Unmarshal([]byte(specText), &doc) == nil && doc.Order == "duet"
+}
+
 // emulatedVerdicts says whether the spec opted in to verdicts on emulated boxes
 // (emulatedVerdicts: true).
 func emulatedVerdicts(specText string) bool {
@@ -264,7 +285,7 @@ const VerdictEmulated stats.Verdict = "emulated: no verdict"
 
 // compareCells computes each cell's overhead against its baseline. A comparison with an
 // emulated cell keeps its numbers but gets VerdictEmulated unless withEmulated.
-func (r *Report) compareCells(withEmulated bool) {
+func (r *Report) compareCells(withEmulated, duet bool) {
 	for _, c := range r.Cells {
 		if c.Skipped() || c.IsBaseline() || c.BaselineID == "" || c.Runs == 0 {
 			continue
@@ -285,12 +306,44 @@ func (r *Report) compareCells(withEmulated bool) {
 			c.Warnings = append(c.Warnings, Warning{Code: CodeEmulated, Severity: "warning", Runs: c.Runs,
 				Message: "compared with an emulated VM (QEMU TCG, no working KVM): the difference is the emulator's, not a virtualisation cost, so there is no verdict (emulatedVerdicts: true in the spec gives one)"})
 		}
-		if pairs := roundPairs(b, c); len(pairs) >= 2 {
+		pairs := roundPairs(b, c)
+		if duet {
+			pairs = duetPairs(b, c)
+		}
+		if len(pairs) >= 2 {
 			if p, err := stats.PairedRatio(pairs, true, o.Alpha, stats.DefaultPower); err == nil {
 				c.Paired = &p
 			}
 		}
+		if duet && o.Verdict != VerdictEmulated {
+			if p := c.Paired; p != nil {
+				o.Notes = append(o.Notes, fmt.Sprintf("overhead, interval, detectable effect and verdict from the %d duets' paired ratios (each pair ran at the same time, so what drifts between pairs cancels in its ratio); unpaired: %s %% (%s … %s), %s",
+					p.N, oneDec(o.OverheadPct), oneDec(o.OverheadPctCI.Lo), oneDec(o.OverheadPctCI.Hi), verdictShort(&o)))
+				o.Ratio, o.RatioCI, o.OverheadPct, o.OverheadPctCI = p.Ratio, p.RatioCI, p.OverheadPct, p.OverheadPctCI
+				o.MDEPct, o.MDEValid, o.Verdict = p.MDEPct, true, p.Verdict(true)
+			} else {
+				o.Notes = append(o.Notes, "fewer than 2 complete duets: the verdict is the unpaired test's")
+			}
+		}
 	}
+}
+
+// duetPairs pairs the ok runs of a cell with its baseline's by duet token (runs that ran at
+// the same time), in the cell's run order.
+func duetPairs(base, c *Cell) [][2]float64 {
+	byToken := map[string]float64{}
+	for i, tok := range base.Duets {
+		if tok != "" {
+			byToken[tok] = base.Samples[i]
+		}
+	}
+	var out [][2]float64
+	for i, tok := range c.Duets {
+		if bv, ok := byToken[tok]; ok && tok != "" {
+			out = append(out, [2]float64{bv, c.Samples[i]})
+		}
+	}
+	return out
 }
 
 // roundPairs pairs the ok runs of a cell with its baseline's by round (the repetition number

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -59,7 +60,9 @@ type KnownEffect struct {
 	EstimatedPaired   stats.Summary `json:"estimated_paired_pct"`
 }
 
-// calibrationSeries are the per-round values of a cell: round → value.
+// calibrationSeries are the values of a cell by pairing slot: its round, or under order: duet
+// its duet's number (duets numbered in round order), so that two cells' series pair exactly the
+// runs that ran in one round, or together.
 type calibrationSeries map[int]float64
 
 // calibrations computes the calibration of the report's throughput, and of the untruncated
@@ -71,6 +74,7 @@ func (r *Report) calibrations() []Calibration {
 	headline := map[string]calibrationSeries{}
 	untrunc := map[string]calibrationSeries{}
 	complete := true
+	duets := r.duetNumbers()
 	for _, c := range r.Cells {
 		if c.Skipped() {
 			continue
@@ -78,6 +82,9 @@ func (r *Report) calibrations() []Calibration {
 		h, u := calibrationSeries{}, calibrationSeries{}
 		for i, id := range c.RunIDs {
 			round := roundOf(id)
+			if i < len(c.Duets) && c.Duets[i] != "" {
+				round = duets[c.Duets[i]]
+			}
 			h[round] = c.Samples[i]
 			if i < len(c.Untruncated) && !math.IsNaN(c.Untruncated[i]) {
 				u[round] = c.Untruncated[i]
@@ -90,6 +97,31 @@ func (r *Report) calibrations() []Calibration {
 	out := []Calibration{r.calibrate("throughput", headline)}
 	if complete {
 		out = append(out, r.calibrate("throughput without the steady-state cut", untrunc))
+	}
+	return out
+}
+
+// duetNumbers numbers the report's duets 1, 2, ... in round order (a duet's token starts with
+// "r<round>-").
+func (r *Report) duetNumbers() map[string]int {
+	var toks []string
+	seen := map[string]bool{}
+	for _, c := range r.Cells {
+		for _, t := range c.Duets {
+			if t != "" && !seen[t] {
+				seen[t] = true
+				toks = append(toks, t)
+			}
+		}
+	}
+	round := func(t string) int {
+		n, _ := strconv.Atoi(strings.TrimPrefix(strings.SplitN(t, "-", 2)[0], "r"))
+		return n
+	}
+	slices.SortFunc(toks, func(a, b string) int { return cmp.Or(cmp.Compare(round(a), round(b)), strings.Compare(a, b)) })
+	out := map[string]int{}
+	for i, t := range toks {
+		out[t] = i + 1
 	}
 	return out
 }
@@ -115,11 +147,9 @@ func (r *Report) calibrate(name string, series map[string]calibrationSeries) Cal
 			ab = append(ab, [2]*Cell{base, a})
 		}
 	}
-	maxRounds := 0
-	for _, s := range series {
-		for round := range s {
-			maxRounds = max(maxRounds, round)
-		}
+	maxRounds := 0 // the most pairs any tested pair of cells has
+	for _, p := range append(slices.Clone(aa), ab...) {
+		maxRounds = max(maxRounds, len(blocks(series[p[0].ID], series[p[1].ID], 1)))
 	}
 	cal := Calibration{Series: name}
 	sizes := []int{4}

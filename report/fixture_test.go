@@ -47,6 +47,7 @@ type fixCell struct {
 	softirq  float64                   // host soft-interrupt cores
 	ioWrite  float64                   // bytes/s written by the database
 	noHist   bool                      // store ops without histograms
+	open     *openLoop                 // an open-loop sweep cell (sweep_fixture_test.go)
 }
 
 func fixID(params map[string]string) string {
@@ -276,6 +277,13 @@ func fixRun(c fixCell, rep, seq int) *results.RunRecord {
 		rec.Status, rec.Reason = "failed", reason
 		rec.LogTail = "1:M 14 Mar 2025 09:12:03.112 * Ready to accept connections tcp\n"
 		rec.Series = fixTelemetry(c, rng, 6)
+		return rec
+	}
+	if c.open != nil {
+		rec.Env["client_cpus"] = "0"
+		rec.LimitsApplied = map[string]any{"limits": map[string]any{"cpuset": "1", "memory_bytes": 1 << 30}}
+		rec.Result = sweepResult(c, rng)
+		rec.Series = sweepTelemetry(c, rng)
 		return rec
 	}
 	thr := c.thr * (1 + c.cv*rng.NormFloat64())

@@ -21,6 +21,7 @@ var fixtures = []struct {
 }{
 	{"quickstart", quickstartSpec, quickstartCells},
 	{"edge", edgeSpec, edgeCells},
+	{"sweep", sweepSpec, sweepCells},
 }
 
 const edgeSpec = `apiVersion: boxbench/v1alpha1

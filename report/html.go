@@ -59,6 +59,7 @@ type page struct {
 	HasForest    bool
 	Groups       []groupView
 	Spectra      []spectrumOp
+	Sweeps       []sweepView
 	Stats        []statRow
 	Metrics      []metricView
 	Adaptive     []string
@@ -200,6 +201,7 @@ func newPage(r *Report, store *results.Store) (*page, error) {
 	v.findings(r)
 	v.overview(r, cols)
 	v.spectra(r)
+	v.sweeps(r)
 	v.stats(r)
 	v.Metrics = r.metricViews()
 	v.Adaptive = r.adaptiveEvents()

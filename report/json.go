@@ -22,6 +22,10 @@ type jsonReport struct {
 	// Calibration: with the matrix key replica, the A/A noise floor, false positives and
 	// known-effect detection per sample size and analysis (report/calibration.go).
 	Calibration []Calibration `json:"calibration,omitempty"`
+	// Sweeps: per sweep key, one curve per combination of the other keys, with the points'
+	// throughput (ops/s), latency (µs) and resource shares as summaries over the ok runs, and
+	// the saturation point (report/sweep.go, docs/report.md).
+	Sweeps []*Sweep `json:"sweeps,omitempty"`
 }
 
 type jsonEvent struct {
@@ -87,6 +91,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 	out := jsonReport{Experiment: r.Experiment, Environment: r.Env, Keys: nonNil(r.Keys),
 		Cells: []jsonCell{}, Skipped: []jsonSkipped{}, Warnings: nonNil(r.Warnings)}
 	out.Calibration = r.calibrations()
+	out.Sweeps = r.Sweeps
 	for _, e := range r.Events {
 		out.Events = append(out.Events, jsonEvent{Kind: e.Kind, Message: e.Message})
 	}

@@ -116,6 +116,7 @@ func writeTextMetrics(w io.Writer, r *Report) {
 				fmtSummary(s.Configured, 100, "%"), fmtSummary(s.Obtained, 100, "%"))
 		}
 	}
+	writeCPUPerOp(w, r)
 	any := false
 	for _, c := range r.Cells {
 		var parts []string
@@ -169,4 +170,36 @@ func (r *Report) metricViews() []metricView {
 		}
 	}
 	return out
+}
+
+// cpuPerOp are the per-operation CPU metrics shown in the terminal: the host's soft
+// interrupts (where virtual networks spend what they cost, outside the box's cgroup) and the
+// client's own CPU.
+var cpuPerOp = []struct{ metric, label string }{
+	{"host_softirq_cpu_per_op_ns", "host softirq"},
+	{"client_cpu_per_op_ns", "client"},
+}
+
+// writeCPUPerOp prints, per cell that has it, the host's softirq CPU per operation beside the
+// client's.
+func writeCPUPerOp(w io.Writer, r *Report) {
+	any := false
+	for _, c := range r.Cells {
+		var parts []string
+		for _, k := range cpuPerOp {
+			for _, m := range c.Metrics {
+				if m.Name == k.metric {
+					parts = append(parts, k.label+" "+fmtSummary(m.Summary, 1e-3, " µs"))
+				}
+			}
+		}
+		if len(parts) == 0 || !strings.HasPrefix(parts[0], cpuPerOp[0].label) {
+			continue
+		}
+		if !any {
+			fmt.Fprintln(w, "\nCPU time per operation (mean ± 95% CI half-width over runs):")
+			any = true
+		}
+		fmt.Fprintf(w, "  %s  %s\n", c.ID, strings.Join(parts, ", "))
+	}
 }

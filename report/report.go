@@ -40,6 +40,9 @@ type Report struct {
 	Warnings []Warning
 	// Events are what happened to the experiment: resumes, data loads, adaptive repetitions.
 	Events []results.Event
+	// Sweeps are the matrix keys that vary the workload's load or size, with one curve per
+	// combination of the other keys (report/sweep.go).
+	Sweeps []*Sweep
 
 	less func(a, b *Cell) int // display order of cells
 }
@@ -67,6 +70,9 @@ type Cell struct {
 	Failed  []Failure // failed runs, in run order
 	RunIDs  []string  // ok runs, in run order
 	Samples []float64 // throughput of each ok run (ops/s), in run order
+	// Duets are the pair tokens of the ok runs (order: duet; "" for a run of no duet), in run
+	// order: a run is paired with the baseline's run of the same token.
+	Duets []string
 	// Untruncated is each ok run's throughput before the steady-state cut (ops/s; NaN where
 	// the run did not store it), in run order.
 	Untruncated []float64
@@ -81,7 +87,8 @@ type Cell struct {
 	// Paired is the same comparison analysed by rounds (stats.PairedRatio): shown beside the
 	// verdict, which stays with the unpaired test (rounds are not simultaneous, and a failed
 	// run breaks a pair; the paired interval is the narrower one when drift between rounds
-	// dominates). Nil with fewer than 2 complete rounds.
+	// dominates). Under order: duet the pairs are the duets (both runs at the same time), and
+	// the verdict is the paired one (DuetVerdict). Nil with fewer than 2 complete pairs.
 	Paired *stats.Paired
 	// Latency per operation type, sorted by Op; absent ops have no histogram.
 	Latency []OpLatency

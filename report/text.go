@@ -78,6 +78,7 @@ func WriteText(w io.Writer, r *Report) error {
 	if len(rows) == 0 {
 		fmt.Fprintln(bw, "no runnable cells")
 	}
+	writeTextSweeps(bw, r)
 	writeTextMetrics(bw, r)
 	writeTextWindow(bw, r)
 	writeTextCalibration(bw, r)

@@ -23,6 +23,9 @@ func buildDebian(ctx context.Context, log *slog.Logger, r Recipe, dir string) er
 	if err := update(ctx, log, r, dir); err != nil {
 		return err
 	}
+	if err := copyFiles(r, dir); err != nil {
+		return err
+	}
 	return trim(dir)
 }
 

@@ -101,6 +101,16 @@ func (c *Cache) Recipe(ctx context.Context, d dbms.DBMS) (Recipe, error) {
 	if len(pins) > 0 {
 		r.Pins = pins
 	}
+	if files := dbms.BuiltFiles(d); len(files) > 0 {
+		r.Files = map[string]string{}
+		for _, p := range files {
+			sum, err := fileHash(p)
+			if err != nil {
+				return Recipe{}, fmt.Errorf("%s needs %s, built by `make setup`: %w", d.Name(), p, err)
+			}
+			r.Files[p] = sum
+		}
+	}
 	return r, nil
 }
 

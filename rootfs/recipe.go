@@ -45,7 +45,11 @@ type Recipe struct {
 	Sources []Source `json:"sources"`
 	// Pins are the host's installed versions of Packages: the tree installs exactly these, so
 	// native and boxes run the same build. A host upgrade changes the inputs.
-	Pins    map[string]string `json:"pins,omitempty"`
+	Pins map[string]string `json:"pins,omitempty"`
+	// Files are files besides the packages (dbms.Built: a server boxbench builds in `make
+	// setup`), by absolute path, with their sha256: copied from the host into the tree at the
+	// same path, so native and boxes run the same build.
+	Files   map[string]string `json:"files,omitempty"`
 	Arch    string            `json:"arch"`
 	Version int               `json:"recipe_version"`
 }

@@ -44,23 +44,26 @@ const (
 // down. When ctx is cancelled the record is incomplete and the caller discards it. A panic in
 // the run (after the box's deferred teardowns ran) is a failed run whose reason holds the
 // panic and its stack; the experiment goes on with the next run.
-func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload) *results.RunRecord {
+func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload, slot slot) *results.RunRecord {
 	rec := &results.RunRecord{ID: run.ID(), CellID: run.Cell.ID, Rep: run.Rep, Started: time.Now(),
 		Env: map[string]string{}, Facts: map[string]string{}}
 	for k, v := range r.env {
 		rec.Env[k] = v
 	}
-	err := recovery.Call("run "+rec.ID, func() error { r.perform(ctx, run, wl, rec); return nil })
+	err := recovery.Call("run "+rec.ID, func() error { r.perform(ctx, run, wl, slot, rec); return nil })
 	if err != nil {
 		rec.Status, rec.Reason = "failed", err.Error()
 		r.cfg.Log.Error("run panicked", "run", rec.ID, "err", err)
+	}
+	if rec.Status != "ok" {
+		slot.duet.abandon(rec.ID + " " + rec.Reason) // a partner waiting at a gate fails too
 	}
 	rec.Ended = time.Now()
 	return rec
 }
 
 // perform is execute's body: it fills rec in.
-func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload, rec *results.RunRecord) {
+func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload, slot slot, rec *results.RunRecord) {
 	c := run.Cell
 	e := r.cfg.Spec
 	fail := func(stage string, err error) {
@@ -101,10 +104,13 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 
 	r.cfg.Progress.Phase(run, "provision")
 	lim := c.Resources
+	if slot.duet != nil {
+		lim.Cpuset = placement.FormatList(slot.duet.side.Server)
+	}
 	rec.LimitsRequested = lim
 	pctx, cancel := context.WithTimeout(ctx, e.Timeouts.Provision.D())
-	box, err := p.Provision(pctx, platform.Request{Experiment: r.id, Run: runDirName(r.seq + 1),
-		WorkDir: fmt.Sprintf("%s/%s/%s", r.cfg.WorkRoot, r.id, runDirName(r.seq+1)), DBMS: d,
+	box, err := p.Provision(pctx, platform.Request{Experiment: r.id, Run: runDirName(slot.seq),
+		WorkDir: fmt.Sprintf("%s/%s/%s", r.cfg.WorkRoot, r.id, runDirName(slot.seq)), DBMS: d,
 		Choice:    platform.Choice{Storage: c.Storage, Network: c.Network, Runtime: c.Runtime},
 		Resources: lim, StorageOpts: r.storageOpts(), Seed: seed.Snapshot(), Log: r.cfg.Log})
 	cancel()
@@ -122,6 +128,9 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 		}
 	}()
 	rec.Facts = box.Facts()
+	if slot.duet != nil {
+		slot.duet.facts(rec)
+	}
 	rec.Facts["seed"] = seed.Key
 	if seed.Platform != "" {
 		rec.Facts["seed_loaded_on"] = seed.Platform
@@ -130,7 +139,7 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 	rec.Warnings = append(rec.Warnings, boxWarnings(box, "")...)
 	ws := e.WorkloadOf(c.Workload)
 	window := e.Telemetry.Interval.D() + ws.Warmup.D() + ws.Duration.D()
-	nbs, err := r.provisionNeighbours(ctx, c, d, fmt.Sprintf("%s/%s", r.cfg.WorkRoot, r.id), r.seq+1, window)
+	nbs, err := r.provisionNeighbours(ctx, c, d, fmt.Sprintf("%s/%s", r.cfg.WorkRoot, r.id), slot.seq, window)
 	defer func() {
 		tctx, cancel := platform.TeardownContext(ctx)
 		defer cancel()
@@ -154,20 +163,34 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 		}
 	}
 
-	if site, ok := box.(platform.ClientSite); ok {
-		remote, err := r.remoteClient(site, wl, c, rec)
+	site, remote := box.(platform.ClientSite)
+	if !remote && slot.duet != nil {
+		site, remote = slot.duet.site(r.cfg.Agent, box.Endpoint()), true
+	}
+	if remote {
+		rwl, err := r.remoteClient(site, wl, c, rec, slot.duet != nil)
 		if err != nil {
 			fail("client", err)
 			return
 		}
-		wl = remote
+		wl = rwl
 	}
 
+	// A duet's sides wait for each other twice: both boxes up before either checks that the
+	// host is quiet, both checked before either starts its workload.
+	if err := slot.duet.wait(ctx, "provisioned"); err != nil {
+		fail("duet", err)
+		return
+	}
 	r.cfg.Progress.Phase(run, "quiet start")
 	hostMetrics := map[string]float64{}
 	r.prepareHost(ctx, rec, hostMetrics)
 	if ctx.Err() != nil {
 		return // interrupted while waiting: the caller discards the record
+	}
+	if err := slot.duet.wait(ctx, "quiet"); err != nil {
+		fail("duet", err)
+		return
 	}
 
 	r.cfg.Progress.Phase(run, "warmup+measure")
@@ -202,6 +225,9 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 	}
 	for k, v := range hostMetrics {
 		res.Metrics[k] = v
+	}
+	if v, ok := softirqPerOp(samples, r.cfg.Spec.Telemetry.Interval.D(), res); ok {
+		res.Metrics[MetricSoftirqPerOp] = v
 	}
 	if len(missing) > 0 {
 		rec.Facts["telemetry_missing"] = strings.Join(missing, "; ")
@@ -309,16 +335,16 @@ func (r *Runner) runLocal(ctx context.Context, wl workload.Workload, t workload.
 // remoteClient wraps the cell's workload to run at the box's client site, and records where.
 // Only the built-in generator can run there: the tools' adapters need their binaries on the
 // host (sysbench) or the box's executor (fio).
-func (r *Runner) remoteClient(site platform.ClientSite, wl workload.Workload, c *plan.Cell, rec *results.RunRecord) (*agent.Remote, error) {
+func (r *Runner) remoteClient(site platform.ClientSite, wl workload.Workload, c *plan.Cell, rec *results.RunRecord, duet bool) (*agent.Remote, error) {
 	where, ep := site.ClientPlace()
 	if w := r.cfg.Spec.WorkloadOf(c.Workload); w.Type != "ycsb" {
 		return nil, fmt.Errorf("the client of this box runs at %s, where only the built-in YCSB generator can run (workload type %s)", where, w.Type)
 	}
 	rec.Env["client_site"] = where
 	rec.Facts["client_endpoint"] = ep.String()
-	if r.cfg.Spec.Placement.Client != "" || c.ClientPolicy != "" && c.ClientPolicy != placement.PolicyNormal {
+	if !duet && r.cfg.Spec.Placement.Client != "" || c.ClientPolicy != "" && c.ClientPolicy != placement.PolicyNormal {
 		rec.Warnings = append(rec.Warnings, results.Warning{Code: "client_placement_remote", Severity: "warning",
-			Message: "the client ran at " + where + ": placement.client and clientPolicy apply to a client on this host only"})
+			Message: "the client ran at " + where + ": placement.client and clientPolicy apply to boxbench's own client only"})
 	}
 	return &agent.Remote{Inner: wl, Site: site, Experiment: r.cfg.Spec, Cell: c}, nil
 }
@@ -438,7 +464,7 @@ func (r *Runner) validity(c *plan.Cell, res *workload.Result, samples []telemetr
 	}
 	f := check.Facts{Wall: res.Measured, ClientCPU: res.ClientCPU, ClientCores: cores,
 		DBSource: "db", Dataset: c.Bound, WarmupEnd: interval + res.Warmup,
-		Spec: lim}
+		Spec: lim, DBMS: c.DBMS}
 	a := box.Applied().Limits
 	if lim.Cpuset == "" {
 		a.Cpuset = "" // an unpinned group inherits every cpu; not a difference

@@ -11,7 +11,6 @@ import (
 
 	"github.com/boxbench/boxbench/hostenv"
 	"github.com/boxbench/boxbench/results"
-	"github.com/boxbench/boxbench/spec"
 	"github.com/boxbench/boxbench/stats"
 	"github.com/boxbench/boxbench/workload"
 )
@@ -123,18 +122,4 @@ func (r *Runner) steadyState(res *workload.Result, rec *results.RunRecord) {
 	}
 	rec.Facts["steady_state"] = fmt.Sprintf("%s: the first %s of the measured window cut as transient (throughput %.0f ops/s before the cut, %.0f after)",
 		desc, truncated.Round(time.Millisecond), before, res.Throughput())
-}
-
-// refuseDuet stops an experiment with order: duet before anything starts. The spec checks
-// that the host can split its cpus (placement.DuetSplit) and the planner pairs the runs
-// (plan.DuetPairs), but running two workloads at once needs a second client process pinned
-// to the other side's cpus (the built-in generator runs inside boxbench, whose threads cannot
-// be split between two cpu sets), which this build does not have. Running the pairs one after
-// the other instead would be a silently different design.
-func refuseDuet(e *spec.Experiment) error {
-	if e.Order != "duet" {
-		return nil
-	}
-	return &spec.Error{File: e.Name, Problems: []spec.Problem{{Line: e.Line("order"), Field: "order",
-		Message: "duet is validated and planned but this build cannot run it yet: the two sides need separately pinned client processes; use order: randomized (the paired analysis by rounds is in every report)"}}}
 }

@@ -77,17 +77,3 @@ func TestSteadyStateOff(t *testing.T) {
 		t.Errorf("fact %q, want it to say off", f)
 	}
 }
-
-func TestRefuseDuet(t *testing.T) {
-	err := refuseDuet(runnerWith(t, "").cfg.Spec)
-	if err != nil {
-		t.Errorf("randomized refused: %v", err)
-	}
-	e, perr := spec.Parse([]byte(strings.Replace(SmallSpec, "order: sequential", "order: duet", 1)), "d.yaml", vocabtest.Vocabulary())
-	if perr != nil {
-		t.Fatal(perr)
-	}
-	if err := refuseDuet(e); err == nil || !strings.Contains(err.Error(), "order: duet is validated and planned but this build cannot run it yet") {
-		t.Errorf("duet: %v", err)
-	}
-}

@@ -59,6 +59,9 @@ type Config struct {
 	Check      plan.Checker
 	Log        *slog.Logger
 	Progress   Progress
+	// Agent starts boxbench's agent on this host (order: duet's pinned clients); the zero
+	// value is this executable's `agent` command.
+	Agent AgentCommand
 }
 
 // Summary is what an experiment did.
@@ -114,9 +117,6 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return Summary{}, &spec.Error{File: cfg.Spec.Name, Problems: problems}
 	}
 	r.plan = p
-	if err := refuseDuet(cfg.Spec); err != nil {
-		return Summary{}, err
-	}
 	if c := cfg.Spec.Placement.Client; c != "" {
 		got, err := placement.Pin(c)
 		if err != nil {
@@ -145,19 +145,10 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return Summary{}, err
 	}
 	r.seq = len(done)
-	var todo []plan.Run
-	for _, run := range p.Runs {
-		if !done[run.ID()] {
-			todo = append(todo, run)
-		}
-	}
-	if cfg.Resume {
-		_ = store.Event("resume", fmt.Sprintf("%d of %d planned runs already stored; %d to go", len(p.Runs)-len(todo), len(p.Runs), len(todo)))
-	}
-	r.cfg.Progress.Begin(len(p.Runs), len(p.Runs)-len(todo))
-	err = r.runAll(ctx, todo, done)
-	if err == nil {
-		err = r.adaptive(ctx, done)
+	if cfg.Spec.Order == "duet" {
+		err = r.duets(ctx, done)
+	} else {
+		err = r.rounds(ctx, done)
 	}
 	r.cfg.Progress.Finish()
 	sum := Summary{ExperimentID: r.id, Skipped: len(p.Skipped), ResultsFile: store.Path()}
@@ -172,33 +163,82 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	return sum, errors.Join(err, qerr)
 }
 
+// rounds runs the plan's runs in their order, then the adaptive repetitions.
+func (r *Runner) rounds(ctx context.Context, done map[string]bool) error {
+	p := r.plan
+	var todo []plan.Run
+	for _, run := range p.Runs {
+		if !done[run.ID()] {
+			todo = append(todo, run)
+		}
+	}
+	if r.cfg.Resume {
+		_ = r.store.Event("resume", fmt.Sprintf("%d of %d planned runs already stored; %d to go", len(p.Runs)-len(todo), len(p.Runs), len(todo)))
+	}
+	r.cfg.Progress.Begin(len(p.Runs), len(p.Runs)-len(todo))
+	if err := r.runAll(ctx, todo, done); err != nil {
+		return err
+	}
+	return r.adaptive(ctx, done)
+}
+
+// duets runs order: duet's pairs, the two runs of each at the same time.
+func (r *Runner) duets(ctx context.Context, done map[string]bool) error {
+	pairs := plan.DuetPairs(r.plan, 1, r.cfg.Spec.Repetitions.Min)
+	if len(pairs) == 0 {
+		return errNoPairs
+	}
+	stored := 0
+	for _, p := range pairs {
+		for _, run := range p.Runs() {
+			if done[run.ID()] {
+				stored++
+			}
+		}
+	}
+	if r.cfg.Resume {
+		_ = r.store.Event("resume", fmt.Sprintf("%d of %d planned runs already stored", stored, 2*len(pairs)))
+	}
+	r.cfg.Progress = &syncProgress{p: r.cfg.Progress}
+	r.cfg.Progress.Begin(2*len(pairs), stored)
+	return r.runDuets(ctx, pairs, done)
+}
+
 func (r *Runner) runAll(ctx context.Context, runs []plan.Run, done map[string]bool) error {
 	for _, run := range runs {
 		if ctx.Err() != nil {
 			return ErrInterrupted
 		}
 		wl := r.workloads[run.Cell.ID]
-		rec := r.execute(ctx, run, wl)
+		rec := r.execute(ctx, run, wl, slot{seq: r.seq + 1})
 		if ctx.Err() != nil {
 			// The run was cut short: not a result. Resume redoes it.
 			r.cfg.Log.Warn("run interrupted; not stored", "run", run.ID())
 			return ErrInterrupted
 		}
-		r.seq++
-		rec.Seq = r.seq
-		if err := r.store.PutRun(context.WithoutCancel(ctx), rec); err != nil {
-			if results.Full(err) {
-				// Nothing more can be stored: stop here, with the box torn down and every
-				// run stored before this one kept (a committed run survives; resume redoes
-				// this one).
-				return fmt.Errorf("store run %s: %w; the experiment stops here, keeping the %d run(s) stored before it: free space there and continue with --resume",
-					rec.ID, results.DiskFull(err, r.store.Path()), r.seq-1)
-			}
-			return fmt.Errorf("store run %s: %w", rec.ID, err)
+		if err := r.store1(ctx, run, rec, done); err != nil {
+			return err
 		}
-		done[run.ID()] = true
-		r.cfg.Progress.End(run, rec.Status, rec.Reason)
 	}
+	return nil
+}
+
+// store1 stores a finished run and counts it.
+func (r *Runner) store1(ctx context.Context, run plan.Run, rec *results.RunRecord, done map[string]bool) error {
+	r.seq++
+	rec.Seq = r.seq
+	if err := r.store.PutRun(context.WithoutCancel(ctx), rec); err != nil {
+		if results.Full(err) {
+			// Nothing more can be stored: stop here, with the box torn down and every
+			// run stored before this one kept (a committed run survives; resume redoes
+			// this one).
+			return fmt.Errorf("store run %s: %w; the experiment stops here, keeping the %d run(s) stored before it: free space there and continue with --resume",
+				rec.ID, results.DiskFull(err, r.store.Path()), r.seq-1)
+		}
+		return fmt.Errorf("store run %s: %w", rec.ID, err)
+	}
+	done[run.ID()] = true
+	r.cfg.Progress.End(run, rec.Status, rec.Reason)
 	return nil
 }
 

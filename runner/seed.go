@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -35,6 +36,7 @@ type seedCache struct {
 	preferred string
 	log       *slog.Logger
 	failed    map[string]error // a load that failed once fails the same way: do not repeat it
+	mu        sync.Mutex       // one Get at a time (the two runs of a duet ask together)
 }
 
 func newSeedCache(dir, exp string, platforms map[string]platform.Platform, preferred string, log *slog.Logger) *seedCache {
@@ -85,6 +87,8 @@ func (s *seedCache) loader(ctx context.Context, d dbms.DBMS, cellPlatform string
 // Get returns the seed directory for wl on d, loading it first when absent. A workload with
 // an empty LoadKey needs no data: the result is empty.
 func (s *seedCache) Get(ctx context.Context, d dbms.DBMS, wl workload.Workload, cellPlatform string) (SeedInfo, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if wl.LoadKey() == "" {
 		return SeedInfo{}, nil
 	}

@@ -56,6 +56,9 @@ func validValue(key, v string) bool {
 		var l resource.Limits
 		return setLimit(&l, key, v) == nil
 	}
+	if IsSweepKey(key) {
+		return checkSweepValue(key, v) == nil
+	}
 	return ValidName(v) || (key == "storage" && parametric(StorageParams, v))
 }
 
@@ -184,8 +187,8 @@ func (c *checker) safety() {
 		c.name("neighbours", "neighbours."+n, "neighbour", n)
 	}
 	for _, d := range append(append([]Dim{}, e.Matrix.Dims...), e.Matrix.Zip...) {
-		if e.Values(d.Key) != nil || contains(LimitKeys, d.Key) {
-			continue // a closed vocabulary or a limit, checked by matrix()
+		if e.Values(d.Key) != nil || contains(LimitKeys, d.Key) || IsSweepKey(d.Key) {
+			continue // a closed vocabulary, a limit or a sweep key, checked by matrix()
 		}
 		for _, v := range d.Values {
 			if !ValidName(v) {

@@ -73,6 +73,9 @@ type Workload struct {
 	KeyOrder            string             `yaml:"keyOrder"`
 	LoadThreads         int                `yaml:"loadThreads"`
 	LoadBatch           int                `yaml:"loadBatch"`
+	// ReadProportion is set only by the matrix key workload.proportions.read (WorkloadFor):
+	// the read share, the mix's other operations keeping their ratios.
+	ReadProportion *float64 `yaml:"-"`
 
 	// sysbench
 	Test      string  `yaml:"test"`

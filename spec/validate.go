@@ -25,7 +25,10 @@ var (
 	Caches       = []string{"warm", "cold"}
 	// MatrixKeys are the keys a matrix (and a baseline, zip or exclude) may vary.
 	MatrixKeys = []string{"dbms", "workload", "platform", "runtime", "storage", "network", "neighbour", "mix", "bound",
-		"clientPolicy", "cpus", "cpuset", "memory", "cpuWeight", "ioWeight", "replica"}
+		"clientPolicy", "cpus", "cpuset", "memory", "cpuWeight", "ioWeight",
+		// SweepKeys (spec/sweepkeys.go), in that order.
+		"workload.threads", "workload.targetRate", "workload.proportions.read", "workload.requestDistribution",
+		"workload.rate", "workload.tableSize", "workload.job.iodepth", "dataset.records", "replica"}
 )
 
 // Vocabulary is what the parts registered in this build offer (package builtin makes it from
@@ -350,7 +353,7 @@ func (c *checker) dataset() {
 		}
 	case d.Records < 0:
 		c.add("dataset.records", "%d is negative", d.Records)
-	case d.Records == 0 && !c.e.varies("bound") && c.e.needsRecords():
+	case d.Records == 0 && !c.e.varies("bound") && !c.e.varies("dataset.records") && c.e.needsRecords():
 		c.add("dataset", "give records (e.g. records: 100000) or bound (memory or disk)")
 	}
 	if d.FieldCount < 1 || d.FieldCount > 1000 {
@@ -445,7 +448,9 @@ func (c *checker) matrix() {
 		switch {
 		case !contains(MatrixKeys, d.Key):
 			msg := fmt.Sprintf("unknown matrix key %q (valid: %s)", d.Key, strings.Join(MatrixKeys, ", "))
-			if s := closest(d.Key, MatrixKeys); s != "" {
+			if s := sweepAlias(d.Key); s != "" {
+				msg = fmt.Sprintf("unknown matrix key %q; did you mean %q? (a sweep key is the path of the field it varies; valid: %s)", d.Key, s, strings.Join(MatrixKeys, ", "))
+			} else if s := closest(d.Key, MatrixKeys); s != "" {
 				msg = fmt.Sprintf("unknown matrix key %q; did you mean %q? (valid: %s)", d.Key, s, strings.Join(MatrixKeys, ", "))
 			}
 			c.problems = append(c.problems, Problem{Line: line, Field: where + d.Key, Message: msg})
@@ -463,6 +468,9 @@ func (c *checker) matrix() {
 						Message: fmt.Sprintf("%q is not a replica label (valid: 1-16 of a-z 0-9 _ -, e.g. a, b, c)", v)})
 				}
 			}
+		}
+		if IsSweepKey(d.Key) {
+			c.checkSweep(d, where)
 		}
 		if contains(LimitKeys, d.Key) {
 			var scratch resource.Limits

@@ -76,3 +76,14 @@ func PairedRatio(pairs [][2]float64, higherIsBetter bool, alpha, power float64) 
 	p.MDEPct = 100 * (math.Exp((t+tQuantile(power, df))*se) - 1)
 	return p, nil
 }
+
+// Verdict is the paired design's own verdict: a difference when the ratio's interval excludes 1.
+func (p Paired) Verdict(higherIsBetter bool) Verdict {
+	switch {
+	case !p.RatioCI.Valid || p.RatioCI.Contains(1):
+		return VerdictNoDifference
+	case (p.RatioCI.Lo > 1) == higherIsBetter:
+		return VerdictFaster
+	}
+	return VerdictSlower
+}

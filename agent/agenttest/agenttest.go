@@ -34,6 +34,10 @@ func ServeIfChild() {
 	os.Exit(0)
 }
 
+// Command is the argv and extra environment that start the test binary as the agent (for
+// runner.Config.Agent).
+func Command() (argv, env []string) { return []string{os.Args[0]}, []string{childEnv + "=1"} }
+
 // Site is a platform.ClientSite whose agent is the test binary itself.
 type Site struct {
 	Where  string
@@ -48,8 +52,9 @@ func Self(ep driver.Endpoint) *Site { return &Site{Where: "a child process", Ser
 func (s *Site) ClientPlace() (string, driver.Endpoint) { return s.Where, s.Server }
 
 func (s *Site) RunAgent(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
-	cmd := exec.CommandContext(ctx, os.Args[0])
-	cmd.Env = append(os.Environ(), childEnv+"=1")
+	argv, env := Command()
+	cmd := exec.CommandContext(ctx, argv[0])
+	cmd.Env = append(os.Environ(), env...)
 	var errb bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, &errb
 	err := cmd.Run()

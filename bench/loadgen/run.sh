@@ -8,7 +8,8 @@
 # Environment: LOADGEN_REPS (5), LOADGEN_SECONDS (10), LOADGEN_THREADS (8),
 # LOADGEN_RECORDS (50000), LOADGEN_DBMS ("redis postgresql"), LOADGEN_WORKLOADS ("a c"),
 # LOADGEN_POLICIES ("normal idle": the clients' scheduling policy, the same for both),, LOADGEN_OUT (a file for the
-# table), SKIP_MICRO=1 / SKIP_SIDEBYSIDE=1.
+# table), LOADGEN_CLIENTS ("boxbench go-ycsb"; "boxbench" alone measures its CPU per operation
+# only), SKIP_MICRO=1 / SKIP_SIDEBYSIDE=1.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
@@ -16,7 +17,7 @@ cd "$repo"
 if [[ -z "${SKIP_MICRO:-}" ]]; then
 	go test -run '^$' -bench 'BenchmarkGeneratorNoop' -benchmem -cpu 1 -benchtime 3000000x ./bench/loadgen/
 	go test -run '^$' -bench 'BenchmarkRecord|BenchmarkWorkerNoop' -benchmem -cpu 1 -benchtime 3000000x ./workload/ycsb/
-	go test -run '^$' -bench 'BenchmarkOps' -benchmem -benchtime 3000x ./driver/redis/ ./driver/postgres/
+	go test -run '^$' -bench 'BenchmarkOps' -benchmem -benchtime 3000x ./driver/redis/ ./driver/postgres/ ./driver/etcd/ ./driver/mongodb/
 fi
 [[ -n "${SKIP_SIDEBYSIDE:-}" ]] && exit 0
 

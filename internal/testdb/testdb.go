@@ -31,7 +31,7 @@ func Start(t testing.TB, name string) (platform.Box, dbms.DBMS) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testenv.NeedCommands(t, d.StartCommand(dbms.Layout{})[0], "setpriv")
+	testenv.NeedCommands(t, dbms.ServerBinary(d), "setpriv")
 	exp := fmt.Sprintf("test-%d", os.Getpid())
 	run := fmt.Sprintf("%s-%d", name, seq.Add(1))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -83,7 +83,7 @@ func (b *box) addHelper(id string) {
 func (b *box) removeHelper(ctx context.Context, id string) {
 	ctx, cancel := context.WithTimeout(ctx, removeTimeout)
 	defer cancel()
-	if err := b.p.remove(ctx, id); err != nil {
+	if err := b.p.Remove(ctx, id); err != nil {
 		b.req.Log.Warn("remove helper container", "id", id, "err", err) // Teardown tries again
 		return
 	}
@@ -114,12 +114,12 @@ func (b *box) Facts() map[string]string { return maps.Clone(b.facts) }
 // Exec runs argv as root inside the server's container (its cgroup, namespaces and mounts), in
 // the data directory. A failure is a *command.Error with argv, the exit status and the output.
 func (b *box) Exec(ctx context.Context, argv []string) ([]byte, error) {
-	return b.p.exec(ctx, b.id, "root", b.layout.DataDir, argv, nil)
+	return b.p.Exec(ctx, b.id, "root", b.layout.DataDir, argv, nil)
 }
 
-// exec runs argv in container id as user, feeding stdin when it is not nil, and returns its
+// Exec runs argv in container id as user, feeding stdin when it is not nil, and returns its
 // standard output.
-func (p *Platform) exec(ctx context.Context, id, user, dir string, argv []string, stdin []byte) ([]byte, error) {
+func (p *Platform) Exec(ctx context.Context, id, user, dir string, argv []string, stdin []byte) ([]byte, error) {
 	cr, err := p.engine.ContainerExecCreate(ctx, id, container.ExecOptions{User: user, WorkingDir: dir,
 		Cmd: argv, AttachStdout: true, AttachStderr: true, AttachStdin: stdin != nil})
 	if err != nil {
@@ -179,12 +179,17 @@ func (b *box) LogTail(n int) string {
 	b.mu.Lock()
 	id := b.id
 	b.mu.Unlock()
+	return b.p.LogTail(id, n)
+}
+
+// LogTail returns up to n bytes of the end of container id's log ("" when there is none).
+func (p *Platform) LogTail(id string, n int) string {
 	if id == "" {
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rc, err := b.p.engine.ContainerLogs(ctx, id, container.LogsOptions{ShowStdout: true, ShowStderr: true,
+	rc, err := p.engine.ContainerLogs(ctx, id, container.LogsOptions{ShowStdout: true, ShowStderr: true,
 		Tail: strconv.Itoa(n/40 + 20)})
 	if err != nil {
 		return ""
@@ -208,7 +213,7 @@ func (b *box) Stop(ctx context.Context) error {
 		return nil
 	default:
 	}
-	if err := b.p.engine.ContainerKill(ctx, id, signalName(b.req.DBMS.StopSignal())); err != nil && !notRunning(err) {
+	if err := b.p.engine.ContainerKill(ctx, id, SignalName(b.req.DBMS.StopSignal())); err != nil && !notRunning(err) {
 		return fmt.Errorf("signal container: %w", err)
 	}
 	select {
@@ -238,7 +243,7 @@ func notRunning(err error) bool {
 		bytes.Contains([]byte(err.Error()), []byte("is not running"))
 }
 
-func signalName(s syscall.Signal) string { return unix.SignalName(s) }
+func SignalName(s syscall.Signal) string { return unix.SignalName(s) }
 
 // Capture copies the stopped server's data directory to dst: with cp from the host directory
 // when there is one, otherwise out of the container through the API.
@@ -275,7 +280,7 @@ func (b *box) Teardown(ctx context.Context) error {
 	defer cancel()
 	for _, id := range ids {
 		if id != "" {
-			errs = append(errs, b.p.remove(rctx, id))
+			errs = append(errs, b.p.Remove(rctx, id))
 		}
 	}
 	errs = append(errs, b.removeNetwork(rctx))
@@ -295,10 +300,10 @@ func (b *box) Teardown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// settled gives an engine call that creates something a context that a cancellation (Ctrl-C)
+// Settled gives an engine call that creates something a context that a cancellation (Ctrl-C)
 // does not cut short: a create the engine completes after the client gave up would leave an
 // object nobody knows the id of. Creates are quick; the caller checks ctx right after.
-func settled(ctx context.Context) (context.Context, context.CancelFunc) {
+func Settled(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
 }
 
@@ -317,9 +322,9 @@ func (p *Platform) waitGone(ctx context.Context, id string) error {
 	}
 }
 
-// remove force-removes a container and kills runtime processes it leaves behind; a container
+// Remove force-removes a container and kills runtime processes it leaves behind; a container
 // that is already gone is not an error.
-func (p *Platform) remove(ctx context.Context, id string) error {
+func (p *Platform) Remove(ctx context.Context, id string) error {
 	err := p.engine.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	if err != nil && strings.Contains(err.Error(), "already in progress") {
 		// Another client's removal (a teardown cut short by a kill -9) goes on in the engine:

@@ -11,9 +11,9 @@ import (
 	"github.com/boxbench/boxbench/cgroup"
 )
 
-// cgroupOf finds the control group of a process from /proc/<pid>/cgroup rather than assuming
+// CgroupOf finds the control group of a process from /proc/<pid>/cgroup rather than assuming
 // the engine's layout (cgroupfs or systemd driver, v1 or v2, a podman scope).
-func cgroupOf(pid int) (cgroup.Ref, error) {
+func CgroupOf(pid int) (cgroup.Ref, error) {
 	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/cgroup")
 	if err != nil {
 		return cgroup.Ref{}, fmt.Errorf("find the container's cgroup: %w", err)

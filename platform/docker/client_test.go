@@ -8,6 +8,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
@@ -52,6 +55,18 @@ func dial(ctx context.Context, d dbms.DBMS, ep driver.Endpoint) (kv, error) {
 	case "redis":
 		c := redis.NewClient(&redis.Options{Addr: ep.String()})
 		return redisKV{c}, c.Ping(ctx).Err()
+	case "ferretdb":
+		c, err := mongo.Connect(dbms.MongoOptions(ep, d.Client()))
+		if err != nil {
+			return nil, err
+		}
+		return mongoKV{c.Database(d.Client().Database).Collection("boxbench_kv")}, nil
+	case "etcd":
+		c, err := clientv3.New(dbms.EtcdConfig(ep, d.Client()))
+		if err != nil {
+			return nil, err
+		}
+		return etcdKV{c}, nil
 	}
 	return nil, fmt.Errorf("no test client for %s", d.Name())
 }
@@ -91,3 +106,36 @@ func (r redisKV) get(ctx context.Context, k string) (string, error) {
 	return v, err
 }
 func (r redisKV) close() { r.c.Close() }
+
+type etcdKV struct{ c *clientv3.Client }
+
+func (e etcdKV) put(ctx context.Context, k, v string) error {
+	_, err := e.c.Put(ctx, k, v)
+	return err
+}
+func (e etcdKV) get(ctx context.Context, k string) (string, error) {
+	r, err := e.c.Get(ctx, k)
+	if err != nil {
+		return "", err
+	}
+	if len(r.Kvs) == 0 {
+		return "", fmt.Errorf("key %s not found", k)
+	}
+	return string(r.Kvs[0].Value), nil
+}
+func (e etcdKV) close() { e.c.Close() }
+
+type mongoKV struct{ c *mongo.Collection }
+
+func (m mongoKV) put(ctx context.Context, k, v string) error {
+	_, err := m.c.InsertOne(ctx, bson.D{{Key: "_id", Value: k}, {Key: "v", Value: v}})
+	return err
+}
+func (m mongoKV) get(ctx context.Context, k string) (string, error) {
+	var doc struct {
+		V string `bson:"v"`
+	}
+	err := m.c.FindOne(ctx, bson.D{{Key: "_id", Value: k}}).Decode(&doc)
+	return doc.V, err
+}
+func (m mongoKV) close() { _ = m.c.Database().Client().Disconnect(context.Background()) }

@@ -12,66 +12,74 @@ import (
 	"github.com/docker/docker/api/types/mount"
 
 	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/image"
 	"github.com/boxbench/boxbench/image/tarball"
+	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/storage"
 )
 
-// initialise makes an empty data directory with the dbms's InitCommands, run in a helper
-// container from the same image (the tools live there), as the server's user, on a host
-// directory in the work dir. The result is then restored like any seed, so every storage backend
-// is filled the same way. It returns the host path of the new data directory.
+// initialise makes an empty data directory (InitDataDir) in a helper container the box's
+// Teardown removes should the removal here fail.
 func (b *box) initialise(ctx context.Context) (string, error) {
-	r := b.req
+	db, how, err := b.p.InitDataDir(ctx, b.req, b.img, b.layout, b.addHelper, b.removeHelper)
+	b.facts["restore"] = how
+	return db, err
+}
+
+// InitDataDir makes an empty data directory with the dbms's InitCommands, run in a helper
+// container from the same image (the tools live there), as the server's user, on a host
+// directory in r.WorkDir. The result is then restored like any seed, so every storage backend is
+// filled the same way. It returns the host path of the new data directory and how it was made
+// (the start of the "restore" fact). The helper container's id goes to track as soon as it
+// exists and to untrack (which removes it) before InitDataDir returns; Settled keeps its create
+// from being cut short. Other platforms of the same engine (swarm) use it too.
+func (p *Platform) InitDataDir(ctx context.Context, r platform.Request, img image.Image, layout dbms.Layout,
+	track func(id string), untrack func(ctx context.Context, id string)) (string, string, error) {
 	dir := filepath.Join(r.WorkDir, "init")
 	db := filepath.Join(dir, "db")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+		return "", "", err
 	}
 	if err := os.Mkdir(db, 0o700); err != nil {
-		return "", err
+		return "", "", err
 	}
-	if err := os.Chown(db, b.img.UID, b.img.GID); err != nil {
-		return "", err
+	if err := os.Chown(db, img.UID, img.GID); err != nil {
+		return "", "", err
 	}
-	steps := r.DBMS.InitCommands(b.layout)
+	steps := r.DBMS.InitCommands(layout)
 	if len(steps) == 0 {
-		b.facts["restore"] = "initialised empty (an empty directory), then "
-		return db, nil
+		return db, "initialised empty (an empty directory), then ", nil
 	}
-	b.facts["restore"] = "initialised empty in a helper container, then "
-	name := objectName(r, "init")
-	cctx, cancel := settled(ctx)
+	how := "initialised empty in a helper container, then "
+	name := ObjectName(r, "init")
+	cctx, cancel := Settled(ctx)
 	defer cancel()
-	c, err := b.p.engine.ContainerCreate(cctx,
-		&container.Config{Image: b.img.ID, Cmd: []string{"/bin/sleep", "infinity"}, User: "root",
-			Labels: labels(r, "init")},
+	c, err := p.engine.ContainerCreate(cctx,
+		&container.Config{Image: img.ID, Cmd: []string{"/bin/sleep", "infinity"}, User: "root",
+			Labels: Labels(r, "init")},
 		&container.HostConfig{NetworkMode: "none", Mounts: []mount.Mount{{Type: mount.TypeBind,
 			Source: dir, Target: dataMount}}}, nil, nil, name)
 	if err != nil {
-		return "", fmt.Errorf("create init container %s: %w", name, err)
+		return "", how, fmt.Errorf("create init container %s: %w", name, err)
 	}
-	b.addHelper(c.ID)
-	defer b.removeHelper(context.WithoutCancel(ctx), c.ID)
-	if err := b.p.engine.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
-		return "", fmt.Errorf("start init container %s: %w", name, err)
+	track(c.ID)
+	defer untrack(context.WithoutCancel(ctx), c.ID)
+	if err := p.engine.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
+		return "", how, fmt.Errorf("start init container %s: %w", name, err)
 	}
 	for _, s := range steps {
-		if _, err := b.p.exec(ctx, c.ID, r.DBMS.User(), "/", s.Argv, s.Stdin); err != nil {
-			return "", fmt.Errorf("initialise %s data directory: %w", r.DBMS.Name(), err)
+		if _, err := p.Exec(ctx, c.ID, r.DBMS.User(), "/", s.Argv, s.Stdin); err != nil {
+			return "", how, fmt.Errorf("initialise %s data directory: %w", r.DBMS.Name(), err)
 		}
 	}
-	return db, nil
+	return db, how, nil
 }
 
 // restoreHost fills a host-side data directory (bind, tmpfs, blockdev, or a local volume's
-// mountpoint) with the same cp as natively, then writes the configuration and hands the
-// directory to the server's user inside the image.
+// mountpoint) with RestoreHost.
 func (b *box) restoreHost(ctx context.Context, seed string, files map[string][]byte) error {
-	db := filepath.Join(b.hostDir, "db")
-	if err := os.MkdirAll(db, 0o700); err != nil {
-		return err
-	}
-	method, err := storage.Restore(ctx, seed, db)
+	method, err := RestoreHost(ctx, b.hostDir, seed, files, b.img.UID, b.img.GID)
 	if err != nil {
 		return err
 	}
@@ -80,13 +88,28 @@ func (b *box) restoreHost(ctx context.Context, seed string, files map[string][]b
 		where = "the local volume's mountpoint"
 	}
 	b.facts["restore"] += method + " into " + where
+	return nil
+}
+
+// RestoreHost fills root/db, a host-side data directory, with the same cp as natively, then
+// writes the configuration files (0600: they may hold the password) and hands the directory to
+// the server's user inside the image (uid, gid). It returns the copy method.
+func RestoreHost(ctx context.Context, root, seed string, files map[string][]byte, uid, gid int) (string, error) {
+	db := filepath.Join(root, "db")
+	if err := os.MkdirAll(db, 0o700); err != nil {
+		return "", err
+	}
+	method, err := storage.Restore(ctx, seed, db)
+	if err != nil {
+		return "", err
+	}
 	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(db, name), content, 0o600); err != nil { // may hold the password
-			return err
+		if err := os.WriteFile(filepath.Join(db, name), content, 0o600); err != nil {
+			return "", err
 		}
 	}
-	_, err = command.Run(ctx, "chown", "-R", strconv.Itoa(b.img.UID)+":"+strconv.Itoa(b.img.GID), db)
-	return err
+	_, err = command.Run(ctx, "chown", "-R", strconv.Itoa(uid)+":"+strconv.Itoa(gid), db)
+	return method, err
 }
 
 // copyIn copies into the created container, through the API, what its own layer needs: the run

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"os"
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/image"
@@ -52,19 +52,30 @@ func (p *Platform) Diagnose(ctx context.Context) []platform.Finding {
 		}
 		fs = append(fs, f)
 	}
-	names := make([]string, 0, len(info.Runtimes))
-	for n := range info.Runtimes {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, rt := range names {
-		f := platform.Finding{Area: area, Name: "runtime " + rt}
-		if err := p.Probe(ctx, platform.Choice{Runtime: rt, Network: NetworkDirect}); err != nil {
+	for _, name := range runtimeNames(info.Runtimes) {
+		rt := describeRuntime(name, info.Runtimes)
+		f := platform.Finding{Area: area, Name: "runtime " + name}
+		// A gVisor runtime with the host's network stack is probed on the host network, the
+		// one it is registered for; every other runtime on a bridge.
+		c, how := platform.Choice{Runtime: name, Network: NetworkDirect}, "bridge network"
+		if rt.GVisor && rt.GVisorNet == "host" {
+			c.Network, how = NetworkHost, "host network"
+		}
+		if err := p.Probe(ctx, c); err != nil {
 			f.Detail = err.Error()
 		} else {
-			f.OK, f.Detail = true, "a container ran (bridge network)"
+			f.OK, f.Detail = true, "a container ran ("+how+")"
+		}
+		if p.engineIsLocal() {
+			if v := runtimeVersion(rt.Path); v != "?" {
+				f.Detail += "; " + v
+			}
 		}
 		fs = append(fs, f)
+	}
+	cpuinfo, _ := os.ReadFile("/proc/cpuinfo")
+	if f := kataFinding(info.Runtimes, string(cpuinfo)); f != nil && p.engineIsLocal() {
+		fs = append(fs, *f)
 	}
 	return fs
 }

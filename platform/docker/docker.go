@@ -28,7 +28,6 @@ import (
 	"io"
 	"log/slog"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -65,6 +64,9 @@ const (
 	LabelExperiment = "boxbench.experiment"
 	LabelRun        = "boxbench.run"
 	LabelRole       = "boxbench.role" // "server", "init" (initialises a data directory), "probe"
+	// LabelPlatform marks what another platform of the same engine made (e.g. "swarm"), so
+	// this platform's cleanup leaves it to that one.
+	LabelPlatform = "boxbench.platform"
 )
 
 // ProbeExperiment is the experiment label of runtime probe containers, for Cleanup.
@@ -110,6 +112,12 @@ func New(engine client.APIClient, log *slog.Logger) *Platform {
 	return &Platform{engine: engine, images: image.NewStore(engine, log), log: log,
 		named: map[string]string{}, cache: map[string]image.Image{}}
 }
+
+// Engine is the engine client the platform uses (platforms built on the same engine share it).
+func (p *Platform) Engine() client.APIClient { return p.engine }
+
+// EngineIsLocal says the engine runs on this host, so host directories can be bind-mounted.
+func (p *Platform) EngineIsLocal() bool { return p.engineIsLocal() }
 
 // UseImage makes boxes of the named dbms run ref (a user-named image such as "postgres:16")
 // instead of the image boxbench builds. Its digest is recorded and a warning says that native
@@ -178,15 +186,15 @@ func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 	if err != nil {
 		return errors.Join(append(errs, fmt.Errorf("container engine at %s: %w", p.engine.DaemonHost(), err))...)
 	}
-	if c.Runtime != "" {
-		if _, ok := info.Runtimes[c.Runtime]; !ok {
-			names := make([]string, 0, len(info.Runtimes))
-			for n := range info.Runtimes {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			errs = append(errs, fmt.Errorf("runtime %q is not registered with the engine (registered: %s)", c.Runtime, strings.Join(names, ", ")))
-		}
+	rt := c.Runtime
+	if rt == "" {
+		rt = info.DefaultRuntime
+	}
+	if _, ok := info.Runtimes[rt]; !ok && c.Runtime != "" {
+		errs = append(errs, fmt.Errorf("runtime %q is not registered with the engine (registered: %s)", c.Runtime,
+			strings.Join(runtimeNames(info.Runtimes), ", ")))
+	} else {
+		errs = append(errs, describeRuntime(rt, info.Runtimes).check(c))
 	}
 	return errors.Join(errs...)
 }
@@ -221,6 +229,17 @@ func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(st
 // CleanupBoxes is Cleanup without its last step, the work root's mounts, loop devices and
 // directories (platform.CleanupAll runs that once, after every platform's boxes).
 func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
+	return p.CleanupLabelled(ctx, crashed, false)
+}
+
+// swarmServiceLabel is on every container the engine starts for a swarm service's task.
+const swarmServiceLabel = "com.docker.swarm.service.id"
+
+// CleanupLabelled removes the labelled containers, volumes and networks of crashed experiments
+// (and stale runtime probes). Swarm's objects — task containers and swarm-scoped networks — only
+// with withSwarm: the swarm platform removes their services first, without which a network is
+// still in use and a task may be replaced.
+func (p *Platform) CleanupLabelled(ctx context.Context, crashed func(string) bool, withSwarm bool) ([]string, error) {
 	var done []string
 	var errs []error
 	f := filters.NewArgs(filters.Arg("label", LabelBoxbench+"=1"))
@@ -228,11 +247,11 @@ func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed fu
 	errs = append(errs, err)
 	for _, c := range cs {
 		exp, ok := c.Labels[LabelExperiment]
-		if !ok || !(crashed(exp) || staleProbe(c)) {
+		if !ok || !(crashed(exp) || staleProbe(c)) || (c.Labels[swarmServiceLabel] != "" && !withSwarm) {
 			continue
 		}
 		rctx, cancel := context.WithTimeout(ctx, removeTimeout)
-		err := p.remove(rctx, c.ID)
+		err := p.Remove(rctx, c.ID)
 		cancel()
 		if err != nil {
 			errs = append(errs, err)
@@ -244,7 +263,7 @@ func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed fu
 	errs = append(errs, err)
 	for _, v := range vs.Volumes {
 		exp, ok := v.Labels[LabelExperiment]
-		if !ok || !crashed(exp) {
+		if !ok || !crashed(exp) || (v.Labels[LabelPlatform] != "" && !withSwarm) {
 			continue
 		}
 		if err := p.engine.VolumeRemove(ctx, v.Name, true); err != nil && !cerrdefs.IsNotFound(err) {
@@ -257,7 +276,7 @@ func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed fu
 	errs = append(errs, err)
 	for _, n := range ns {
 		exp, ok := n.Labels[LabelExperiment]
-		if !ok || !crashed(exp) {
+		if !ok || !crashed(exp) || (n.Scope == "swarm" && !withSwarm) {
 			continue
 		}
 		if err := p.engine.NetworkRemove(ctx, n.ID); err != nil && !cerrdefs.IsNotFound(err) {
@@ -276,17 +295,17 @@ func staleProbe(c container.Summary) bool {
 		time.Since(time.Unix(c.Created, 0)) > 2*ProbeTimeout+removeTimeout
 }
 
-// labels are the labels of everything one box creates.
-func labels(r platform.Request, role string) map[string]string {
+// Labels are the labels of everything one box creates.
+func Labels(r platform.Request, role string) map[string]string {
 	return map[string]string{LabelBoxbench: "1", LabelExperiment: r.Experiment, LabelRun: r.Run,
 		LabelRole: role, image.LabelDBMS: r.DBMS.Name()}
 }
 
 var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
 
-// objectName is a recognisable engine object name: boxbench-<experiment>-<run>-<role>-<random>.
+// ObjectName is a recognisable engine object name: boxbench-<experiment>-<run>-<role>-<random>.
 // The random suffix keeps a leftover of a crashed run from blocking a new one.
-func objectName(r platform.Request, role string) string {
+func ObjectName(r platform.Request, role string) string {
 	n := unsafeName.ReplaceAllString("boxbench-"+r.Experiment+"-"+r.Run+"-"+role, "-")
 	if len(n) > 100 {
 		n = n[:100]

@@ -20,13 +20,13 @@ import (
 
 // createNetwork makes the box's network and records it in the facts.
 func (b *box) createNetwork(ctx context.Context) error {
-	name := objectName(b.req, "net")
-	cctx, cancel := settled(ctx)
+	name := ObjectName(b.req, "net")
+	cctx, cancel := Settled(ctx)
 	defer cancel()
 	// ICC off: a neighbour or any container later attached to this network by mistake does
 	// not reach the server either.
 	n, err := b.p.engine.NetworkCreate(cctx, name, network.CreateOptions{Driver: "bridge",
-		Labels:  labels(b.req, "network"),
+		Labels:  Labels(b.req, "network"),
 		Options: map[string]string{"com.docker.network.bridge.enable_icc": "false"}})
 	if err != nil {
 		return fmt.Errorf("create network %s: %w", name, err)

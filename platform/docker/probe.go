@@ -20,7 +20,7 @@ const ProbeTimeout = 60 * time.Second
 // network mode, bounded by ProbeTimeout, and returns the engine's own error when it cannot run.
 // The probe container is removed on every path.
 func (p *Platform) Probe(ctx context.Context, c platform.Choice) error {
-	ref, err := p.probeImage(ctx)
+	ref, err := p.ProbeImage(ctx)
 	if err != nil {
 		return err
 	}
@@ -35,17 +35,17 @@ func (p *Platform) Probe(ctx context.Context, c platform.Choice) error {
 	}
 	r := platform.Request{Experiment: ProbeExperiment, Run: "runtime-" + c.Runtime}
 	lab := map[string]string{LabelBoxbench: "1", LabelExperiment: ProbeExperiment, LabelRun: r.Run, LabelRole: "probe"}
-	cctx, ccancel := settled(ctx)
+	cctx, ccancel := Settled(ctx)
 	defer ccancel()
 	cr, err := p.engine.ContainerCreate(cctx, &container.Config{Image: ref, Cmd: []string{"/bin/true"}, Labels: lab},
-		hc, nil, nil, objectName(r, "probe"))
+		hc, nil, nil, ObjectName(r, "probe"))
 	if err != nil {
 		return p.probeError(c, "create", err)
 	}
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
 		defer cancel()
-		_ = p.remove(rctx, cr.ID)
+		_ = p.Remove(rctx, cr.ID)
 	}()
 	waitC, errC := p.engine.ContainerWait(ctx, cr.ID, container.WaitConditionNextExit)
 	if err := p.engine.ContainerStart(ctx, cr.ID, container.StartOptions{}); err != nil {
@@ -77,8 +77,8 @@ func (p *Platform) probeError(c platform.Choice, step string, err error) error {
 	return fmt.Errorf("runtime %s: %s: %w", c.Runtime, step, err)
 }
 
-// probeImage picks the newest image boxbench built; every one has /bin/true.
-func (p *Platform) probeImage(ctx context.Context) (string, error) {
+// ProbeImage picks the newest image boxbench built; every one has /bin/true.
+func (p *Platform) ProbeImage(ctx context.Context) (string, error) {
 	list, err := p.images.List(ctx)
 	if err != nil {
 		return "", err

@@ -63,7 +63,7 @@ func TestDiagnose(t *testing.T) {
 // the engine's error too. No probe container remains.
 func TestProbe(t *testing.T) {
 	e := newEnv(t)
-	if _, err := e.p.probeImage(context.Background()); err != nil {
+	if _, err := e.p.ProbeImage(context.Background()); err != nil {
 		testenv.Skip(t, err.Error())
 	}
 	info, err := e.engine.Info(context.Background())

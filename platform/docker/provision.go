@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/go-connections/nat"
 
@@ -85,41 +87,75 @@ func (b *box) provision(ctx context.Context) error {
 	return b.waitReady(ctx)
 }
 
-// versionCheck records whether native and container run the same server version. A difference
-// is a warning on the run, not a failure: a user-named image differs by design.
+// versionCheck records whether native and container run the same server version
+// (VersionCheck).
 func (b *box) versionCheck(ctx context.Context) {
-	for i, w := range b.img.Warnings {
-		b.warns = append(b.warns, platform.Warning{Code: "image_" + strconv.Itoa(i), Message: w})
+	warns, fact := VersionCheck(ctx, b.img, b.req.Log)
+	b.warns = append(b.warns, warns...)
+	if fact != "" {
+		b.facts["version_check"] = fact
 	}
-	err := image.CheckNative(ctx, b.img)
+}
+
+// VersionCheck returns the image's own warnings and whether native and container run the same
+// server version: a difference is a warning on the run, not a failure (a user-named image
+// differs by design); the same version is the returned fact.
+func VersionCheck(ctx context.Context, img image.Image, log *slog.Logger) ([]platform.Warning, string) {
+	var warns []platform.Warning
+	for i, w := range img.Warnings {
+		warns = append(warns, platform.Warning{Code: "image_" + strconv.Itoa(i), Message: w})
+	}
+	err := image.CheckNative(ctx, img)
 	if ctx.Err() != nil {
-		return // the provision is being cancelled
+		return warns, "" // the provision is being cancelled
 	}
 	if err != nil {
-		b.warns = append(b.warns, platform.Warning{Code: "version", Message: err.Error()})
-		b.req.Log.Warn("server versions differ", "err", err)
-		return
+		log.Warn("server versions differ", "err", err)
+		return append(warns, platform.Warning{Code: "version", Message: err.Error()}), ""
 	}
-	b.facts["version_check"] = "native and image both run " + b.img.ServerPackage + " " + b.img.ServerVersion
+	return warns, "native and image both run " + img.ServerPackage + " " + img.ServerVersion
 }
 
 func (b *box) engineFacts(ctx context.Context) error {
-	info, err := b.p.engine.Info(ctx)
+	facts, info, err := b.p.EngineFacts(ctx)
 	if err != nil {
-		return fmt.Errorf("container engine: %w", err)
+		return err
 	}
-	b.facts["engine"] = info.ServerVersion
-	b.facts["engine_api"] = b.p.engine.ClientVersion()
-	b.facts["engine_host"] = b.p.engine.DaemonHost()
-	b.facts["engine_cgroup"] = info.CgroupDriver + " v" + info.CgroupVersion
-	b.facts["storage_driver"] = info.Driver
-	for _, kv := range info.DriverStatus {
-		if kv[0] == "Backing Filesystem" {
-			b.facts["storage_driver_backing"] = kv[1]
-		}
+	for k, v := range facts {
+		b.facts[k] = v
 	}
 	b.defaultRuntime = info.DefaultRuntime
+	name := b.req.Runtime
+	if name == "" {
+		name = info.DefaultRuntime
+	}
+	rt := describeRuntime(name, info.Runtimes)
+	if err := rt.check(b.req.Choice); err != nil {
+		return err
+	}
+	for k, v := range rt.facts(b.p.engineIsLocal()) {
+		b.facts[k] = v
+	}
+	b.warns = append(b.warns, rt.warnings(b.req.Choice)...)
 	return nil
+}
+
+// EngineFacts are the engine's facts for a box's environment (version, API, host, cgroup
+// driver, storage driver and its backing filesystem), with the engine's info.
+func (p *Platform) EngineFacts(ctx context.Context) (map[string]string, system.Info, error) {
+	info, err := p.engine.Info(ctx)
+	if err != nil {
+		return nil, info, fmt.Errorf("container engine: %w", err)
+	}
+	f := map[string]string{"engine": info.ServerVersion, "engine_api": p.engine.ClientVersion(),
+		"engine_host": p.engine.DaemonHost(), "engine_cgroup": info.CgroupDriver + " v" + info.CgroupVersion,
+		"storage_driver": info.Driver}
+	for _, kv := range info.DriverStatus {
+		if kv[0] == "Backing Filesystem" {
+			f["storage_driver_backing"] = kv[1]
+		}
+	}
+	return f, info, nil
 }
 
 // prepareStorage makes the storage and returns the container's mounts.
@@ -131,10 +167,10 @@ func (b *box) prepareStorage(ctx context.Context) ([]mount.Mount, error) {
 		b.facts["storage_backing"] = "container writable layer (" + b.facts["storage_driver"] + " on " + b.facts["storage_driver_backing"] + ")"
 		return nil, nil
 	case StorageVolume:
-		cctx, cancel := settled(ctx)
+		cctx, cancel := Settled(ctx)
 		defer cancel()
-		v, err := b.p.engine.VolumeCreate(cctx, volume.CreateOptions{Name: objectName(r, "data"),
-			Driver: "local", Labels: labels(r, "data")})
+		v, err := b.p.engine.VolumeCreate(cctx, volume.CreateOptions{Name: ObjectName(r, "data"),
+			Driver: "local", Labels: Labels(r, "data")})
 		if err != nil {
 			return nil, fmt.Errorf("create volume: %w", err)
 		}
@@ -181,7 +217,7 @@ func (b *box) create(ctx context.Context, mounts []mount.Mount) error {
 	b.facts["user"] = fmt.Sprintf("%s (uid %d, gid %d in the image)", b.img.User, b.img.UID, b.img.GID)
 	port := nat.Port(strconv.Itoa(b.layout.Port) + "/tcp")
 	cfg := &container.Config{Image: b.img.ID, Cmd: argv, User: r.DBMS.User(), WorkingDir: "/",
-		Labels: labels(r, "server"), StopSignal: signalName(r.DBMS.StopSignal())}
+		Labels: Labels(r, "server"), StopSignal: SignalName(r.DBMS.StopSignal())}
 	shm := defaultShm
 	lim := r.Resources
 	if lim.MemoryBytes > 0 {
@@ -214,8 +250,8 @@ func (b *box) create(ctx context.Context, mounts []mount.Mount) error {
 		return fmt.Errorf("docker does not support network %q", r.Network)
 	}
 	b.facts["network"] = r.Network
-	name := objectName(r, "server")
-	cctx, cancel := settled(ctx)
+	name := ObjectName(r, "server")
+	cctx, cancel := Settled(ctx)
 	defer cancel()
 	c, err := b.p.engine.ContainerCreate(cctx, cfg, hc, nil, nil, name)
 	if err != nil {
@@ -271,7 +307,7 @@ func (b *box) start(ctx context.Context) error {
 		return fmt.Errorf("container %s is not running after start (%+v)", b.facts["container"], ins.State)
 	}
 	b.facts["server_pid"] = strconv.Itoa(ins.State.Pid)
-	if b.group, err = cgroupOf(ins.State.Pid); err != nil {
+	if b.group, err = CgroupOf(ins.State.Pid); err != nil {
 		return err
 	}
 	b.facts["cgroup"] = b.group.Path

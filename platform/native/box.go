@@ -122,6 +122,10 @@ func unixSocket(d dbms.DBMS, l dbms.Layout) string {
 		return l.RunDir // pgx takes the socket directory
 	case "mariadb":
 		return l.RunDir + "/mysqld.sock"
+	case "ferretdb":
+		return l.RunDir + "/" + dbms.FerretDBSocket
+	case "etcd":
+		return l.RunDir + "/" + dbms.EtcdSocket + ":0" // etcd names a unix listener host:port
 	}
 	return l.RunDir + "/redis.sock"
 }

@@ -20,7 +20,7 @@ func exists(path string) bool { _, err := os.Lstat(path); return err == nil }
 func TestConformance(t *testing.T) {
 	testenv.NeedRoot(t)
 	d, _ := dbms.Get("redis")
-	testenv.NeedCommands(t, d.StartCommand(dbms.Layout{})[0])
+	testenv.NeedCommands(t, dbms.ServerBinary(d))
 	root := testenv.WorkRoot(t)
 	platformtest.Run(t, platformtest.Config{
 		Platform: New(), DBMS: d, WorkRoot: root, Experiment: fmt.Sprintf("pt-native-%d", os.Getpid()),

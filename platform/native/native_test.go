@@ -56,7 +56,7 @@ func TestProvision(t *testing.T) {
 		for _, st := range []string{storage.Bind, storage.Tmpfs, storage.Blockdev} {
 			t.Run(name+"/"+st, func(t *testing.T) {
 				d, _ := dbms.Get(name)
-				testenv.NeedCommands(t, d.StartCommand(dbms.Layout{})[0])
+				testenv.NeedCommands(t, dbms.ServerBinary(d))
 				run := "r-" + st
 				work := filepath.Join(testenv.WorkRoot(t), "boxbench-"+run)
 				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -116,7 +116,7 @@ func contains(xs []int, x int) bool {
 func TestBoxProcessesKeepTheNormalPolicy(t *testing.T) {
 	testenv.NeedRoot(t)
 	d, _ := dbms.Get("redis")
-	testenv.NeedCommands(t, d.StartCommand(dbms.Layout{})[0], "chrt")
+	testenv.NeedCommands(t, dbms.ServerBinary(d), "chrt")
 	exp := fmt.Sprintf("test-native-policy-%d", os.Getpid())
 	defer func() { _ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + exp}) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -27,7 +27,7 @@ func TestPasswordRequired(t *testing.T) {
 	for _, name := range dbms.Names() {
 		t.Run(name, func(t *testing.T) {
 			base, _ := dbms.Get(name)
-			testenv.NeedCommands(t, base.StartCommand(dbms.Layout{})[0])
+			testenv.NeedCommands(t, dbms.ServerBinary(base))
 			pw := dbms.NewPassword()
 			d := dbms.WithPassword(base, pw)
 			work := filepath.Join(testenv.WorkRoot(t), "boxbench-pw")
@@ -76,3 +76,52 @@ func TestPasswordRequired(t *testing.T) {
 }
 
 func contains2(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestPasswordAfterRestore: a data directory captured from a run with one password and
+// restored into a run with another answers the new password only (a seed is loaded once and
+// restored into every run, each with its own password).
+func TestPasswordAfterRestore(t *testing.T) {
+	testenv.NeedRoot(t)
+	exp := fmt.Sprintf("test-native-pwr-%d", os.Getpid())
+	defer func() { _ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + exp}) }()
+	for _, name := range dbms.Names() {
+		t.Run(name, func(t *testing.T) {
+			base, _ := dbms.Get(name)
+			testenv.NeedCommands(t, dbms.ServerBinary(base))
+			root := testenv.WorkRoot(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			start := func(run, pw string, seed *platform.Snapshot) (platform.Box, dbms.DBMS) {
+				d := dbms.WithPassword(base, pw)
+				b, err := New().Provision(ctx, platform.Request{Experiment: exp, Run: run,
+					WorkDir: filepath.Join(root, run), DBMS: d, Seed: seed,
+					Choice:    platform.Choice{Storage: "bind", Network: "host"},
+					Resources: resource.Limits{CPUs: 1, MemoryBytes: 512 << 20}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = b.Teardown(context.Background()) })
+				return b, d
+			}
+			old := dbms.NewPassword()
+			b, _ := start("pwr-1-"+name, old, nil)
+			if err := b.Stop(ctx); err != nil {
+				t.Fatal(err)
+			}
+			seed := filepath.Join(root, "seed")
+			if err := b.Capture(ctx, seed); err != nil {
+				t.Fatal(err)
+			}
+			_ = b.Teardown(ctx)
+			b2, d2 := start("pwr-2-"+name, dbms.NewPassword(), &platform.Snapshot{Key: "seed", Dir: seed})
+			if err := d2.Ready(ctx, b2.Endpoint(), d2.Client()); err != nil {
+				t.Fatalf("the restored data refuses the new password: %v", err)
+			}
+			c := d2.Client()
+			c.Password = old
+			if err := d2.Ready(ctx, b2.Endpoint(), c); err == nil {
+				t.Error("the restored data still accepts the seed's password")
+			}
+		})
+	}
+}

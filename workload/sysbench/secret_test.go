@@ -33,7 +33,7 @@ func TestPasswordNotInCmdline(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			testenv.NeedCommands(t, d.StartCommand(dbms.Layout{})[0])
+			testenv.NeedCommands(t, dbms.ServerBinary(d))
 			pw := dbms.NewPassword()
 			exp := fmt.Sprintf("test-secret-%d", os.Getpid())
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

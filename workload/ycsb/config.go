@@ -61,6 +61,10 @@ type Config struct {
 	Mix string
 	// Proportions is a custom mix: weights of read, update, insert, scan and rmw summing to 1.
 	Proportions map[string]float64
+	// ReadProportion, when set, replaces the read share of the mix (named or custom): the
+	// other operations keep their ratios and share the rest; a mix that only reads gives the
+	// rest to update (YCSB's read/update pair). A read-proportion sweep sets it per cell.
+	ReadProportion *float64
 	// RequestDistribution picks the keys of reads, updates, scans and rmw: uniform, zipfian
 	// (YCSB's scrambled zipfian), latest or hotspot. "" means the mix's (YCSB's workload file;
 	// uniform, CoreWorkload's default, for custom proportions).
@@ -154,6 +158,9 @@ func (c Config) Validate() error {
 		}
 	default:
 		errs = append(errs, checkProportions(c.Proportions)...)
+	}
+	if r := c.ReadProportion; r != nil && !(*r >= 0 && *r <= 1) {
+		bad("ReadProportion", *r, "must be in [0, 1]")
 	}
 	oneOf := func(field, v string, valid []string, emptyOK bool) {
 		if v == "" && emptyOK {
@@ -287,6 +294,9 @@ func (c Config) resolve() resolved {
 			r.props[opIndex(k)] = v
 		}
 	}
+	if c.ReadProportion != nil {
+		r.props = withRead(r.props, *c.ReadProportion)
+	}
 	if r.distribution == "" {
 		r.distribution = defDist
 	}
@@ -310,9 +320,30 @@ func specName(field string) string {
 		return "dataset.fieldLength"
 	case "ScanLength":
 		return "workload.scanLengthMax"
+	case "ReadProportion":
+		return "workload.proportions.read"
 	}
 	if field == "" {
 		return field
 	}
 	return "workload." + strings.ToLower(field[:1]) + field[1:]
+}
+
+// withRead sets the read share of props to read; the other operations keep their ratios and
+// share the rest (update takes it all when props reads only).
+func withRead(props [numOps]float64, read float64) [numOps]float64 {
+	rest := 1 - props[opRead]
+	out := props
+	out[opRead] = read
+	if rest <= 0 {
+		out = [numOps]float64{}
+		out[opRead], out[opUpdate] = read, 1-read
+		return out
+	}
+	for i := range out {
+		if opType(i) != opRead {
+			out[i] = props[i] / rest * (1 - read)
+		}
+	}
+	return out
 }

@@ -102,3 +102,31 @@ func TestResolveMixDefaults(t *testing.T) {
 		t.Errorf("custom resolved to %s %v", r.distribution, r.props)
 	}
 }
+
+// TestWithRead: a read-proportion sweep keeps the mix's other operations in their ratios.
+func TestWithRead(t *testing.T) {
+	for _, tc := range []struct {
+		mix  string
+		read float64
+		want [numOps]float64
+	}{
+		{"a", 0.8, [numOps]float64{0.8, 0.2, 0, 0, 0}},
+		{"d", 0.5, [numOps]float64{0.5, 0, 0.5, 0, 0}},
+		{"c", 0.9, [numOps]float64{0.9, 0.1, 0, 0, 0}}, // reads only: the rest goes to update
+		{"e", 0.5, [numOps]float64{0.5, 0, 0.025, 0.475, 0}},
+	} {
+		got := withRead(Mixes[tc.mix].Proportions, tc.read)
+		for i := range got {
+			if math.Abs(got[i]-tc.want[i]) > 1e-12 {
+				t.Errorf("mix %s read %g: %v, want %v", tc.mix, tc.read, got, tc.want)
+				break
+			}
+		}
+	}
+	r := 1.5
+	cfg := DefaultConfig()
+	cfg.ReadProportion = &r
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "workload.proportions.read: 1.5 is invalid") {
+		t.Errorf("got %v", err)
+	}
+}

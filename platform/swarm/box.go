@@ -1,0 +1,247 @@
+package swarm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
+
+	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/image"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/platform/docker"
+	"github.com/boxbench/boxbench/platform/hostcg"
+	"github.com/boxbench/boxbench/resource"
+	"github.com/boxbench/boxbench/storage"
+)
+
+const stopTimeout = 60 * time.Second
+
+type box struct {
+	p       *Platform
+	req     platform.Request
+	img     image.Image
+	facts   map[string]string
+	layout  dbms.Layout
+	ep      driver.Endpoint // from the host
+	siteEP  driver.Endpoint // from the client's container on the overlay (overlay, vip)
+	group   cgroup.Ref
+	applied resource.Applied
+	warns   []platform.Warning
+
+	store      *storage.Dir // bind, tmpfs
+	hostDir    string       // host path of the storage root
+	dataOnHost string       // host path of the data directory
+	volume     string       // storage=volume
+
+	// life lives as long as the box (the wait for the task container's exit); Teardown ends it.
+	life       context.Context
+	cancelLife context.CancelFunc
+
+	mu       sync.Mutex
+	service  string   // service id
+	task     string   // task container id
+	network  string   // overlay network id (overlay, vip)
+	netName  string   // its name
+	helpers  []string // helper containers (init, client) still to remove
+	exited   chan struct{}
+	exitCode int64
+	down     atomic.Bool
+}
+
+func (b *box) Endpoint() driver.Endpoint    { return b.ep }
+func (b *box) DataDir() string              { return b.layout.DataDir }
+func (b *box) Applied() resource.Applied    { return b.applied }
+func (b *box) Warnings() []platform.Warning { return slices.Clone(b.warns) }
+func (b *box) Facts() map[string]string     { return maps.Clone(b.facts) }
+
+// Observe: the task container's group on this host, and the data's host directory.
+func (b *box) Observe() platform.Observation { return hostcg.Observation(b.group, b.dataOnHost) }
+
+func (b *box) taskID() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.task
+}
+
+func (b *box) addHelper(id string) {
+	b.mu.Lock()
+	b.helpers = append(b.helpers, id)
+	b.mu.Unlock()
+}
+
+func (b *box) removeHelper(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(ctx, removeTimeout)
+	defer cancel()
+	if err := b.p.d.Remove(ctx, id); err != nil {
+		b.req.Log.Warn("remove helper container", "id", id, "err", err) // Teardown tries again
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.helpers = slices.DeleteFunc(b.helpers, func(h string) bool { return h == id })
+}
+
+// Exec runs argv as root in the task container, in the data directory.
+func (b *box) Exec(ctx context.Context, argv []string) ([]byte, error) {
+	return b.p.d.Exec(ctx, b.taskID(), "root", b.layout.DataDir, argv, nil)
+}
+
+// LogTail is the end of the task container's log.
+func (b *box) LogTail(n int) string { return b.p.d.LogTail(b.taskID(), n) }
+
+// Stop sends the database's clean-shutdown signal to the task container and waits for it to
+// exit. The service's restart policy is "none", so the orchestrator does not start it again; the
+// data stays in the host-side storage for Capture.
+func (b *box) Stop(ctx context.Context) error {
+	b.mu.Lock()
+	id, exited := b.task, b.exited
+	b.mu.Unlock()
+	if id == "" || exited == nil {
+		return nil
+	}
+	select {
+	case <-exited:
+		return nil
+	default:
+	}
+	if err := b.p.engine.ContainerKill(ctx, id, docker.SignalName(b.req.DBMS.StopSignal())); err != nil && !notRunning(err) {
+		return fmt.Errorf("signal the task container: %w", err)
+	}
+	select {
+	case <-exited:
+		return nil
+	case <-time.After(stopTimeout):
+		return errors.Join(fmt.Errorf("%s did not stop within %s; killed", b.req.DBMS.Name(), stopTimeout), b.kill(ctx, id, exited))
+	case <-ctx.Done():
+		return errors.Join(ctx.Err(), b.kill(ctx, id, exited))
+	}
+}
+
+func (b *box) kill(ctx context.Context, id string, exited chan struct{}) error {
+	_ = b.p.engine.ContainerKill(context.WithoutCancel(ctx), id, "KILL")
+	select {
+	case <-exited:
+		return nil
+	case <-time.After(removeTimeout):
+		return fmt.Errorf("no exit of task container %s reported within %s of SIGKILL", id[:min(12, len(id))], removeTimeout)
+	}
+}
+
+func notRunning(err error) bool {
+	return cerrdefs.IsNotFound(err) || errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "is not running")
+}
+
+// Capture copies the stopped server's data directory from its host-side storage (every storage
+// of this platform is a host directory or a local volume's mountpoint).
+func (b *box) Capture(ctx context.Context, dst string) error {
+	if b.hostDir == "" {
+		return errors.New("the box's storage has no host directory")
+	}
+	return storage.Capture(ctx, filepath.Join(b.hostDir, "db"), dst)
+}
+
+// Teardown removes the service and waits until its task containers, the helper containers, the
+// overlay network and the volume are gone, releases the host storage and the work directory,
+// and leaves the swarm when boxbench created it and this was its last service. Idempotent;
+// every step runs even when an earlier one failed.
+func (b *box) Teardown(ctx context.Context) error {
+	if !b.down.CompareAndSwap(false, true) {
+		return nil
+	}
+	ctx, cancel0 := platform.TeardownContext(ctx)
+	defer cancel0()
+	var errs []error
+	errs = append(errs, platform.StopBeforeTeardown(ctx, b.Stop, 20*time.Second))
+	b.cancelLife()
+	b.mu.Lock()
+	svc, helpers := b.service, slices.Clone(b.helpers)
+	b.mu.Unlock()
+	rctx, cancel := context.WithTimeout(ctx, removeTimeout)
+	defer cancel()
+	if svc != "" {
+		errs = append(errs, b.p.removeService(rctx, svc))
+	}
+	// The task containers carry the run's labels; so do the helpers. The filter finds a task
+	// container this box never learnt the id of (a provision cut short).
+	errs = append(errs, b.p.removeContainers(rctx, filters.NewArgs(
+		filters.Arg("label", docker.LabelExperiment+"="+b.req.Experiment),
+		filters.Arg("label", docker.LabelRun+"="+b.req.Run))))
+	for _, id := range helpers {
+		errs = append(errs, b.p.d.Remove(rctx, id))
+	}
+	errs = append(errs, b.removeNetwork(rctx))
+	if b.volume != "" {
+		errs = append(errs, retry(rctx, "remove volume "+b.volume, func() error {
+			err := b.p.engine.VolumeRemove(rctx, b.volume, true)
+			if cerrdefs.IsNotFound(err) {
+				return nil
+			}
+			return err
+		}))
+	}
+	if b.store != nil {
+		errs = append(errs, b.store.Release(ctx))
+	}
+	if storage.IsMountPoint(filepath.Join(b.req.WorkDir, "data")) {
+		errs = append(errs, fmt.Errorf("not removing %s: its storage is still mounted", b.req.WorkDir))
+	} else if b.req.WorkDir != "" {
+		errs = append(errs, os.RemoveAll(b.req.WorkDir))
+	}
+	_, err := b.p.release(ctx)
+	return errors.Join(append(errs, err)...)
+}
+
+// removeNetwork removes the box's overlay network, waiting while the engine still releases the
+// endpoints of the containers just removed.
+func (b *box) removeNetwork(ctx context.Context) error {
+	b.mu.Lock()
+	id := b.network
+	b.mu.Unlock()
+	if id == "" {
+		return nil
+	}
+	for {
+		_, err := b.p.engine.NetworkInspect(ctx, id, network.InspectOptions{})
+		if cerrdefs.IsNotFound(err) {
+			return nil
+		}
+		if err == nil {
+			err = b.p.engine.NetworkRemove(ctx, id)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("remove network %s: %v (%w)", b.netName, err, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// retry calls f until it succeeds or ctx ends: the engine releases a removed container's
+// volume and network endpoints a moment after the container is gone.
+func retry(ctx context.Context, what string, f func() error) error {
+	for {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %v (%w)", what, err, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

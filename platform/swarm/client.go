@@ -1,0 +1,188 @@
+package swarm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/pkg/stdcopy"
+	"golang.org/x/sys/unix"
+
+	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/platform/docker"
+)
+
+// siteBox is a box on an overlay network (overlay, vip): the measured client runs in a
+// container attached to the box's overlay network, as another service's task would, and
+// reaches the server through the overlay network (overlay) or through the service's virtual IP (vip). The host
+// reaches the box only for readiness and liveness checks (Endpoint).
+type siteBox struct{ *box }
+
+var _ platform.ClientSite = siteBox{}
+
+// agentPath is where the client container sees boxbench's own binary (bind-mounted read-only:
+// the images are Debian bookworm with glibc, like the host the binary was built for).
+const agentPath = "/boxbench-agent/boxbench"
+
+// ClientPlace says where the client runs and the server's endpoint from there.
+func (s siteBox) ClientPlace() (string, driver.Endpoint) {
+	what := "the task's overlay address"
+	if s.req.Network == NetworkVIP {
+		what = "the service's virtual IP"
+	}
+	return fmt.Sprintf("container on overlay network %s (image %s, cpus %s) to %s", s.netName, s.img.Ref, ownCPUs(), what), s.siteEP
+}
+
+// RunAgent runs `boxbench agent` in a container on the box's overlay network, with stdin as its
+// standard input and its standard output copied to stdout. The container gets the cpus this
+// process runs on (the client's placement) and is removed on every path; ctx kills it.
+func (s siteBox) RunAgent(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find boxbench's own binary: %w", err)
+	}
+	if self, err = filepath.EvalSymlinks(self); err != nil {
+		return fmt.Errorf("find boxbench's own binary: %w", err)
+	}
+	mounts := []mount.Mount{{Type: mount.TypeBind, Source: self, Target: agentPath, ReadOnly: true}}
+	var stderr bytes.Buffer
+	err = s.runSite(ctx, "client", []string{agentPath, "agent"}, mounts, stdin, stdout, &stderr)
+	if err != nil {
+		return fmt.Errorf("boxbench agent in a container on %s: %w\nagent stderr (tail):\n%s", s.netName, err,
+			command.Tail(stderr.Bytes(), command.TailBytes))
+	}
+	return nil
+}
+
+// checkPath makes sure the client's path works before anything is measured: from a container on
+// the overlay, the task's overlay address answers a TCP connect, and for vip the virtual IP
+// does too. Without IPVS the engine accepts a VIP service whose virtual IP never answers; this
+// is where that shows, with the connect's own error.
+func (b *box) checkPath(ctx context.Context) error {
+	if b.req.Network == NetworkHost {
+		return nil
+	}
+	task := driver.Endpoint{Host: b.facts["task_ip"], Port: b.layout.Port}
+	if err := b.connect(ctx, task); err != nil {
+		return fmt.Errorf("the task's overlay address %s does not answer from a container on %s: %w", task, b.netName, err)
+	}
+	if b.req.Network != NetworkVIP {
+		return nil
+	}
+	if err := b.connect(ctx, b.siteEP); err != nil {
+		why := ""
+		if kerr := kernelHas("CONFIG_IP_VS", "the engine's virtual IPs are IPVS load balancers"); kerr != nil {
+			why = "; " + kerr.Error()
+		}
+		return fmt.Errorf("the service's virtual IP %s does not answer from a container on %s, while the task's own address %s does: %w%s",
+			b.siteEP, b.netName, task, err, why)
+	}
+	return nil
+}
+
+// connectTimeout bounds one TCP connect from the overlay.
+const connectTimeout = 5
+
+// connect opens a TCP connection to ep from a short-lived container on the overlay (bash's
+// /dev/tcp; the address and port are the engine's, passed as arguments, never through a shell
+// string).
+func (b *box) connect(ctx context.Context, ep driver.Endpoint) error {
+	var out bytes.Buffer
+	err := b.runSite(ctx, "check", []string{"timeout", strconv.Itoa(connectTimeout), "bash", "-c",
+		`exec 3<>"/dev/tcp/$0/$1"`, ep.Host, strconv.Itoa(ep.Port)}, nil, nil, &out, &out)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errExit124):
+		return fmt.Errorf("no connection within %d s (timed out)", connectTimeout)
+	case len(bytes.TrimSpace(out.Bytes())) > 0:
+		lines := bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
+		return fmt.Errorf("%w: %s", err, lines[len(lines)-1])
+	}
+	return err
+}
+
+var errExit124 = errors.New("exit status 124")
+
+// ownCPUs is this process's cpu list (the client's placement; "" when unknown).
+func ownCPUs() string {
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(0, &set) != nil {
+		return ""
+	}
+	var list []int
+	for c := 0; c < 1024; c++ {
+		if set.IsSet(c) {
+			list = append(list, c)
+		}
+	}
+	return placement.FormatList(list)
+}
+
+// runSite runs argv in a fresh container of the box's image on its overlay network, as nobody,
+// pinned to the cpus of this process, and removes it on every path.
+func (b *box) runSite(ctx context.Context, role string, argv []string, mounts []mount.Mount, stdin io.Reader, stdout, stderr io.Writer) error {
+	cpus := ownCPUs()
+	cfg := &container.Config{Image: b.img.ID, Cmd: argv, User: "65534:65534", WorkingDir: "/",
+		Labels: docker.Labels(b.req, role), AttachStdout: true, AttachStderr: true,
+		AttachStdin: stdin != nil, OpenStdin: stdin != nil, StdinOnce: stdin != nil}
+	hc := &container.HostConfig{NetworkMode: container.NetworkMode(b.network), Mounts: mounts,
+		Resources: container.Resources{CpusetCpus: cpus}}
+	cctx, cancel := docker.Settled(ctx)
+	defer cancel()
+	c, err := b.p.engine.ContainerCreate(cctx, cfg, hc, nil, nil, docker.ObjectName(b.req, role))
+	if err != nil {
+		return fmt.Errorf("create %s container: %w", role, err)
+	}
+	b.addHelper(c.ID)
+	defer b.removeHelper(context.WithoutCancel(ctx), c.ID)
+	hj, err := b.p.engine.ContainerAttach(ctx, c.ID, container.AttachOptions{Stream: true,
+		Stdin: stdin != nil, Stdout: true, Stderr: true})
+	if err != nil {
+		return fmt.Errorf("attach %s container: %w", role, err)
+	}
+	defer hj.Close()
+	stop := context.AfterFunc(ctx, hj.Close)
+	defer stop()
+	waitC, errC := b.p.engine.ContainerWait(context.WithoutCancel(ctx), c.ID, container.WaitConditionNextExit)
+	if err := b.p.engine.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
+		return fmt.Errorf("start %s container: %w", role, err)
+	}
+	if stdin != nil {
+		go func() {
+			_, _ = io.Copy(hj.Conn, stdin)
+			_ = hj.CloseWrite()
+		}()
+	}
+	_, cerr := stdcopy.StdCopy(stdout, stderr, hj.Reader)
+	if ctx.Err() != nil {
+		return ctx.Err() // the deferred removal kills it
+	}
+	select {
+	case w := <-waitC:
+		if w.StatusCode == 124 {
+			return errExit124
+		}
+		if w.StatusCode != 0 {
+			return fmt.Errorf("exit status %d", w.StatusCode)
+		}
+		return cerr
+	case err := <-errC:
+		return fmt.Errorf("wait for the %s container: %w", role, err)
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(removeTimeout):
+		return fmt.Errorf("the %s container's output ended but no exit was reported within %s", role, removeTimeout)
+	}
+}

@@ -1,0 +1,217 @@
+package swarm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/swarm"
+
+	"github.com/boxbench/boxbench/internal/flock"
+	"github.com/boxbench/boxbench/platform"
+)
+
+// The swarm a box needs is the engine's: one per engine, shared by every process that uses the
+// engine. boxbench initialises a single-node swarm when none is active and leaves it when its
+// last box is gone, but only a swarm it created itself: the marker file names the cluster it
+// created (written right after the init), and a swarm whose cluster id differs from the
+// marker's, or without a marker, is never left — also not by Cleanup.
+//
+// One lock file serialises, across processes and goroutines, the steps that make the swarm's
+// use change: init plus the creation of a box's service (so that no release leaves the swarm
+// between a box's init and its service), and release (the check for services plus the leave).
+
+// StateDir holds the marker and the lock. The swarm outlives reboots (the engine keeps it under
+// its data root), so the marker is on disk, not in /run.
+var StateDir = "/var/lib/boxbench"
+
+const (
+	markerFile = "swarm-created.json"
+	lockFile   = "swarm.lock"
+	// gwBridge is the bridge the engine makes for the outside connectivity of containers on
+	// overlay networks; it stays after the swarm is left.
+	gwBridge = "docker_gwbridge"
+)
+
+// marker records a swarm boxbench created.
+type marker struct {
+	ClusterID string    `json:"cluster_id"`
+	NodeID    string    `json:"node_id"`
+	Listen    string    `json:"listen_addr"`
+	Created   time.Time `json:"created"`
+	// GwBridge says boxbench's init made the engine create docker_gwbridge (it did not exist
+	// before), so the release removes it.
+	GwBridge bool `json:"gwbridge_created"`
+}
+
+func markerPath() string { return filepath.Join(StateDir, markerFile) }
+
+func readMarker() (*marker, error) {
+	b, err := os.ReadFile(markerPath())
+	if err != nil {
+		return nil, err
+	}
+	var m marker
+	if err := json.Unmarshal(b, &m); err != nil || m.ClusterID == "" {
+		return nil, fmt.Errorf("swarm marker %s is not boxbench's: %v", markerPath(), err)
+	}
+	return &m, nil
+}
+
+func writeMarker(m marker) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := markerPath() + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, markerPath())
+}
+
+// lock takes the swarm lock.
+func lock(ctx context.Context) (func(), error) {
+	if err := os.MkdirAll(StateDir, 0o755); err != nil {
+		return nil, err
+	}
+	return flock.Lock(ctx, filepath.Join(StateDir, lockFile), nil)
+}
+
+// state is the swarm as a box uses it.
+type state struct {
+	NodeID    string
+	ClusterID string
+	Created   bool // boxbench created it (now or earlier, per the marker)
+}
+
+// ensure makes sure a swarm is active, initialising a single-node one on the loopback address
+// when none is. The caller holds the lock.
+func (p *Platform) ensure(ctx context.Context) (state, error) {
+	info, err := p.engine.Info(ctx)
+	if err != nil {
+		return state{}, fmt.Errorf("container engine: %w", err)
+	}
+	sw := info.Swarm
+	switch sw.LocalNodeState {
+	case swarm.LocalNodeStateActive:
+		if !sw.ControlAvailable {
+			return state{}, fmt.Errorf("this engine is a swarm worker, not a manager (node %s): services cannot be created here", sw.NodeID)
+		}
+		m, _ := readMarker()
+		return state{NodeID: sw.NodeID, ClusterID: clusterID(sw), Created: m != nil && m.ClusterID == clusterID(sw)}, nil
+	case swarm.LocalNodeStateInactive:
+	default:
+		return state{}, fmt.Errorf("the engine's swarm is %s (%s): boxbench neither joins nor repairs a swarm", sw.LocalNodeState, sw.Error)
+	}
+	_, gwErr := p.engine.NetworkInspect(ctx, gwBridge, network.InspectOptions{})
+	port, err := platform.FreePort()
+	if err != nil {
+		return state{}, err
+	}
+	listen := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	// Loopback only: the swarm's control and data ports are not exposed to any network.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if _, err := p.engine.SwarmInit(cctx, swarm.InitRequest{ListenAddr: listen, AdvertiseAddr: "127.0.0.1",
+		DataPathAddr: "127.0.0.1"}); err != nil {
+		return state{}, fmt.Errorf("initialise a single-node swarm on %s: %w", listen, err)
+	}
+	info, err = p.engine.Info(cctx)
+	if err != nil {
+		return state{}, fmt.Errorf("container engine after swarm init: %w", err)
+	}
+	m := marker{ClusterID: clusterID(info.Swarm), NodeID: info.Swarm.NodeID, Listen: listen, Created: time.Now().UTC(),
+		GwBridge: cerrdefs.IsNotFound(gwErr)}
+	if err := writeMarker(m); err != nil {
+		// Without the marker the swarm would never be left: leave it now.
+		_ = p.engine.SwarmLeave(cctx, true)
+		return state{}, fmt.Errorf("record the swarm boxbench created: %w", err)
+	}
+	p.log.Info("initialised a single-node swarm", "listen", listen, "cluster", m.ClusterID)
+	return state{NodeID: m.NodeID, ClusterID: m.ClusterID, Created: true}, nil
+}
+
+func clusterID(sw swarm.Info) string {
+	if sw.Cluster == nil {
+		return ""
+	}
+	return sw.Cluster.ID
+}
+
+// release leaves the swarm when boxbench created it and no service is left on it (of any
+// experiment, boxbench's or not), and removes the gateway bridge the init made. A swarm
+// boxbench did not create is never left. It says what it removed.
+func (p *Platform) release(ctx context.Context) ([]string, error) {
+	unlock, err := lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	m, err := readMarker()
+	if err != nil {
+		return nil, nil // no marker: not ours
+	}
+	info, err := p.engine.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("container engine: %w", err)
+	}
+	sw := info.Swarm
+	if sw.LocalNodeState != swarm.LocalNodeStateActive || clusterID(sw) != m.ClusterID {
+		// The swarm boxbench made is gone (left by hand, or replaced by someone else's): the
+		// marker names nothing any more.
+		return nil, os.Remove(markerPath())
+	}
+	svcs, err := p.engine.ServiceList(ctx, swarm.ServiceListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list services: %w", err)
+	}
+	if len(svcs) > 0 || sw.Nodes > 1 {
+		return nil, nil // still in use
+	}
+	if err := p.engine.SwarmLeave(ctx, true); err != nil {
+		return nil, fmt.Errorf("leave the swarm boxbench created (cluster %s): %w", m.ClusterID, err)
+	}
+	done := []string{"swarm " + m.ClusterID + " (created by boxbench, left)"}
+	var errs []error
+	if m.GwBridge {
+		if err := p.removeGwBridge(ctx); err != nil {
+			errs = append(errs, err)
+		} else {
+			done = append(done, "network "+gwBridge+" (created with boxbench's swarm)")
+		}
+	}
+	errs = append(errs, os.Remove(markerPath()))
+	p.log.Info("left the swarm boxbench created", "cluster", m.ClusterID)
+	return done, errors.Join(errs...)
+}
+
+// removeGwBridge removes docker_gwbridge once no container is attached to it (the task
+// containers of the swarm just left go away a moment after the leave).
+func (p *Platform) removeGwBridge(ctx context.Context) error {
+	for {
+		n, err := p.engine.NetworkInspect(ctx, gwBridge, network.InspectOptions{})
+		if cerrdefs.IsNotFound(err) {
+			return nil
+		}
+		if err == nil && len(n.Containers) == 0 {
+			err = p.engine.NetworkRemove(ctx, gwBridge)
+			if err == nil || cerrdefs.IsNotFound(err) {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("remove %s (created with boxbench's swarm): %v: %w", gwBridge, err, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

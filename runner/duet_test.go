@@ -1,0 +1,111 @@
+package runner_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/boxbench/boxbench/agent/agenttest"
+	"github.com/boxbench/boxbench/builtin"
+	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/plan"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/platform/platformtest"
+	"github.com/boxbench/boxbench/results"
+	"github.com/boxbench/boxbench/runner"
+	"github.com/boxbench/boxbench/spec"
+)
+
+const duetSpec = `apiVersion: boxbench/v1alpha1
+kind: Experiment
+name: runner-duet
+dbms: redis
+workload: {type: ycsb, mix: read-heavy, threads: 1, duration: 2s, warmup: 1s}
+dataset: {records: 500, fieldCount: 2, fieldLength: 20}
+limits: {memory: 256MiB}
+matrix:
+  platform: [native]
+  storage: [bind, tmpfs]
+baseline: {storage: bind}
+repetitions: 2
+order: duet
+quietStart: {timeout: 0s}
+`
+
+// order: duet runs each cell beside its baseline: both runs of a pair overlap in time, on the
+// two sides' cpus, each with its client pinned there, and carry the same pair token.
+func TestDuet(t *testing.T) {
+	testenv.NeedRoot(t)
+	testenv.NeedCommands(t, "redis-server", "taskset")
+	if n := len(placement.HostCPUs()); n < placement.MinDuetCPUs {
+		testenv.Skip(t, "a duet needs 2 cpus")
+	}
+	work, out := testenv.WorkRoot(t), t.TempDir()
+	log := slog.New(slog.DiscardHandler)
+	ps := map[string]platform.Platform{"native": builtin.Platforms(log)["native"]}
+	e, err := spec.Parse([]byte(duetSpec), "duet.yaml", builtin.Vocabulary(ps))
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv, env := agenttest.Command()
+	sum, err := runner.Run(context.Background(), runner.Config{Spec: e, SpecText: []byte(duetSpec), OutDir: out,
+		WorkRoot: work, Platforms: ps, Workloads: builtin.Workload, Neighbours: builtin.Neighbour, DBMS: builtin.DBMS,
+		Check: builtin.Checker(ps, false), Log: log, Agent: runner.AgentCommand{Argv: argv, Env: env}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.OK != 4 {
+		t.Fatalf("want 4 ok runs (2 duets), got %+v", sum)
+	}
+	st, err := results.OpenExisting(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rows, err := st.Runs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPair := map[string][]results.RunRow{}
+	for _, r := range rows {
+		byPair[r.Facts[plan.FactDuetPair]] = append(byPair[r.Facts[plan.FactDuetPair]], r)
+		if !strings.HasPrefix(r.Env["client_site"], "boxbench agent on this host, cpus ") {
+			t.Errorf("%s: client site %q", r.ID, r.Env["client_site"])
+		}
+	}
+	if len(byPair) != 2 {
+		for _, r := range rows {
+			t.Logf("%s: %s %s", r.ID, r.Status, r.Facts[plan.FactDuetPair])
+		}
+		t.Fatalf("%d pairs, want 2", len(byPair))
+	}
+	for tok, rs := range byPair {
+		if len(rs) != 2 || rs[0].CellID == rs[1].CellID {
+			t.Fatalf("pair %s: %d runs", tok, len(rs))
+		}
+		a, b := rs[0], rs[1]
+		if a.Facts[plan.FactDuetPartner] != b.ID || b.Facts[plan.FactDuetPartner] != a.ID {
+			t.Errorf("pair %s: partners %q %q", tok, a.Facts[plan.FactDuetPartner], b.Facts[plan.FactDuetPartner])
+		}
+		if a.Facts[plan.FactDuetSide][:1] == b.Facts[plan.FactDuetSide][:1] {
+			t.Errorf("pair %s: both on side %s", tok, a.Facts[plan.FactDuetSide])
+		}
+		if a.Started.After(b.Ended) || b.Started.After(a.Ended) {
+			t.Errorf("pair %s: runs did not overlap: %v–%v and %v–%v", tok, a.Started, a.Ended, b.Started, b.Ended)
+		}
+		if ca, cb := appliedCpuset(a), appliedCpuset(b); ca == "" || ca == cb {
+			t.Errorf("pair %s: server cpusets %v and %v read back", tok, ca, cb)
+		}
+	}
+	if left := platformtest.HostLeftovers(work, sum.ExperimentID); len(left) > 0 {
+		t.Errorf("leftovers: %v", left)
+	}
+}
+
+func appliedCpuset(r results.RunRow) string {
+	l, _ := r.Limits["limits"].(map[string]any)
+	s, _ := l["cpuset"].(string)
+	return s
+}

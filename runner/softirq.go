@@ -1,0 +1,60 @@
+package runner
+
+import (
+	"time"
+
+	"github.com/boxbench/boxbench/telemetry"
+	"github.com/boxbench/boxbench/workload"
+)
+
+// MetricSoftirqPerOp is the host's CPU time in soft interrupts per operation over the measured
+// window, in nanoseconds: where virtual networks (bridges, VXLAN overlays, NAT) spend the CPU
+// they cost, which the box's own cgroup does not see.
+const MetricSoftirqPerOp = "host_softirq_cpu_per_op_ns"
+
+// softirqPerOp divides the host's softirq CPU time over the measured window by the operations
+// of that window. Samples are the host's cpu_softirq_seconds_per_second (cores) over the
+// interval ending at each sample's time; a sample counts when the middle of its interval is in
+// the window. The window ends with the last measured interval of the result (on the run's
+// clock, where a remote client's intervals were moved) and is res.Measured long (the
+// steady-state cut included); without intervals it starts one interval (the pre-run sample)
+// plus the warm-up after the clock's start. ok is false without samples or operations.
+func softirqPerOp(samples []telemetry.Sample, interval time.Duration, res *workload.Result) (float64, bool) {
+	if res == nil || res.Measured <= 0 {
+		return 0, false
+	}
+	var ops int64
+	for _, o := range res.Ops {
+		if o.Series == "latency" && !o.Secondary {
+			ops += o.Count
+		}
+	}
+	if ops == 0 {
+		return 0, false
+	}
+	var end time.Duration
+	for _, iv := range res.Intervals {
+		if iv.Phase == workload.PhaseMeasure {
+			end = max(end, iv.End)
+		}
+	}
+	if end == 0 {
+		end = interval + res.Warmup + res.Measured
+	}
+	from := end - res.Measured
+	var cores float64
+	n := 0
+	for _, s := range samples {
+		mid := s.T - interval/2
+		if s.Source == "host" && s.Metric == "cpu_softirq_seconds_per_second" && mid > from && mid < end {
+			cores += s.Value
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	// Mean cores over the window × its length = CPU seconds in softirq.
+	cpu := cores / float64(n) * res.Measured.Seconds()
+	return cpu / float64(ops) * 1e9, true
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Resolves Apache Cassandra 5.0 (org.apache.cassandra:cassandra-all and its runtime
+# dependencies) from Maven Central with Maven, and caches the jars on this machine by version:
+#
+#   /var/cache/boxbench/cassandra/<version>/lib/*.jar, SHA256SUMS
+#
+# Debian has no Cassandra. The version is pinned (scripts/cassandra/pom.xml's
+# cassandra.version, overridable with CASSANDRA_VERSION); the dependencies' versions are the ones
+# cassandra-all's own pom pins. Maven checks each download against Central's checksum and fails
+# on a mismatch (-C); SHA256SUMS records what was cached, and a cached directory is reused only
+# when every jar still matches it. Runs on Java 17 (Cassandra 4.1 does not). Prints the lib
+# directory on its last line. Run as root; no argument.
+#
+# Status: `dbms: cassandra` is not wired in yet (docs/databases.md, "Cassandra: where it stands").
+set -euo pipefail
+cd "$(dirname "$0")"
+
+CASSANDRA_VERSION=${CASSANDRA_VERSION:-5.0.5}
+case "$CASSANDRA_VERSION" in
+  5.0.[0-9]*) ;;
+  *) echo "cassandra: CASSANDRA_VERSION=$CASSANDRA_VERSION is not a 5.0.x release" >&2; exit 2 ;;
+esac
+ROOT=${BOXBENCH_CASSANDRA_CACHE:-/var/cache/boxbench/cassandra}
+DIR=$ROOT/$CASSANDRA_VERSION
+
+built() {
+  [ -f "$DIR/SHA256SUMS" ] && [ -f "$DIR/lib/cassandra-all-$CASSANDRA_VERSION.jar" ] &&
+    (cd "$DIR/lib" && sha256sum --quiet --strict -c ../SHA256SUMS) >/dev/null 2>&1
+}
+
+mkdir -p "$ROOT"
+if ! built; then
+  exec 9>"$ROOT/.lock"
+  flock 9
+  if ! built; then
+    echo "cassandra: resolving cassandra-all $CASSANDRA_VERSION and its dependencies with Maven" >&2
+    tmp=$(mktemp -d "$ROOT/.build-XXXXXX")
+    trap 'rm -rf "$tmp"' EXIT
+    start=$(date +%s)
+    # A private local repository: nothing of another Maven user's cache decides what is cached.
+    mvn -B -q -C -f cassandra/pom.xml -Dcassandra.version="$CASSANDRA_VERSION" \
+      -Dmaven.repo.local="$tmp/repo" dependency:copy-dependencies \
+      -DincludeScope=runtime -DoutputDirectory="$tmp/lib" >&2
+    rm -rf "$tmp/repo"
+    (cd "$tmp/lib" && sha256sum -- *.jar) >"$tmp/SHA256SUMS"
+    echo "$(( $(date +%s) - start ))" >"$tmp/resolve-seconds"
+    rm -rf "$DIR"
+    mv "$tmp" "$DIR"
+    chmod -R a+rX "$DIR"
+    trap - EXIT
+    echo "cassandra: $(ls "$DIR/lib" | wc -l) jars in $(cat "$DIR/resolve-seconds") s into $DIR" >&2
+  fi
+  exec 9>&-
+fi
+echo "$DIR/lib"
