@@ -15,6 +15,7 @@ import (
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/docker"
+	"github.com/boxbench/boxbench/platform/kubernetes"
 	"github.com/boxbench/boxbench/platform/lxc"
 	"github.com/boxbench/boxbench/platform/native"
 	"github.com/boxbench/boxbench/platform/swarm"
@@ -38,8 +39,22 @@ func Platforms(log *slog.Logger) map[string]platform.Platform {
 		d := docker.New(engine, log)
 		ps[docker.Name] = d
 		ps[swarm.Name] = swarm.New(d, log)
+		ps[kubernetes.Name] = kubernetes.New(engine, log) // loads the images Docker's engine holds
+	} else {
+		ps[kubernetes.Name] = kubernetes.New(nil, log) // user-named images only
 	}
 	return ps
+}
+
+// Configure gives the platforms that take settings from a spec their part of e (the cluster of
+// platform kubernetes, where the client runs). Call it once the spec is parsed.
+func Configure(ps map[string]platform.Platform, e *spec.Experiment) {
+	if k, ok := ps[kubernetes.Name].(*kubernetes.Platform); ok {
+		k.Configure(kubernetes.Config{Kubeconfig: e.Kubernetes.Kubeconfig, Context: e.Kubernetes.Context,
+			Namespace: e.Kubernetes.Namespace, Node: e.Kubernetes.Node, Images: e.Kubernetes.Images,
+			VolumeSize: int64(e.Kubernetes.VolumeSize), ClientInCluster: e.Client.Platform == kubernetes.Name,
+			ClientNode: e.Client.Node})
+	}
 }
 
 // DBMS returns the named database.

@@ -153,5 +153,6 @@ func loadSpec(path string, ps map[string]platform.Platform) (*spec.Experiment, [
 	if err != nil {
 		return nil, nil, err
 	}
+	builtin.Configure(ps, e)
 	return e, data, nil
 }

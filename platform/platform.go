@@ -20,6 +20,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"regexp"
+	"strings"
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
@@ -52,14 +54,21 @@ type Info struct {
 // Offers says whether the platform offers storage s and network n.
 func (i Info) Offers(s, n string) bool { return has(i.Storages, s) && has(i.Networks, n) }
 
+// has says whether x is one of xs; an entry ending in ':' (e.g. "pvc:") stands for itself
+// followed by a parameter (a DNS-1123 subdomain: "pvc:standard").
 func has(xs []string, x string) bool {
 	for _, v := range xs {
-		if v == x {
+		if v == x && !strings.HasSuffix(v, ":") {
+			return true
+		}
+		if strings.HasSuffix(v, ":") && strings.HasPrefix(x, v) && paramRe.MatchString(x[len(v):]) {
 			return true
 		}
 	}
 	return false
 }
+
+var paramRe = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$`)
 
 // Choice is the part of a cell a platform must support.
 type Choice struct {

@@ -107,13 +107,14 @@ var (
 		"spec.Limits": "limits", "spec.Placement": "placement", "spec.StorageOptions": "storageOptions",
 		"spec.BlockdevOptions": "storageOptions.blockdev", "spec.TmpfsOptions": "storageOptions.tmpfs",
 		"spec.plain": "repetitions", "spec.Telemetry": "telemetry", "spec.Timeouts": "timeouts",
+		"spec.Kubernetes": "kubernetes", "spec.Client": "client",
 	}
 )
 
 func sectionTypes() map[string]reflect.Type {
 	sections := map[string]reflect.Type{}
 	for _, v := range []any{Experiment{}, Workload{}, Dataset{}, Limits{}, Placement{}, StorageOptions{},
-		BlockdevOptions{}, TmpfsOptions{}, Repetitions{}, Telemetry{}, Timeouts{}} {
+		BlockdevOptions{}, TmpfsOptions{}, Repetitions{}, Telemetry{}, Timeouts{}, Kubernetes{}, Client{}} {
 		t := reflect.TypeOf(v)
 		sections[t.String()] = t
 	}

@@ -59,7 +59,7 @@ func validValue(key, v string) bool {
 	if IsSweepKey(key) {
 		return checkSweepValue(key, v) == nil
 	}
-	return ValidName(v)
+	return ValidName(v) || (key == "storage" && parametric(StorageParams, v))
 }
 
 var deviceRe = regexp.MustCompile(`^/dev/[A-Za-z0-9][A-Za-z0-9._/-]*$`)

@@ -42,6 +42,10 @@ type Experiment struct {
 	QuietStart  QuietStart `yaml:"quietStart"`
 	SteadyState string     `yaml:"steadyState"`
 	Cache       string     `yaml:"cache"`
+	// Kubernetes is the cluster of platform kubernetes; Client where the load generator runs
+	// (spec/kubernetes.go).
+	Kubernetes Kubernetes `yaml:"kubernetes"`
+	Client     Client     `yaml:"client"`
 
 	lines  map[string]int       // field path → line, for semantic errors
 	fields map[lineValue]string // (line, scalar value) → field path, to name the field of a decode error

@@ -287,7 +287,8 @@ func (e *Experiment) validate() []Problem {
 	if fs := e.StorageOptions.Blockdev.FS; fs != "" {
 		c.oneOf("storageOptions.blockdev.fs", fs, []string{"ext4", "xfs"})
 	}
-	c.safety() // spec/safety.go
+	c.kubernetes() // spec/kubernetes.go
+	c.safety()     // spec/safety.go
 	return c.problems
 }
 
@@ -486,7 +487,7 @@ func (c *checker) matrix() {
 				c.problems = append(c.problems, Problem{Line: line, Field: where + d.Key, Message: fmt.Sprintf("value %q is listed twice", v)})
 			}
 			dup[v] = true
-			if valid != nil && !contains(valid, v) {
+			if valid != nil && !contains(valid, v) && !(d.Key == "storage" && parametric(valid, v)) {
 				msg := fmt.Sprintf("%q is not valid (valid: %s)", v, strings.Join(valid, ", "))
 				if s := closest(v, valid); s != "" {
 					msg = fmt.Sprintf("%q is not valid; did you mean %q? (valid: %s)", v, s, strings.Join(valid, ", "))

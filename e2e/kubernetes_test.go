@@ -1,0 +1,132 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/boxbench/boxbench/internal/testenv"
+)
+
+// kubeconfig is the local cluster's (scripts/kube-local.sh's contract).
+const kubeconfig = "/var/lib/boxbench/kube/admin.kubeconfig"
+
+const kubeSpec = `apiVersion: boxbench/v1alpha1
+kind: Experiment
+name: %s
+dbms: redis
+workload: {type: ycsb, mix: read-heavy, threads: 2, duration: 2s, warmup: 1s}
+dataset: {records: 500, fieldCount: 4, fieldLength: 50}
+limits: {cpus: 1, memory: 512MiB}
+kubernetes: {kubeconfig: %s}
+%s
+matrix:
+  zip:
+    platform: [native, kubernetes, kubernetes]
+    storage:  [bind,   hostpath,   emptydir]
+    network:  [host,   host,       service]
+repetitions: 1
+baseline: {platform: native, storage: bind, network: host}
+`
+
+// needKube requires root, Docker (the image), Redis natively and the local cluster.
+func needKube(t *testing.T) {
+	t.Helper()
+	testenv.NeedRoot(t)
+	testenv.NeedDocker(t)
+	testenv.NeedCommands(t, "redis-server", "ctr")
+	if _, err := os.Stat(kubeconfig); err != nil {
+		testenv.Skip(t, "no local cluster (scripts/kube-local.sh up): "+err.Error())
+	}
+}
+
+// TestKubernetesRun runs a short Redis workload against pods on the local cluster (hostPath
+// over hostNetwork, emptyDir through a ClusterIP service) beside the native baseline, with the
+// client on this host: every run is ok, records its node and path, and nothing labelled with
+// the experiment is left in the cluster.
+func TestKubernetesRun(t *testing.T) {
+	needKube(t)
+	runKube(t, "e2e-kube-host", "")
+}
+
+// TestKubernetesClientPod: the same with the load generator in a pod on the node
+// (client: {platform: kubernetes}); the run records where the client ran.
+func TestKubernetesClientPod(t *testing.T) {
+	needKube(t)
+	if out, _ := exec.Command(bin, "agent", "--help").CombinedOutput(); !strings.Contains(string(out), "agent") {
+		testenv.Skip(t, "this build has no `boxbench agent` (the remote-client contract)")
+	}
+	runKube(t, "e2e-kube-pod", "client: {platform: kubernetes}")
+}
+
+func runKube(t *testing.T, name, client string) {
+	e := env{dir: t.TempDir(), work: testenv.WorkRoot(t)}
+	e.specFile = filepath.Join(e.dir, "spec.yaml")
+	t.Cleanup(func() { assertNoLeftovers(t, e.work) })
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	out := e.runSpec(ctx, t, fmt.Sprintf(kubeSpec, name, kubeconfig, client))
+	got, b := e.results(ctx, t, out)
+	if len(got.Runs) != 3 {
+		t.Fatalf("%d runs stored, want 3: %s", len(got.Runs), b)
+	}
+	var full struct {
+		Runs []struct {
+			ID, Status, Reason string
+			Facts              map[string]string `json:"facts"`
+			Env                map[string]string `json:"env"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(b, &full); err != nil {
+		t.Fatal(err)
+	}
+	kube := 0
+	for _, r := range full.Runs {
+		if r.Status != "ok" {
+			t.Errorf("run %s: %s %s", r.ID, r.Status, r.Reason)
+		}
+		if r.Facts["platform"] != "kubernetes" {
+			continue
+		}
+		kube++
+		if r.Facts["node"] != "boxbench-node" || r.Facts["node_is_this_host"] != "true" || r.Facts["network_path"] == "" || r.Facts["cgroup"] == "" {
+			t.Errorf("run %s facts: node %q local %q path %q cgroup %q", r.ID, r.Facts["node"], r.Facts["node_is_this_host"], r.Facts["network_path"], r.Facts["cgroup"])
+		}
+		if client != "" && !strings.Contains(r.Env["client_site"]+r.Facts["client_site"], "pod") {
+			t.Errorf("run %s: client_site %q / %q does not say the client ran in a pod", r.ID, r.Env["client_site"], r.Facts["client_site"])
+		}
+	}
+	if kube != 2 {
+		t.Errorf("%d kubernetes runs, want 2", kube)
+	}
+	// Nothing of the experiment is left in the cluster (only this test's experiment: other
+	// tests may use the cluster at the same time).
+	raw, err := exec.CommandContext(ctx, "/run/boxbench/kube/bin/kubectl", "--kubeconfig", kubeconfig, "get",
+		"pods,services,pvc,pv,namespaces", "-A", "-l", "boxbench=1", "-o", "json").Output()
+	if err != nil {
+		t.Fatalf("list the cluster's labelled objects: %v", err)
+	}
+	var list struct {
+		Items []struct {
+			Kind     string
+			Metadata struct {
+				Name, Namespace string
+				Annotations     map[string]string
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range list.Items {
+		if strings.HasPrefix(o.Metadata.Annotations["boxbench/experiment"], name+"-") {
+			t.Errorf("left in the cluster: %s %s/%s", o.Kind, o.Metadata.Namespace, o.Metadata.Name)
+		}
+	}
+}

@@ -1,0 +1,338 @@
+// Package kubernetes runs a database as a pod on a Kubernetes cluster through client-go: the
+// cluster of a kubeconfig (the spec's kubernetes: block, or KUBECONFIG, or ~/.kube/config), so
+// it works against any conformant cluster.
+//
+// The pod runs the same image as the Docker platform (package image), with the same start
+// command and configuration, under the same limits (requests = limits: Guaranteed QoS when
+// both cpus and memory are set). When the node is this host (detected by its boot id), the
+// image is loaded into the node's containerd offline and the pod's cgroup is observed and
+// read back here; otherwise the image is one the user names and the platform reads the limits
+// back from the pod's spec and says what it cannot see.
+//
+// A pod has three containers: an init container ("seed") that holds the pod until the data
+// directory has been filled (a seed restored on the host, or streamed in as a tar archive
+// through the API), the server ("server", whose own cgroup carries the limits), and a keeper
+// ("keeper", sleeping) that keeps the pod and its volumes alive after the server stopped, so
+// the data of a volume the host cannot see can be captured through the API. The pod's restart
+// policy is Never: a stopped server stays stopped (Box.Stop) and its data stays for Capture.
+//
+// A bare Pod rather than a StatefulSet: one replica, created and deleted by boxbench around
+// one run; a controller would restart a server that Stop stopped, recreate a pod that Teardown
+// deleted, and add an object whose deletion must be waited for too.
+//
+// Every object carries the labels boxbench=1, boxbench.experiment and boxbench.run (and the
+// full experiment id in an annotation: a label value holds 63 characters), so Cleanup finds
+// what a crashed experiment left. Spec values reach the API as object fields, never a shell.
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/client"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/image"
+	"github.com/boxbench/boxbench/platform"
+)
+
+// Name is the platform's name in specs.
+const Name = "kubernetes"
+
+// Storage and network choices.
+const (
+	StorageHostPath = "hostpath" // a hostPath volume over a host directory made like native's
+	StorageLocalPV  = "localpv"  // a local PersistentVolume over such a directory, and a PVC bound to it
+	StorageEmptyDir = "emptydir" // an emptyDir on the node's disk
+	StorageTmpfs    = "tmpfs"    // an emptyDir with medium Memory
+	// StoragePVC is the prefix of pvc:<class>: a PVC of a StorageClass the user names.
+	StoragePVC = "pvc:"
+
+	NetworkHost     = "host"     // hostNetwork
+	NetworkPod      = "pod"      // the pod's IP over the CNI
+	NetworkService  = "service"  // a ClusterIP service through kube-proxy
+	NetworkNodePort = "nodeport" // a NodePort service on the node's address
+)
+
+// Labels and annotations on every object.
+const (
+	LabelBoxbench   = image.LabelBoxbench // "1"
+	LabelExperiment = "boxbench.experiment"
+	LabelRun        = "boxbench.run"
+	LabelRole       = "boxbench.role" // "server", "client"
+	LabelBox        = "boxbench.box"  // the box's own name: the service's selector
+	// AnnotationExperiment holds the full experiment id (a label value holds 63 characters).
+	AnnotationExperiment = "boxbench/experiment"
+)
+
+// ContractKubeconfig and ContractSocket are where scripts/kube-local.sh puts the local
+// cluster's admin kubeconfig and its containerd socket.
+const (
+	ContractKubeconfig = "/var/lib/boxbench/kube/admin.kubeconfig"
+	ContractSocket     = "/run/boxbench/kube/containerd/containerd.sock"
+	containerdNS       = "k8s.io"
+)
+
+// Config is the cluster and how boxes use it: the spec's kubernetes: block.
+type Config struct {
+	Kubeconfig string // "" = KUBECONFIG, else ~/.kube/config, else the local cluster's contract path
+	Context    string // "" = the kubeconfig's current context
+	// Namespace boxes go in; "" = a namespace of each box's own, created and deleted with it.
+	Namespace string
+	// Node the server pod is bound to; "" = the only node, or this host's node.
+	Node string
+	// ClientInCluster runs the load generator in a pod (client: {platform: kubernetes}) on
+	// ClientNode ("" = the server's node) instead of on this host.
+	ClientInCluster bool
+	ClientNode      string
+	// Images are user-named image references by dbms, for nodes that are not this host.
+	Images map[string]string
+	// VolumeSize is the size of a pvc:<class> claim and a local PV (bytes; 0 = 8 GiB).
+	VolumeSize int64
+	// AgentBinary is boxbench's binary mounted into a client pod ("" = this process's).
+	AgentBinary string
+	// Socket is the node's containerd socket when the node is this host ("" = ContractSocket).
+	Socket string
+}
+
+// Platform is the Kubernetes platform.
+type Platform struct {
+	engine client.APIClient // the Docker engine the built images live in (nil: none)
+	images *image.Store
+	log    *slog.Logger
+
+	mu   sync.Mutex
+	cfg  Config
+	conn *cluster // made on first use from cfg
+	err  error    // why conn could not be made
+	img  map[string]image.Image
+}
+
+// New returns the platform over the Docker engine the built images live in (nil when there
+// is none: then only user-named images run) with the configuration of the environment.
+func New(engine client.APIClient, log *slog.Logger) *Platform {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	// client-go logs through klog, to stderr by default: its lines go to boxbench's log
+	// instead (klog's logger is process-wide; every platform value sets the same one).
+	klog.SetSlogLogger(log)
+	p := &Platform{engine: engine, log: log, img: map[string]image.Image{}}
+	if engine != nil {
+		p.images = image.NewStore(engine, log)
+	}
+	return p
+}
+
+// Configure sets the cluster and how boxes use it (the spec's kubernetes: block). It drops the
+// connection made for an earlier configuration.
+func (p *Platform) Configure(c Config) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cfg, p.conn, p.err = c, nil, nil
+}
+
+func (p *Platform) config() Config {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cfg
+}
+
+// Info: storages and networks; boxes are groups on this host's tree only when the node is this
+// host, which the description cannot know, so HostCgroup is false (Observe says per box).
+func (p *Platform) Info() platform.Info {
+	return platform.Info{Name: Name,
+		Storages: []string{StorageHostPath, StorageLocalPV, StorageEmptyDir, StorageTmpfs, StoragePVC},
+		Networks: []string{NetworkHost, NetworkPod, NetworkService, NetworkNodePort}, Runtimes: true,
+		Fallback: map[string]string{"bind": StorageHostPath}}
+}
+
+// kubeconfigPath is the kubeconfig used: the configured one, KUBECONFIG's first entry,
+// ~/.kube/config, or the local cluster's contract path, whichever exists first.
+func kubeconfigPath(c Config) string {
+	if c.Kubeconfig != "" {
+		return c.Kubeconfig
+	}
+	if env := os.Getenv("KUBECONFIG"); env != "" {
+		return strings.Split(env, string(os.PathListSeparator))[0]
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		if p := filepath.Join(home, ".kube", "config"); exists(p) {
+			return p
+		}
+	}
+	return ContractKubeconfig
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// cluster is a connection to one cluster.
+type cluster struct {
+	kubeconfig string
+	context    string
+	rest       *rest.Config
+	cs         kubernetes.Interface
+}
+
+// connect returns the connection (made once per configuration).
+func (p *Platform) connect() (*cluster, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.conn != nil || p.err != nil {
+		return p.conn, p.err
+	}
+	path := kubeconfigPath(p.cfg)
+	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: path}
+	over := &clientcmd.ConfigOverrides{CurrentContext: p.cfg.Context}
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, over).ClientConfig()
+	if err != nil {
+		p.err = fmt.Errorf("kubeconfig %s: %w", path, err)
+		return nil, p.err
+	}
+	rc.Timeout = 0 // requests are bounded by their contexts
+	rc.QPS, rc.Burst = 50, 100
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		p.err = fmt.Errorf("kubeconfig %s: %w", path, err)
+		return nil, p.err
+	}
+	p.conn = &cluster{kubeconfig: path, context: p.cfg.Context, rest: rc, cs: cs}
+	return p.conn, nil
+}
+
+// reach checks that the API server answers, naming the kubeconfig when it does not.
+func (p *Platform) reach(ctx context.Context) (*cluster, error) {
+	c, err := p.connect()
+	if err != nil {
+		return nil, fmt.Errorf("no reachable cluster: %w (set kubernetes.kubeconfig in the spec or KUBECONFIG)", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := c.cs.CoreV1().Namespaces().List(ctx, listOne); err != nil {
+		return nil, fmt.Errorf("no reachable cluster at %s (kubeconfig %s): %w", c.rest.Host, c.kubeconfig, err)
+	}
+	return c, nil
+}
+
+// Check says why c cannot run here: storages and networks this platform or this cluster lacks,
+// a runtime class the cluster does not have, a node that is not this host where the choice
+// needs it, an image that cannot be had.
+func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
+	var errs []error
+	if !p.Info().Offers(c.Storage, c.Network) {
+		errs = append(errs, fmt.Errorf("kubernetes offers storage hostpath, localpv, emptydir, tmpfs, pvc:<class> and network host, pod, service, nodeport, not storage=%s network=%s", c.Storage, c.Network))
+	}
+	cl, err := p.reach(ctx)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	n, err := p.node(ctx, cl)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	local := isLocal(n)
+	if !local {
+		switch c.Storage {
+		case StorageHostPath, StorageLocalPV:
+			errs = append(errs, fmt.Errorf("storage %s needs the node to be this host (node %s is not: its boot id differs)", c.Storage, n.Name))
+		}
+		if c.Network == NetworkPod && !p.config().ClientInCluster {
+			errs = append(errs, fmt.Errorf("network pod from a client on this host needs this host to be the node (node %s is not); run the client in the cluster (client: {platform: kubernetes})", n.Name))
+		}
+	}
+	if strings.HasPrefix(c.Storage, StoragePVC) {
+		class := strings.TrimPrefix(c.Storage, StoragePVC)
+		if _, err := cl.cs.StorageV1().StorageClasses().Get(ctx, class, getOpts); err != nil {
+			errs = append(errs, fmt.Errorf("storage %s: StorageClass %q: %w", c.Storage, class, err))
+		}
+	}
+	if c.Runtime != "" {
+		if _, err := cl.cs.NodeV1().RuntimeClasses().Get(ctx, c.Runtime, getOpts); err != nil {
+			names, _ := p.runtimeClasses(ctx, cl)
+			errs = append(errs, fmt.Errorf("runtime %q is not a RuntimeClass of the cluster (registered: %s): %v", c.Runtime, strings.Join(names, ", "), err))
+		}
+	}
+	if c.DBMS != nil {
+		if local {
+			if p.images == nil && p.config().Images[c.DBMS.Name()] == "" {
+				errs = append(errs, fmt.Errorf("no Docker engine to take the built %s image from (or name one under kubernetes.images)", c.DBMS.Name()))
+			}
+		} else if p.config().Images[c.DBMS.Name()] == "" {
+			errs = append(errs, fmt.Errorf("node %s is not this host, so boxbench cannot load its image there: name an image the node can pull under kubernetes.images.%s", n.Name, c.DBMS.Name()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (p *Platform) runtimeClasses(ctx context.Context, cl *cluster) ([]string, error) {
+	l, err := cl.cs.NodeV1().RuntimeClasses().List(ctx, listAll)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, rc := range l.Items {
+		names = append(names, rc.Name+" (handler "+rc.Handler+")")
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// Image returns the image boxes of d run on a node that is this host: a user-named one, or the
+// one boxbench built for the Docker platform (the same image).
+func (p *Platform) Image(ctx context.Context, d dbms.DBMS) (image.Image, error) {
+	p.mu.Lock()
+	im, ok := p.img[d.Name()]
+	ref := p.cfg.Images[d.Name()]
+	p.mu.Unlock()
+	if ok {
+		return im, nil
+	}
+	if p.images == nil {
+		if ref != "" {
+			return image.Image{Ref: ref, DBMS: d.Name(), UserNamed: true, ServerPackage: d.ServerPackage(), User: d.User()}, nil
+		}
+		return im, errors.New("no Docker engine to take the built image from")
+	}
+	var err error
+	if ref != "" {
+		im, err = p.images.Named(ctx, ref, d)
+	} else {
+		im, err = p.images.Resolve(ctx, d)
+	}
+	if err != nil {
+		return im, err
+	}
+	p.mu.Lock()
+	p.img[d.Name()] = im
+	p.mu.Unlock()
+	return im, nil
+}
+
+// Provision creates the box's objects, fills its storage, starts the server and waits for it.
+// On error everything it created is removed and the error carries the server's log tail.
+func (p *Platform) Provision(ctx context.Context, r platform.Request) (platform.Box, error) {
+	if r.Log == nil {
+		r.Log = p.log
+	}
+	b := &box{p: p, req: r, cfg: p.config(), facts: map[string]string{"platform": Name}}
+	if err := b.provision(ctx); err != nil {
+		return nil, fmt.Errorf("kubernetes %s/%s: %w", r.Storage, r.Network, platform.Undo(ctx, b, err))
+	}
+	if b.cfg.ClientInCluster {
+		return podClient{b}, nil
+	}
+	return b, nil
+}

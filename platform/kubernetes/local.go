@@ -1,0 +1,239 @@
+package kubernetes
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/image"
+)
+
+// node is the node the server pod goes to: the configured one, the only one, or this host's.
+func (p *Platform) node(ctx context.Context, cl *cluster) (*corev1.Node, error) {
+	if name := p.config().Node; name != "" {
+		n, err := cl.cs.CoreV1().Nodes().Get(ctx, name, getOpts)
+		if err != nil {
+			return nil, fmt.Errorf("node %s (kubernetes.node): %w", name, err)
+		}
+		return n, nil
+	}
+	l, err := cl.cs.CoreV1().Nodes().List(ctx, listAll)
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	if len(l.Items) == 1 {
+		return &l.Items[0], nil
+	}
+	var names []string
+	for i := range l.Items {
+		if isLocal(&l.Items[i]) {
+			return &l.Items[i], nil
+		}
+		names = append(names, l.Items[i].Name)
+	}
+	if len(names) == 0 {
+		return nil, errors.New("the cluster has no nodes")
+	}
+	return nil, fmt.Errorf("the cluster has %d nodes (%s) and none is this host: name one with kubernetes.node", len(names), strings.Join(names, ", "))
+}
+
+// bootID is this kernel's boot id; a node whose kubelet reports the same one runs on this host.
+// The machine id is not enough (images and clones share it); the boot id is per boot.
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// isLocal says whether node n is this host.
+func isLocal(n *corev1.Node) bool {
+	id := bootID()
+	return id != "" && n.Status.NodeInfo.BootID == id
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// nodeAddress is the node's InternalIP (else its first address).
+func nodeAddress(n *corev1.Node) string {
+	for _, a := range n.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			return a.Address
+		}
+	}
+	if len(n.Status.Addresses) > 0 {
+		return n.Status.Addresses[0].Address
+	}
+	return ""
+}
+
+// socket is the node's containerd socket when the node is this host.
+func (p *Platform) socket() string {
+	if s := p.config().Socket; s != "" {
+		return s
+	}
+	return ContractSocket
+}
+
+// loadImage makes the built image im present in the local node's containerd (namespace k8s.io)
+// under its tag: `docker save` through the engine API piped into `ctr images import`. An image
+// already there with the same config digest (the Docker image id) is not loaded again.
+func (p *Platform) loadImage(ctx context.Context, im image.Image) (string, error) {
+	sock := p.socket()
+	if _, err := os.Stat(sock); err != nil {
+		return "", fmt.Errorf("the node is this host but its containerd socket %s is missing (set kubernetes.socket? no: the local cluster's contract path is used): %w", sock, err)
+	}
+	if !command.Exists("ctr") {
+		return "", errors.New("ctr (Debian package containerd) is needed to load the image into the node's containerd")
+	}
+	ref := normalise(im.Ref)
+	if id, err := p.configDigest(ctx, sock, ref); err == nil && id == im.ID {
+		return "already in the node's containerd (config digest " + shortID(id) + ")", nil
+	}
+	rc, err := p.engine.ImageSave(ctx, []string{im.Ref})
+	if err != nil {
+		return "", fmt.Errorf("save image %s from the Docker engine: %w", im.Ref, err)
+	}
+	defer rc.Close()
+	if _, err := command.RunWith(ctx, command.Options{Stdin: rc}, "ctr", "--address", sock, "-n", containerdNS, "images", "import", "-"); err != nil {
+		return "", fmt.Errorf("load image %s into the node's containerd: %w", im.Ref, err)
+	}
+	id, err := p.configDigest(ctx, sock, ref)
+	if err != nil {
+		return "", fmt.Errorf("image %s after loading: %w", im.Ref, err)
+	}
+	if id != im.ID {
+		return "", fmt.Errorf("image %s loaded into the node's containerd has config %s, not the engine's %s", im.Ref, id, im.ID)
+	}
+	return "loaded into the node's containerd (docker save | ctr images import)", nil
+}
+
+func shortID(id string) string {
+	return strings.TrimPrefix(id, "sha256:")[:min(12, len(strings.TrimPrefix(id, "sha256:")))]
+}
+
+// normalise is an image reference as containerd names it (docker.io/ for a bare repository).
+func normalise(ref string) string {
+	first, _, _ := strings.Cut(ref, "/")
+	if !strings.Contains(ref, "/") {
+		return "docker.io/library/" + ref
+	}
+	if !strings.ContainsAny(first, ".:") && first != "localhost" {
+		return "docker.io/" + ref
+	}
+	return ref
+}
+
+// configDigest is the config digest of ref in the node's containerd: the manifest's config,
+// read with ctr (images ls for the manifest digest, content get for the manifest).
+func (p *Platform) configDigest(ctx context.Context, sock, ref string) (string, error) {
+	out, err := command.Run(ctx, "ctr", "--address", sock, "-n", containerdNS, "images", "ls", "name=="+ref)
+	if err != nil {
+		return "", err
+	}
+	digest := manifestDigest(string(out), ref)
+	if digest == "" {
+		return "", fmt.Errorf("image %s is not in the node's containerd", ref)
+	}
+	man, err := command.Run(ctx, "ctr", "--address", sock, "-n", containerdNS, "content", "get", digest)
+	if err != nil {
+		return "", err
+	}
+	var m struct {
+		Config struct {
+			Digest string `json:"digest"`
+		} `json:"config"`
+	}
+	if err := json.Unmarshal(man, &m); err != nil || m.Config.Digest == "" {
+		return "", fmt.Errorf("manifest %s of %s: no config digest (%v)", digest, ref, err)
+	}
+	return m.Config.Digest, nil
+}
+
+// manifestDigest finds ref's digest in `ctr images ls` output (REF TYPE DIGEST SIZE …).
+func manifestDigest(ls, ref string) string {
+	s := bufio.NewScanner(strings.NewReader(ls))
+	for s.Scan() {
+		f := strings.Fields(s.Text())
+		if len(f) >= 3 && f[0] == ref && strings.HasPrefix(f[2], "sha256:") {
+			return f[2]
+		}
+	}
+	return ""
+}
+
+// containerGroup finds the cgroup of the container with runtime id id on this host: the group
+// of a process whose memory cgroup path names the id (the kubelet's cgroupfs and systemd
+// drivers both put the id in the leaf's name). It returns the group and that process.
+func containerGroup(id string) (cgroup.Ref, int, error) {
+	v := cgroup.HostVersion()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return cgroup.Ref{}, 0, err
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		f, err := os.Open(filepath.Join("/proc", e.Name(), "cgroup"))
+		if err != nil {
+			continue
+		}
+		path, err := parseProcCgroup(f, v)
+		f.Close()
+		if err == nil && strings.Contains(filepath.Base(path), id) {
+			return cgroup.Ref{Version: v, Path: path}, pid, nil
+		}
+	}
+	return cgroup.Ref{}, 0, fmt.Errorf("no process of container %s found in this host's cgroups", id[:min(12, len(id))])
+}
+
+// parseProcCgroup returns the group path in a /proc/<pid>/cgroup file: on v1 (and hybrid) the
+// memory controller's hierarchy, on v2 the unified one ("0::/path").
+func parseProcCgroup(r io.Reader, v cgroup.Version) (string, error) {
+	s := bufio.NewScanner(r)
+	for s.Scan() {
+		f := strings.SplitN(s.Text(), ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		if v == cgroup.V2 {
+			if f[0] == "0" && f[1] == "" {
+				return f[2], nil
+			}
+			continue
+		}
+		for _, c := range strings.Split(f[1], ",") {
+			if c == "memory" {
+				return f[2], nil
+			}
+		}
+	}
+	return "", errors.New("no memory (v1) or unified (v2) entry")
+}
+
+// runtimeID is the runtime's id of a container from its status ("containerd://<id>").
+func runtimeID(s corev1.ContainerStatus) string {
+	_, id, _ := strings.Cut(s.ContainerID, "://")
+	return id
+}
