@@ -419,8 +419,11 @@ EOF
     fi
   done
 
-  # A bridge pod network: bridge + host-local IPAM (its allocations under our state) + portmap,
-  # and loopback (containerd adds lo itself). No masquerade: pods need not leave the host.
+  # A bridge pod network: bridge + host-local IPAM (its allocations under our state) + portmap
+  # + firewall, and loopback (containerd adds lo itself). No masquerade: pods need not leave the
+  # host. The firewall plugin accepts forwarded traffic to and from each pod's address: dockerd
+  # sets the FORWARD policy to DROP, and with br_netfilter on, pod-to-pod traffic across the
+  # bridge (and a ClusterIP DNATed to another pod) is forwarded traffic.
   cat >"$STATE/cni/net.d/10-boxbench-kube.conflist.new" <<EOF
 {
   "cniVersion": "0.4.0",
@@ -439,7 +442,8 @@ EOF
         "routes": [{"dst": "0.0.0.0/0"}]
       }
     },
-    {"type": "portmap", "capabilities": {"portMappings": true}}
+    {"type": "portmap", "capabilities": {"portMappings": true}},
+    {"type": "firewall", "backend": "iptables"}
   ]
 }
 EOF
