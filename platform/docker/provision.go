@@ -307,7 +307,7 @@ func (b *box) start(ctx context.Context) error {
 		return fmt.Errorf("container %s is not running after start (%+v)", b.facts["container"], ins.State)
 	}
 	b.facts["server_pid"] = strconv.Itoa(ins.State.Pid)
-	if b.group, err = CgroupOf(ins.State.Pid); err != nil {
+	if b.group, err = cgroup.OfProcess(ins.State.Pid); err != nil {
 		return err
 	}
 	b.facts["cgroup"] = b.group.Path

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -185,7 +184,6 @@ func manifestDigest(ls, ref string) string {
 // of a process whose memory cgroup path names the id (the kubelet's cgroupfs and systemd
 // drivers both put the id in the leaf's name). It returns the group and that process.
 func containerGroup(id string) (cgroup.Ref, int, error) {
-	v := cgroup.HostVersion()
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return cgroup.Ref{}, 0, err
@@ -195,41 +193,12 @@ func containerGroup(id string) (cgroup.Ref, int, error) {
 		if err != nil {
 			continue
 		}
-		f, err := os.Open(filepath.Join("/proc", e.Name(), "cgroup"))
-		if err != nil {
-			continue
-		}
-		path, err := parseProcCgroup(f, v)
-		f.Close()
-		if err == nil && strings.Contains(filepath.Base(path), id) {
-			return cgroup.Ref{Version: v, Path: path}, pid, nil
+		g, err := cgroup.OfProcess(pid)
+		if err == nil && strings.Contains(filepath.Base(g.Path), id) {
+			return g, pid, nil
 		}
 	}
 	return cgroup.Ref{}, 0, fmt.Errorf("no process of container %s found in this host's cgroups", id[:min(12, len(id))])
-}
-
-// parseProcCgroup returns the group path in a /proc/<pid>/cgroup file: on v1 (and hybrid) the
-// memory controller's hierarchy, on v2 the unified one ("0::/path").
-func parseProcCgroup(r io.Reader, v cgroup.Version) (string, error) {
-	s := bufio.NewScanner(r)
-	for s.Scan() {
-		f := strings.SplitN(s.Text(), ":", 3)
-		if len(f) != 3 {
-			continue
-		}
-		if v == cgroup.V2 {
-			if f[0] == "0" && f[1] == "" {
-				return f[2], nil
-			}
-			continue
-		}
-		for _, c := range strings.Split(f[1], ",") {
-			if c == "memory" {
-				return f[2], nil
-			}
-		}
-	}
-	return "", errors.New("no memory (v1) or unified (v2) entry")
 }
 
 // runtimeID is the runtime's id of a container from its status ("containerd://<id>").

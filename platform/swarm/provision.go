@@ -351,7 +351,7 @@ func (b *box) readBack(ctx context.Context) error {
 	b.facts["server_pid"] = strconv.Itoa(ins.State.Pid)
 	b.facts["data_dir"] = b.layout.DataDir
 	b.facts["host_data_dir"] = b.dataOnHost
-	if b.group, err = docker.CgroupOf(ins.State.Pid); err != nil {
+	if b.group, err = cgroup.OfProcess(ins.State.Pid); err != nil {
 		return err
 	}
 	b.facts["cgroup"] = b.group.Path
