@@ -145,27 +145,31 @@ func (b *box) Teardown(ctx context.Context) error {
 	b.mu.Lock()
 	svc, helpers := b.service, slices.Clone(b.helpers)
 	b.mu.Unlock()
-	rctx, cancel := context.WithTimeout(ctx, removeTimeout)
-	defer cancel()
+	// Each step has a bound of its own: one that runs out its time must not leave the next
+	// (the volume, last) no time at all.
 	if svc != "" {
-		errs = append(errs, b.p.removeService(rctx, svc))
+		errs = append(errs, bounded(ctx, func(ctx context.Context) error { return b.p.removeService(ctx, svc) }))
 	}
 	// The task containers carry the run's labels; so do the helpers. The filter finds a task
 	// container this box never learnt the id of (a provision cut short).
-	errs = append(errs, b.p.removeContainers(rctx, filters.NewArgs(
-		filters.Arg("label", docker.LabelExperiment+"="+b.req.Experiment),
-		filters.Arg("label", docker.LabelRun+"="+b.req.Run))))
+	errs = append(errs, bounded(ctx, func(ctx context.Context) error {
+		return b.p.removeContainers(ctx, filters.NewArgs(
+			filters.Arg("label", docker.LabelExperiment+"="+b.req.Experiment),
+			filters.Arg("label", docker.LabelRun+"="+b.req.Run)))
+	}))
 	for _, id := range helpers {
-		errs = append(errs, b.p.d.Remove(rctx, id))
+		errs = append(errs, bounded(ctx, func(ctx context.Context) error { return b.p.d.Remove(ctx, id) }))
 	}
-	errs = append(errs, b.removeNetwork(rctx))
+	errs = append(errs, bounded(ctx, b.removeNetwork))
 	if b.volume != "" {
-		errs = append(errs, retry(rctx, "remove volume "+b.volume, func() error {
-			err := b.p.engine.VolumeRemove(rctx, b.volume, true)
-			if cerrdefs.IsNotFound(err) {
-				return nil
-			}
-			return err
+		errs = append(errs, bounded(ctx, func(ctx context.Context) error {
+			return retry(ctx, "remove volume "+b.volume, func() error {
+				err := b.p.engine.VolumeRemove(ctx, b.volume, true)
+				if cerrdefs.IsNotFound(err) {
+					return nil
+				}
+				return err
+			})
 		}))
 	}
 	if b.store != nil {
@@ -203,6 +207,13 @@ func (b *box) removeNetwork(ctx context.Context) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// bounded runs one removal step with removeTimeout of its own.
+func bounded(ctx context.Context, step func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, removeTimeout)
+	defer cancel()
+	return step(ctx)
 }
 
 // retry calls f until it succeeds or ctx ends: the engine releases a removed container's

@@ -167,8 +167,9 @@ func (p *Platform) release(ctx context.Context) ([]string, error) {
 	sw := info.Swarm
 	if sw.LocalNodeState != swarm.LocalNodeStateActive || clusterID(sw) != m.ClusterID {
 		// The swarm boxbench made is gone (left by hand, or replaced by someone else's): the
-		// marker names nothing any more.
-		return nil, os.Remove(markerPath())
+		// marker names nothing any more. The gateway bridge its init made stays behind a
+		// leave, unless a swarm is active again (whose bridge it now is).
+		return p.forget(ctx, nil, m.GwBridge && sw.LocalNodeState == swarm.LocalNodeStateInactive)
 	}
 	svcs, err := p.engine.ServiceList(ctx, swarm.ServiceListOptions{})
 	if err != nil {
@@ -180,18 +181,22 @@ func (p *Platform) release(ctx context.Context) ([]string, error) {
 	if err := p.engine.SwarmLeave(ctx, true); err != nil {
 		return nil, fmt.Errorf("leave the swarm boxbench created (cluster %s): %w", m.ClusterID, err)
 	}
-	done := []string{"swarm " + m.ClusterID + " (created by boxbench, left)"}
+	p.log.Info("left the swarm boxbench created", "cluster", m.ClusterID)
+	return p.forget(ctx, []string{"swarm " + m.ClusterID + " (created by boxbench, left)"}, m.GwBridge)
+}
+
+// forget removes the marker and, with bridge, the gateway bridge the swarm's init made, adding
+// what it removed to done.
+func (p *Platform) forget(ctx context.Context, done []string, bridge bool) ([]string, error) {
 	var errs []error
-	if m.GwBridge {
+	if bridge {
 		if err := p.removeGwBridge(ctx); err != nil {
 			errs = append(errs, err)
 		} else {
 			done = append(done, "network "+gwBridge+" (created with boxbench's swarm)")
 		}
 	}
-	errs = append(errs, os.Remove(markerPath()))
-	p.log.Info("left the swarm boxbench created", "cluster", m.ClusterID)
-	return done, errors.Join(errs...)
+	return done, errors.Join(append(errs, os.Remove(markerPath()))...)
 }
 
 // removeGwBridge removes docker_gwbridge once no container is attached to it (the task

@@ -10,9 +10,12 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/swarm"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/resource"
 )
@@ -220,4 +223,37 @@ func TestCleanupAll(t *testing.T) {
 		t.Errorf("cleanup: %v", err)
 	}
 	e.assertClean(t, exp)
+}
+
+// TestSwarmGone: the swarm is left under a running box (by hand, or by another process).
+// Teardown must still remove everything the box made — the volume last — instead of spending
+// its time waiting for the tasks of a service that went with the swarm.
+func TestSwarmGone(t *testing.T) {
+	e := newEnv(t)
+	if e.wasActive {
+		testenv.Skip(t, "a swarm is active on this engine: the test leaves the swarm, and never one it did not make")
+	}
+	exp := fmt.Sprintf("test-gone-%d", os.Getpid())
+	r := e.request(exp, "g", StorageVolume, NetworkOverlay)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	_, err := e.engine.NetworkInspect(ctx, gwBridge, network.InspectOptions{})
+	bridgeBefore := !cerrdefs.IsNotFound(err)
+	b, err := e.p.Provision(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.engine.SwarmLeave(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Teardown(ctx); err != nil {
+		t.Errorf("teardown after the swarm was left: %v", err)
+	}
+	e.assertClean(t, exp)
+	if _, err := readMarker(); err == nil {
+		t.Error("the marker still names the swarm that was left")
+	}
+	if _, err := e.engine.NetworkInspect(ctx, gwBridge, network.InspectOptions{}); !bridgeBefore && !cerrdefs.IsNotFound(err) {
+		t.Errorf("%s, which boxbench's swarm init made, is still there (%v)", gwBridge, err)
+	}
 }

@@ -174,10 +174,7 @@ func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed fu
 			if !ok || !crashed(exp) {
 				continue
 			}
-			rctx, cancel := context.WithTimeout(ctx, removeTimeout)
-			err := p.removeService(rctx, s.ID)
-			cancel()
-			if err != nil {
+			if err := bounded(ctx, func(ctx context.Context) error { return p.removeService(ctx, s.ID) }); err != nil {
 				errs = append(errs, fmt.Errorf("service %s: %w", s.Spec.Name, err))
 				continue
 			}
@@ -187,11 +184,9 @@ func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed fu
 		}
 	}
 	// The engine stops a removed service's tasks by itself; wait for that rather than race it.
-	wctx, cancel := context.WithTimeout(ctx, removeTimeout)
 	for _, f := range runs {
-		errs = append(errs, p.removeContainers(wctx, f))
+		errs = append(errs, bounded(ctx, func(ctx context.Context) error { return p.removeContainers(ctx, f) }))
 	}
-	cancel()
 	// Networks whose endpoints the engine still releases are retried for a while.
 	for i := 0; ; i++ {
 		gone, err := p.d.CleanupLabelled(ctx, crashed, true)
@@ -209,13 +204,24 @@ func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed fu
 // removeService removes a service and waits until the orchestrator has no task of it left: a
 // task it had assigned may still get its container after the removal, which then holds the
 // volume and the network.
+//
+// A service cannot outlive its swarm: when this node is no longer a manager of an active swarm
+// (the swarm was left or lost under the box), the service and its tasks are gone with it and
+// there is nothing to wait for — the task containers, network and volume are removed by the
+// caller's next steps.
 func (p *Platform) removeService(ctx context.Context, id string) error {
 	if err := p.engine.ServiceRemove(ctx, id); err != nil && !cerrdefs.IsNotFound(err) {
+		if !p.manager(ctx) {
+			return nil
+		}
 		return fmt.Errorf("remove service %s: %w", id, err)
 	}
 	// Not filtered by service: the engine refuses that filter once the service is gone.
 	return retry(ctx, "wait for the tasks of service "+id, func() error {
 		ts, err := p.engine.TaskList(ctx, swarm.TaskListOptions{})
+		if err != nil && !p.manager(ctx) {
+			return nil
+		}
 		n := 0
 		for _, t := range ts {
 			if t.ServiceID == id {
@@ -227,6 +233,13 @@ func (p *Platform) removeService(ctx context.Context, id string) error {
 		}
 		return err
 	})
+}
+
+// manager says whether this engine is a manager of an active swarm (true when it cannot tell:
+// the caller then keeps its error).
+func (p *Platform) manager(ctx context.Context) bool {
+	info, err := p.engine.Info(ctx)
+	return err != nil || info.Swarm.LocalNodeState == swarm.LocalNodeStateActive && info.Swarm.ControlAvailable
 }
 
 // removeContainers force-removes the containers that match f (a service's task containers) and
