@@ -15,13 +15,13 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/boxbench/boxbench/driver"
@@ -136,9 +136,9 @@ func (r *Remote) Run(ctx context.Context, t workload.Target, clk workload.Clock)
 		return nil, fmt.Errorf("agent: encoding the job: %w", err)
 	}
 	asked := time.Now()
-	var out strings.Builder
-	serr := r.Site.RunAgent(ctx, strings.NewReader(string(in)), &out)
-	res, rerr := r.decode(out.String(), clk, asked)
+	var out bytes.Buffer
+	serr := r.Site.RunAgent(ctx, bytes.NewReader(in), &out)
+	res, rerr := r.decode(out.Bytes(), clk, asked)
 	switch {
 	case serr != nil && res == nil:
 		return nil, fmt.Errorf("agent: %w", serr)
@@ -150,10 +150,10 @@ func (r *Remote) Run(ctx context.Context, t workload.Target, clk workload.Clock)
 
 // decode turns the agent's reply into a result on the host's clock. The returned error is the
 // workload's own (with the partial result) or a reply that cannot be read.
-func (r *Remote) decode(out string, clk workload.Clock, asked time.Time) (*workload.Result, error) {
+func (r *Remote) decode(out []byte, clk workload.Clock, asked time.Time) (*workload.Result, error) {
 	var rep Reply
-	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &rep); err != nil {
-		return nil, fmt.Errorf("agent: reading its reply: %w (output starts %q)", err, head(out, 200))
+	if err := json.Unmarshal(out, &rep); err != nil {
+		return nil, fmt.Errorf("agent: reading its reply: %w (output starts %q)", err, out[:min(len(out), 200)])
 	}
 	if rep.Version != Version {
 		return nil, fmt.Errorf("agent: reply version %d, expected %d", rep.Version, Version)
@@ -184,11 +184,4 @@ func (r *Remote) decode(out string, clk workload.Clock, asked time.Time) (*workl
 		res.Intervals[i].End += shift
 	}
 	return res, werr
-}
-
-func head(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }

@@ -59,9 +59,6 @@ func TestKubernetesRun(t *testing.T) {
 // (client: {platform: kubernetes}); the run records where the client ran.
 func TestKubernetesClientPod(t *testing.T) {
 	needKube(t)
-	if out, _ := exec.Command(bin, "agent", "--help").CombinedOutput(); !strings.Contains(string(out), "agent") {
-		testenv.Skip(t, "this build has no `boxbench agent` (the remote-client contract)")
-	}
 	runKube(t, "e2e-kube-pod", "client: {platform: kubernetes}")
 }
 

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -124,6 +125,33 @@ type Marker interface {
 	Place() (experiment, run string)
 	// Remove removes what the marker names (idempotent) and says what it removed.
 	Remove(ctx context.Context) ([]string, error)
+}
+
+// WriteMarker writes m as JSON to the file named file in the box's work directory dir.
+func WriteMarker(dir, file string, m any) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, file), b, 0o644)
+}
+
+// ReadMarker reads the JSON marker at path; own says whether everything it names is derived
+// from its own experiment and run (a marker that names anything else is refused: boxbench never
+// acts on what a file claims).
+func ReadMarker[M any](path string, own func(M) bool) (M, error) {
+	var m M
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("%s: %w", path, err)
+	}
+	if !own(m) {
+		return m, fmt.Errorf("%s: names that are not this box's", path)
+	}
+	return m, nil
 }
 
 // CleanupMarked removes the boxes of crashed experiments through their markers: every file

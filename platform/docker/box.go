@@ -206,6 +206,16 @@ func (b *box) Stop(ctx context.Context) error {
 	b.mu.Lock()
 	id, exited := b.id, b.exited
 	b.mu.Unlock()
+	return StopContainer(ctx, b.p.engine, id, b.req.DBMS, exited)
+}
+
+// StopContainer sends the database's clean-shutdown signal to container id and waits for
+// exited to close (the caller's watch of the container's exit). After stopTimeout, or when ctx
+// ends, it sends SIGKILL and waits a bounded time more: a wait that never ends (an engine that
+// lost the container) must not hold up a teardown, whose forced remove comes next. Other
+// platforms of the same engine (swarm's task containers) stop theirs with it. Without a
+// container or a watch (nothing was started), or when it has exited, there is nothing to do.
+func StopContainer(ctx context.Context, engine client.ContainerAPIClient, id string, d dbms.DBMS, exited <-chan struct{}) error {
 	if id == "" || exited == nil {
 		return nil
 	}
@@ -214,15 +224,6 @@ func (b *box) Stop(ctx context.Context) error {
 		return nil
 	default:
 	}
-	return StopContainer(ctx, b.p.engine, id, b.req.DBMS, exited)
-}
-
-// StopContainer sends the database's clean-shutdown signal to container id and waits for
-// exited to close (the caller's watch of the container's exit). After stopTimeout, or when ctx
-// ends, it sends SIGKILL and waits a bounded time more: a wait that never ends (an engine that
-// lost the container) must not hold up a teardown, whose forced remove comes next. Other
-// platforms of the same engine (swarm's task containers) stop theirs with it.
-func StopContainer(ctx context.Context, engine client.ContainerAPIClient, id string, d dbms.DBMS, exited <-chan struct{}) error {
 	if err := engine.ContainerKill(ctx, id, SignalName(d.StopSignal())); err != nil && !notRunning(err) {
 		return fmt.Errorf("signal container: %w", err)
 	}

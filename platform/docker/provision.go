@@ -14,6 +14,7 @@ import (
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
 	"github.com/docker/go-connections/nat"
 
 	"github.com/boxbench/boxbench/cgroup"
@@ -266,24 +267,33 @@ func (b *box) create(ctx context.Context, mounts []mount.Mount) error {
 	return nil
 }
 
+// WatchExit asks the engine to report container id's exit (cond) and returns a channel that
+// closes when it comes, after *code holds the exit status (-1 when the wait itself failed). The
+// wait lives as long as ctx. Other platforms of the same engine (swarm's task containers) watch
+// theirs with it.
+func WatchExit(ctx context.Context, engine client.ContainerAPIClient, id string, cond container.WaitCondition, code *int64) chan struct{} {
+	waitC, errC := engine.ContainerWait(ctx, id, cond)
+	exited := make(chan struct{})
+	go func() {
+		select {
+		case w := <-waitC:
+			*code = w.StatusCode
+		case <-errC:
+			*code = -1
+		}
+		close(exited)
+	}()
+	return exited
+}
+
 // start starts the container and reads back what the kernel and the engine hold: the cgroup
 // and its limits, the runtime, the endpoint.
 func (b *box) start(ctx context.Context) error {
 	// Waiting for the next exit is registered before the start, so no exit can be missed.
-	waitC, errC := b.p.engine.ContainerWait(b.ctx, b.id, container.WaitConditionNextExit)
-	exited := make(chan struct{})
+	exited := WatchExit(b.ctx, b.p.engine, b.id, container.WaitConditionNextExit, &b.exitCode)
 	b.mu.Lock()
 	b.exited = exited
 	b.mu.Unlock()
-	go func() {
-		select {
-		case w := <-waitC:
-			b.exitCode = w.StatusCode
-		case <-errC:
-			b.exitCode = -1
-		}
-		close(exited)
-	}()
 	if err := b.p.engine.ContainerStart(ctx, b.id, container.StartOptions{}); err != nil {
 		// Nothing runs, so no exit will come: Stop must not wait for one (the wait request
 		// ends with b.ctx in Teardown). Before this, a failed start made the undo hang.

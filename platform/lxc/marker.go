@@ -2,15 +2,14 @@ package lxc
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/hostnet"
 )
 
@@ -29,25 +28,13 @@ type marker struct {
 	Veth       string `json:"veth,omitempty"`
 }
 
-func (m marker) write(dir string) error {
-	b, _ := json.Marshal(m)
-	return os.WriteFile(filepath.Join(dir, markerFile), b, 0o644)
-}
+func (m marker) write(dir string) error { return platform.WriteMarker(dir, markerFile, m) }
 
 func readMarker(path string) (marker, error) {
-	var m marker
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return m, err
-	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("%s: %w", path, err)
-	}
-	bridge, veth := hostnet.Name(hostnet.PrefixBridge, m.Experiment, m.Run), hostnet.Name(hostnet.PrefixVeth, m.Experiment, m.Run)
-	if m.Cgroup != "/boxbench/"+m.Experiment+"/"+m.Run || (m.Bridge != "" && m.Bridge != bridge) || (m.Veth != "" && m.Veth != veth) {
-		return m, fmt.Errorf("%s: names that are not this box's", path) // never act on what a file claims
-	}
-	return m, nil
+	return platform.ReadMarker(path, func(m marker) bool {
+		bridge, veth := hostnet.Name(hostnet.PrefixBridge, m.Experiment, m.Run), hostnet.Name(hostnet.PrefixVeth, m.Experiment, m.Run)
+		return m.Cgroup == "/boxbench/"+m.Experiment+"/"+m.Run && (m.Bridge == "" || m.Bridge == bridge) && (m.Veth == "" || m.Veth == veth)
+	})
 }
 
 // groups are the container's and its monitor's control groups.

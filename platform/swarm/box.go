@@ -109,14 +109,6 @@ func (b *box) Stop(ctx context.Context) error {
 	b.mu.Lock()
 	id, exited := b.task, b.exited
 	b.mu.Unlock()
-	if id == "" || exited == nil {
-		return nil
-	}
-	select {
-	case <-exited:
-		return nil
-	default:
-	}
 	return docker.StopContainer(ctx, b.p.engine, id, b.req.DBMS, exited)
 }
 

@@ -320,20 +320,10 @@ func containerOf(t swarm.Task) string {
 // watchExit closes b.exited when the task container stops running; the wait lives until the
 // box is torn down.
 func (b *box) watchExit() error {
-	exited := make(chan struct{})
-	waitC, errC := b.p.engine.ContainerWait(b.life, b.task, container.WaitConditionNotRunning)
+	exited := docker.WatchExit(b.life, b.p.engine, b.task, container.WaitConditionNotRunning, &b.exitCode)
 	b.mu.Lock()
 	b.exited = exited
 	b.mu.Unlock()
-	go func() {
-		select {
-		case w := <-waitC:
-			b.exitCode = w.StatusCode
-		case <-errC:
-			b.exitCode = -1
-		}
-		close(exited)
-	}()
 	return nil
 }
 

@@ -2,14 +2,12 @@ package vm
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/hostnet"
 )
 
@@ -35,25 +33,10 @@ func newMarker(exp, run string, bridged bool) marker {
 	return m
 }
 
-func (m marker) write(dir string) error {
-	b, _ := json.Marshal(m)
-	return os.WriteFile(filepath.Join(dir, markerFile), b, 0o644)
-}
+func (m marker) write(dir string) error { return platform.WriteMarker(dir, markerFile, m) }
 
 func readMarker(path string) (marker, error) {
-	var m marker
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return m, err
-	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("%s: %w", path, err)
-	}
-	want := newMarker(m.Experiment, m.Run, m.Bridge != "")
-	if m != want {
-		return m, fmt.Errorf("%s: names that are not this box's", path) // never act on what a file claims
-	}
-	return m, nil
+	return platform.ReadMarker(path, func(m marker) bool { return m == newMarker(m.Experiment, m.Run, m.Bridge != "") })
 }
 
 // killTimeout bounds the wait for a killed QEMU to leave its group: a VMM exits only once its
