@@ -199,6 +199,13 @@ type ClientSite interface {
 	RunAgent(ctx context.Context, stdin io.Reader, stdout io.Writer) error
 }
 
+// PinnedSite is implemented by a client site whose client runs on known cpus of this host (a
+// container on an overlay network given boxbench's own client cpus, a duet side's pinned
+// agent): placement.client then holds there too, and the run records the cpus.
+type PinnedSite interface {
+	ClientCPUs() string
+}
+
 // Finding is one line of `boxbench doctor`.
 type Finding struct {
 	Area   string // "host", "tools", "dbms", or a platform name

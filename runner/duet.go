@@ -137,6 +137,8 @@ func (s *pinnedSite) ClientPlace() (string, driver.Endpoint) {
 	return "boxbench agent on this host, cpus " + placement.FormatList(s.cpus), s.ep
 }
 
+func (s *pinnedSite) ClientCPUs() string { return placement.FormatList(s.cpus) }
+
 func (s *pinnedSite) RunAgent(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	argv, err := s.agent.argv()
 	if err != nil {

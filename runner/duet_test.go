@@ -66,6 +66,14 @@ func TestDuet(t *testing.T) {
 		if !strings.HasPrefix(r.Env["client_site"], "boxbench agent on this host, cpus ") {
 			t.Errorf("%s: client site %q", r.ID, r.Env["client_site"])
 		}
+		if cpus := r.Env["client_cpus"]; cpus == "" || !strings.HasSuffix(r.Env["client_site"], "cpus "+cpus) {
+			t.Errorf("%s: client cpus %q, site %q", r.ID, cpus, r.Env["client_site"])
+		}
+		for _, w := range r.Warnings {
+			if w.Code == "client_placement_remote" {
+				t.Errorf("%s: %s (the duet's client is pinned)", r.ID, w.Message)
+			}
+		}
 	}
 	if len(byPair) != 2 {
 		for _, r := range rows {

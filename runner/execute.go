@@ -168,7 +168,7 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 		site, remote = slot.duet.site(r.cfg.Agent, box.Endpoint()), true
 	}
 	if remote {
-		rwl, err := r.remoteClient(site, wl, c, rec, slot.duet != nil)
+		rwl, err := r.remoteClient(site, wl, c, rec)
 		if err != nil {
 			fail("client", err)
 			return
@@ -335,16 +335,27 @@ func (r *Runner) runLocal(ctx context.Context, wl workload.Workload, t workload.
 // remoteClient wraps the cell's workload to run at the box's client site, and records where.
 // Only the built-in generator can run there: the tools' adapters need their binaries on the
 // host (sysbench) or the box's executor (fio).
-func (r *Runner) remoteClient(site platform.ClientSite, wl workload.Workload, c *plan.Cell, rec *results.RunRecord, duet bool) (*agent.Remote, error) {
+func (r *Runner) remoteClient(site platform.ClientSite, wl workload.Workload, c *plan.Cell, rec *results.RunRecord) (*agent.Remote, error) {
 	where, ep := site.ClientPlace()
 	if w := r.cfg.Spec.WorkloadOf(c.Workload); w.Type != "ycsb" {
 		return nil, fmt.Errorf("the client of this box runs at %s, where only the built-in YCSB generator can run (workload type %s)", where, w.Type)
 	}
 	rec.Env["client_site"] = where
 	rec.Facts["client_endpoint"] = ep.String()
-	if !duet && r.cfg.Spec.Placement.Client != "" || c.ClientPolicy != "" && c.ClientPolicy != placement.PolicyNormal {
+	pinned := false
+	if ps, ok := site.(platform.PinnedSite); ok {
+		rec.Env["client_cpus"], pinned = ps.ClientCPUs(), true
+	}
+	var lost []string
+	if r.cfg.Spec.Placement.Client != "" && !pinned {
+		lost = append(lost, "placement.client")
+	}
+	if c.ClientPolicy != "" && c.ClientPolicy != placement.PolicyNormal {
+		lost = append(lost, "clientPolicy")
+	}
+	if len(lost) > 0 {
 		rec.Warnings = append(rec.Warnings, results.Warning{Code: "client_placement_remote", Severity: "warning",
-			Message: "the client ran at " + where + ": placement.client and clientPolicy apply to boxbench's own client only"})
+			Message: "the client ran at " + where + ": " + strings.Join(lost, " and ") + " apply to boxbench's own client only"})
 	}
 	return &agent.Remote{Inner: wl, Site: site, Experiment: r.cfg.Spec, Cell: c}, nil
 }

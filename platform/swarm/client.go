@@ -14,7 +14,6 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/pkg/stdcopy"
-	"golang.org/x/sys/unix"
 
 	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/driver"
@@ -115,20 +114,12 @@ func (b *box) connect(ctx context.Context, ep driver.Endpoint) error {
 
 var errExit124 = errors.New("exit status 124")
 
-// ownCPUs is this process's cpu list (the client's placement; "" when unknown).
-func ownCPUs() string {
-	var set unix.CPUSet
-	if unix.SchedGetaffinity(0, &set) != nil {
-		return ""
-	}
-	var list []int
-	for c := 0; c < 1024; c++ {
-		if set.IsSet(c) {
-			list = append(list, c)
-		}
-	}
-	return placement.FormatList(list)
-}
+// ownCPUs is this process's cpu list: the client's placement (placement.client pins it).
+func ownCPUs() string { return placement.FormatList(placement.HostCPUs()) }
+
+// ClientCPUs is the cpu list the client container runs on (platform.PinnedSite): this
+// process's, so placement.client holds for the client on the overlay too.
+func (s siteBox) ClientCPUs() string { return ownCPUs() }
 
 // runSite runs argv in a fresh container of the box's image on its overlay network, as nobody,
 // pinned to the cpus of this process, and removes it on every path.
