@@ -152,8 +152,14 @@ func (b *box) fillData(ctx context.Context) error {
 }
 
 // runDirFor names the socket directory of the box with work directory dir: short, under the
-// system's temporary directory, and derived from dir so that it is the same on every call.
+// system's temporary directory, and derived from dir so that it is the same on every call —
+// from its absolute, clean form, so that the cleanup of a crashed experiment, which finds the
+// directory from the work root's listing, names the same one as the provision did with a work
+// root given as "work" or "/var/tmp/bb/".
 func runDirFor(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
 	h := sha256.Sum256([]byte(dir))
 	return filepath.Join(os.TempDir(), "boxbench-"+hex.EncodeToString(h[:6]))
 }

@@ -151,3 +151,19 @@ func TestBoxProcessesKeepTheNormalPolicy(t *testing.T) {
 		t.Errorf("a command run in the box has policy %q, want 0 (SCHED_OTHER):\n%s", m, out)
 	}
 }
+
+// The socket directory is named from the work directory's clean absolute form: the provision
+// (the runner's WorkRoot joined by hand) and the crash cleanup (a listing of the work root)
+// name the same one however the work root was written.
+func TestRunDirForClean(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := runDirFor(filepath.Join(wd, "work", "exp", "r0001"))
+	for _, d := range []string{"work/exp/r0001", "work//exp/r0001", wd + "/work/exp/r0001/", "./work/exp/./r0001"} {
+		if got := runDirFor(d); got != want {
+			t.Errorf("runDirFor(%q) = %s, want %s", d, got, want)
+		}
+	}
+}
