@@ -7,8 +7,10 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: build setup images vm-images test test-short lint bench quickstart clean fuzz kube-build kube-up kube-down kube-status kube-check
 
+# Statically linked (no C library needed), so the same binary runs in a client pod's image
+# (boxbench images agent) and in any Linux box.
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/boxbench ./cmd/boxbench
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/boxbench ./cmd/boxbench
 
 # Installs the Debian packages, starts dockerd when it is not running, fetches Go modules.
 setup:

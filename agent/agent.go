@@ -28,6 +28,7 @@ import (
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/spec"
+	"github.com/boxbench/boxbench/version"
 	"github.com/boxbench/boxbench/workload"
 )
 
@@ -63,7 +64,12 @@ type Reply struct {
 	// Start is the agent's Clock.Start as wall-clock nanoseconds since the epoch.
 	Start int64  `json:"start_unix_ns"`
 	Error string `json:"error,omitempty"`
+	// Build is the agent's boxbench build (Build()).
+	Build string `json:"build"`
 }
+
+// Build is this binary's boxbench version and commit, as a run records them.
+func Build() string { return version.Version + " " + version.CommitOrVCS() }
 
 // Builder builds a cell's workload (builtin.Workload); passed in to keep this package free of
 // the wiring.
@@ -93,7 +99,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, build Builder, log 
 		Password: job.Target.Password, Database: job.Target.Database, Log: log}
 	clk := workload.Clock{Start: time.Now()}
 	res, werr := wl.Run(ctx, t, clk)
-	rep := Reply{Version: Version, Result: res, Start: clk.Start.UnixNano()}
+	rep := Reply{Version: Version, Result: res, Start: clk.Start.UnixNano(), Build: Build()}
 	if werr != nil {
 		rep.Error = werr.Error()
 	}
@@ -117,6 +123,8 @@ type Remote struct {
 	// Skew, set by Run, is the difference between the agent's reported start and the time the
 	// host asked for it, a bound on the clocks' disagreement plus the site's start-up time.
 	Skew time.Duration
+	// Build, set by Run, is the agent's boxbench build as it said (Build()).
+	Build string
 }
 
 func (r *Remote) Name() string    { return r.Inner.Name() }
@@ -175,6 +183,7 @@ func (r *Remote) decode(out []byte, clk workload.Clock, asked time.Time) (*workl
 	for i := range rep.OpHists {
 		res.Ops[i].Hist = rep.OpHists[i]
 	}
+	r.Build = rep.Build
 	start := time.Unix(0, rep.Start)
 	shift := start.Sub(clk.Start.Round(0))
 	r.Skew = start.Sub(asked.Round(0))

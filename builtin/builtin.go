@@ -53,7 +53,7 @@ func Configure(ps map[string]platform.Platform, e *spec.Experiment) {
 		k.Configure(kubernetes.Config{Kubeconfig: e.Kubernetes.Kubeconfig, Context: e.Kubernetes.Context,
 			Namespace: e.Kubernetes.Namespace, Node: e.Kubernetes.Node, Images: e.Kubernetes.Images,
 			VolumeSize: int64(e.Kubernetes.VolumeSize), ClientInCluster: e.Client.Platform == kubernetes.Name,
-			ClientNode: e.Client.Node})
+			ClientNode: e.Client.Node, AgentImage: e.Kubernetes.AgentImage, Telemetry: e.Kubernetes.Telemetry})
 	}
 }
 

@@ -3,10 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/boxbench/boxbench/agent"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/image"
 	"github.com/boxbench/boxbench/rootfs"
@@ -121,8 +123,39 @@ func (a *app) imagesCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(build, list)
+	cmd.AddCommand(build, list, a.agentImageCmd())
 	return cmd
+}
+
+// agentImageCmd builds the image a client pod on another node runs (kubernetes.agentImage).
+func (a *app) agentImageCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "agent",
+		Short: "Build an image holding this boxbench binary, for client pods on nodes that are not this host",
+		Long: "agent imports this (statically linked) boxbench binary into the engine as an image whose\n" +
+			"entrypoint is the binary and whose user is nobody, tagged " + image.AgentRepository + ":<hash of the binary>.\n" +
+			"Get it to the cluster's nodes (push it to a registry they pull from, or `docker save` it into\n" +
+			"each node's runtime) and name it in the spec's kubernetes.agentImage. A local node gets it\n" +
+			"from this engine by itself.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			bin, err := os.Executable()
+			if err != nil {
+				return &ExitError{Code: ExitFailure, Err: err}
+			}
+			engine, err := image.Connect()
+			if err != nil {
+				return &ExitError{Code: ExitFailure, Err: err, Hint: "start dockerd (make setup does)"}
+			}
+			defer engine.Close()
+			im, err := image.NewStore(engine, a.log).BuildAgent(cmd.Context(), bin, agent.Build())
+			if err != nil {
+				return &ExitError{Code: ExitFailure, Err: err}
+			}
+			fmt.Fprintf(a.stdout, "%s %s (boxbench %s)\n", im.Ref, im.ID, agent.Build())
+			return nil
+		},
+	}
 }
 
 func state(built bool) string {

@@ -21,10 +21,10 @@ const kubeSpec = `apiVersion: boxbench/v1alpha1
 kind: Experiment
 name: %s
 dbms: redis
-workload: {type: ycsb, mix: read-heavy, threads: 2, duration: 2s, warmup: 1s}
+workload: {type: ycsb, mix: read-heavy, threads: 2, duration: %s, warmup: 1s}
 dataset: {records: 500, fieldCount: 4, fieldLength: 50}
 limits: {cpus: 1, memory: 512MiB}
-kubernetes: {kubeconfig: %s}
+kubernetes: {kubeconfig: %s%s}
 %s
 matrix:
   zip:
@@ -52,33 +52,65 @@ func needKube(t *testing.T) {
 // the experiment is left in the cluster.
 func TestKubernetesRun(t *testing.T) {
 	needKube(t)
-	runKube(t, "e2e-kube-host", "")
+	_, _, _ = runKube(t, "e2e-kube-host", "2s", "", "")
 }
 
 // TestKubernetesClientPod: the same with the load generator in a pod on the node
 // (client: {platform: kubernetes}); the run records where the client ran.
 func TestKubernetesClientPod(t *testing.T) {
 	needKube(t)
-	runKube(t, "e2e-kube-pod", "client: {platform: kubernetes}")
+	_, _, _ = runKube(t, "e2e-kube-pod", "2s", "", "client: {platform: kubernetes}")
 }
 
-func runKube(t *testing.T, name, client string) {
+// TestKubernetesAgentImage: the client pod runs the agent image `boxbench images agent` built
+// (what a node that is not this host needs), and the server's telemetry comes from the
+// kubelet's summary API (what such a node offers) instead of the cgroup.
+func TestKubernetesAgentImage(t *testing.T) {
+	needKube(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "images", "agent").CombinedOutput()
+	if err != nil {
+		t.Fatalf("boxbench images agent: %v\n%s", err, out)
+	}
+	ref, _, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+	e, results, runs := runKube(t, "e2e-kube-agent", "15s", ", agentImage: "+ref+", telemetry: summary", "client: {platform: kubernetes}")
+	for _, r := range runs {
+		if r.Facts["platform"] != "kubernetes" {
+			continue
+		}
+		if !strings.Contains(r.Env["client_site"], ref) || r.Facts["client_build"] == "" {
+			t.Errorf("run %s: client_site %q, client_build %q: not the agent image %s", r.ID, r.Env["client_site"], r.Facts["client_build"], ref)
+		}
+		if !strings.HasPrefix(r.Facts["server_telemetry"], "kubelet summary API") {
+			t.Errorf("run %s: server_telemetry %q", r.ID, r.Facts["server_telemetry"])
+		}
+		series, err := e.boxbench(ctx, "results", results, "--run", r.ID, "--series").Output()
+		if err != nil || !strings.Contains(string(series), "db.memory_working_set_bytes") || !strings.Contains(string(series), "db.stats_age_seconds") {
+			t.Errorf("run %s: no server memory from the kubelet's summary: %v\n%.2000s", r.ID, err, series)
+		}
+	}
+}
+
+type kubeRun struct {
+	ID, Status, Reason string
+	Facts              map[string]string `json:"facts"`
+	Env                map[string]string `json:"env"`
+}
+
+func runKube(t *testing.T, name, duration, kubeExtra, client string) (env, string, []kubeRun) {
 	e := env{dir: t.TempDir(), work: testenv.WorkRoot(t)}
 	e.specFile = filepath.Join(e.dir, "spec.yaml")
 	t.Cleanup(func() { assertNoLeftovers(t, e.work) })
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	out := e.runSpec(ctx, t, fmt.Sprintf(kubeSpec, name, kubeconfig, client))
+	out := e.runSpec(ctx, t, fmt.Sprintf(kubeSpec, name, duration, kubeconfig, kubeExtra, client))
 	got, b := e.results(ctx, t, out)
 	if len(got.Runs) != 3 {
 		t.Fatalf("%d runs stored, want 3: %s", len(got.Runs), b)
 	}
 	var full struct {
-		Runs []struct {
-			ID, Status, Reason string
-			Facts              map[string]string `json:"facts"`
-			Env                map[string]string `json:"env"`
-		} `json:"runs"`
+		Runs []kubeRun `json:"runs"`
 	}
 	if err := json.Unmarshal(b, &full); err != nil {
 		t.Fatal(err)
@@ -92,7 +124,7 @@ func runKube(t *testing.T, name, client string) {
 			continue
 		}
 		kube++
-		if r.Facts["node"] != "boxbench-node" || r.Facts["node_is_this_host"] != "true" || r.Facts["network_path"] == "" || r.Facts["cgroup"] == "" {
+		if r.Facts["node"] != "boxbench-node" || r.Facts["node_is_this_host"] != "true" || r.Facts["network_path"] == "" || (r.Facts["cgroup"] == "" && kubeExtra == "") {
 			t.Errorf("run %s facts: node %q local %q path %q cgroup %q", r.ID, r.Facts["node"], r.Facts["node_is_this_host"], r.Facts["network_path"], r.Facts["cgroup"])
 		}
 		if client != "" && !strings.Contains(r.Env["client_site"]+r.Facts["client_site"], "pod") {
@@ -126,4 +158,5 @@ func runKube(t *testing.T, name, client string) {
 			t.Errorf("left in the cluster: %s %s/%s", o.Kind, o.Metadata.Namespace, o.Metadata.Name)
 		}
 	}
+	return e, out, full.Runs
 }

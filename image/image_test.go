@@ -40,3 +40,17 @@ func TestCheckNativeMismatch(t *testing.T) {
 		t.Errorf("missing package: %v", err)
 	}
 }
+
+// TestAgentNeedsStaticBinary: an agent image has no C library, so a dynamically linked binary
+// is refused with the reason, before the engine is asked anything.
+func TestAgentNeedsStaticBinary(t *testing.T) {
+	s := &Store{}
+	_, err := s.BuildAgent(context.Background(), "/bin/sh", "test")
+	if err == nil || !strings.Contains(err.Error(), "dynamically linked") || !strings.Contains(err.Error(), "CGO_ENABLED=0") {
+		t.Errorf("dynamic /bin/sh: %v", err)
+	}
+	_, err = s.BuildAgent(context.Background(), "/etc/passwd", "test")
+	if err == nil {
+		t.Error("a file that is not an executable was accepted")
+	}
+}

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"time"
 
 	"github.com/boxbench/boxbench/cgroup"
 )
@@ -18,6 +19,9 @@ type Observation struct {
 	DataDir string
 	// Guest is the box's own view from inside, when it has one (a VM guest); nil otherwise.
 	Guest *GuestView
+	// Stats is the box's values as its orchestrator reports them, for a box this host cannot
+	// read itself (a pod on another node: its kubelet's summary API); nil otherwise.
+	Stats *StatsView
 	// Missing says what cannot be observed and why, e.g. "guest memory: seen only as the VMM's
 	// resident set". Telemetry records it with the run.
 	Missing []string
@@ -44,4 +48,15 @@ type GuestView struct {
 	Sample func(ctx context.Context) ([]byte, error)
 	// Group is the server's cgroup v2 directory in the guest, e.g. "/sys/fs/cgroup/boxbench/server".
 	Group string
+}
+
+// StatsView is a box's values as something other than this host's kernel reports them.
+type StatsView struct {
+	// Via names the source, e.g. "kubelet summary API of node n1 (container server)".
+	Via string
+	// Read returns the box's values under the metric names of a control group
+	// (telemetry.Metrics): cumulative counters named "*_total" (seconds, bytes, events) and
+	// gauges, and the time the source computed them, which may be older than the call; no
+	// values and a zero time when the source has none for the box yet. It honours ctx.
+	Read func(ctx context.Context) (map[string]float64, time.Time, error)
 }

@@ -203,6 +203,11 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 		// How long after the host asked the agent started measuring (the site's start-up time
 		// plus the clocks' disagreement): the intervals are placed on the run's clock by it.
 		rec.Facts["client_start_delay"] = remote.Skew.String()
+		rec.Facts["client_build"] = remote.Build
+		if remote.Build != agent.Build() {
+			rec.Warnings = append(rec.Warnings, results.Warning{Code: "client_build_differs", Severity: "warning",
+				Message: fmt.Sprintf("the client at the site is boxbench %q, this is %q: the load generator may differ from a local client's (rebuild the agent image: boxbench agent-image)", remote.Build, agent.Build())})
+		}
 	}
 	if err == nil && ctx.Err() == nil {
 		err = alive(ctx, d, box)
@@ -411,11 +416,14 @@ func alive(ctx context.Context, d dbms.DBMS, box platform.Box) error {
 	return nil
 }
 
-// targetsOf is a box's telemetry: what the host sees (source), and for a box with a guest view
+// targetsOf is a box's telemetry: what the host sees or the box's orchestrator reports (source), and for a box with a guest view
 // also the server's group inside it (source-guest) and the whole guest (source-guest-system).
 // The returned function releases the guest view.
 func targetsOf(source string, o platform.Observation) ([]telemetry.Target, func(), error) {
 	ts := []telemetry.Target{{Source: source, Cgroup: o.Cgroup, PID: o.PID, DataDir: o.DataDir, Missing: o.Missing}}
+	if o.Stats != nil {
+		ts[0].Stats = &telemetry.Stats{Via: o.Stats.Via, Read: o.Stats.Read}
+	}
 	if o.Guest == nil {
 		return ts, func() {}, nil
 	}

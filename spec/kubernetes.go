@@ -23,7 +23,16 @@ type Kubernetes struct {
 	Images map[string]string `yaml:"images"`
 	// VolumeSize is the size of a pvc:<class> claim and of a local PersistentVolume.
 	VolumeSize Bytes `yaml:"volumeSize"`
+	// AgentImage is an image reference holding boxbench's binary (`boxbench agent-image`) for
+	// client pods on a node that is not this host.
+	AgentImage string `yaml:"agentImage"`
+	// Telemetry is where a pod's CPU and memory come from: auto (its cgroup when the node is
+	// this host, else the kubelet's summary API) or summary (the summary API everywhere).
+	Telemetry string `yaml:"telemetry"`
 }
+
+// KubernetesTelemetries are the values of kubernetes.telemetry.
+var KubernetesTelemetries = []string{"auto", "summary"}
 
 // Client says where the load generator runs: on this host (default) or in a pod of the cluster
 // (platform: kubernetes, on node, default the server's node).
@@ -82,6 +91,12 @@ func (c *checker) kubernetes() {
 		if ref := k.Images[d]; len(ref) > 255 || !imageRefRe.MatchString(ref) {
 			c.add("kubernetes.images", "%s: %q is not an image reference (valid: [host[:port]/]name[:tag][@sha256:digest])", safeText(d), safeText(ref))
 		}
+	}
+	if ref := k.AgentImage; ref != "" && (len(ref) > 255 || !imageRefRe.MatchString(ref)) {
+		c.add("kubernetes.agentImage", "%q is not an image reference (valid: [host[:port]/]name[:tag][@sha256:digest])", safeText(ref))
+	}
+	if k.Telemetry != "" {
+		c.oneOf("kubernetes.telemetry", k.Telemetry, KubernetesTelemetries)
 	}
 	if k.VolumeSize < 0 {
 		c.add("kubernetes.volumeSize", "%d is not valid (valid: a positive size, e.g. 8GiB)", k.VolumeSize)

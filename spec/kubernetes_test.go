@@ -28,6 +28,8 @@ kubernetes:
   node: boxbench-node
   images: {redis: "registry.example:5000/boxbench/redis:7.0"}
   volumeSize: 2GiB
+  agentImage: "registry.example:5000/boxbench/agent:dev"
+  telemetry: summary
 client: {platform: kubernetes, node: boxbench-node}
 matrix:
   platform: [native, kubernetes]
@@ -43,7 +45,8 @@ func TestKubernetesBlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Kubernetes.Node != "boxbench-node" || e.Client.Platform != "kubernetes" || e.Kubernetes.VolumeSize != 2<<30 {
+	if e.Kubernetes.Node != "boxbench-node" || e.Client.Platform != "kubernetes" || e.Kubernetes.VolumeSize != 2<<30 ||
+		e.Kubernetes.Telemetry != "summary" || e.Kubernetes.AgentImage == "" {
 		t.Errorf("parsed %+v %+v", e.Kubernetes, e.Client)
 	}
 }
@@ -56,6 +59,8 @@ func TestKubernetesProblems(t *testing.T) {
 		`redis: "registry.example:5000/boxbench/redis:7.0"`, `redis: "x; rm -rf /", mongodb: "mongo:7"`,
 		"client: {platform: kubernetes, node: boxbench-node}", "client: {platform: swarm, node: n1}",
 		"pvc:standard", "pvc:",
+		`agentImage: "registry.example:5000/boxbench/agent:dev"`, "agentImage: '$(id)'",
+		"telemetry: summary", "telemetry: prometheus",
 		"exclude:\n", "",
 	).Replace(kubeSpec)
 	_, err := Parse([]byte(bad), "k.yaml", kubeVocab)
@@ -64,7 +69,8 @@ func TestKubernetesProblems(t *testing.T) {
 	}
 	for _, want := range []string{"kubernetes.kubeconfig", "relative/kubeconfig", "kubernetes.namespace", "Bench_1",
 		"kubernetes.node", `"a b"`, `"x; rm -rf /" is not an image reference`, `"mongodb" is not a dbms`,
-		"client.platform", "client.node", `"pvc:" needs a StorageClass name`} {
+		"client.platform", "client.node", `"pvc:" needs a StorageClass name`,
+		`kubernetes.agentImage: "$(id)" is not an image reference`, "kubernetes.telemetry", "prometheus"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in:\n%v", want, err)
 		}

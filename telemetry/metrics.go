@@ -5,7 +5,7 @@ type Metric struct {
 	Name string `json:"name"`
 	Unit string `json:"unit"`
 	// From says which target field produces it: "cgroup", "pid", "host", "interfaces" (or
-	// host), "datadir", "guest".
+	// host), "datadir", "guest", "stats".
 	From string `json:"from"`
 	Help string `json:"help"`
 }
@@ -101,4 +101,9 @@ var Metrics = []Metric{
 	// metrics above and disk_* for each virtio disk, labelled vda, vdb, …).
 	{"guest_read_seconds", "seconds", "guest", "how long the read through the guest agent took"},
 	{"guest_read_age_seconds", "seconds", "guest", "how old the guest read was when the tick used it: the stamp's lag"},
+	// A box reported by something other than this host (Target.Stats: a pod on another node,
+	// through its kubelet's summary API): cpu_usage_seconds_per_second, memory_usage_bytes,
+	// memory_working_set_bytes, memory_rss_bytes, memory_major_faults_per_second as above, over
+	// the source's own refresh intervals.
+	{"stats_age_seconds", "seconds", "stats", "how old the source's values were when read (the kubelet refreshes them every 10-15 s)"},
 }

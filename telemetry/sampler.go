@@ -168,6 +168,9 @@ func collectorsFor(t Target, rt roots, log *slog.Logger) ([]collector, error) {
 		}
 		cs = append(cs, c)
 	}
+	if t.Stats != nil {
+		cs = append(cs, &statsCollector{s: t.Stats})
+	}
 	if t.DataDir != "" {
 		c, err := newDiskCollector(t.DataDir, rt)
 		switch {
@@ -249,6 +252,9 @@ func (s *Sampler) tick() {
 			}
 			// Keep the previous reading: the next good read gives a rate over the longer gap.
 			continue
+		}
+		if st, ok := se.c.(stamped); ok {
+			t = s.clk.Since(st.stampedAt()) // the values are of the source's moment
 		}
 		out := derive(se.source, se.prev, se.prevT, r, t)
 		se.prev, se.prevT = r, t

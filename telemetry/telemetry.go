@@ -69,6 +69,8 @@ type Target struct {
 	Guest *Guest
 	// GuestSystem adds the whole guest's CPU by mode, memory, load, pressure and disks.
 	GuestSystem *Guest
+	// Stats adds the box's CPU and memory as a source other than this host reports them.
+	Stats *Stats
 	// Missing says what of this source cannot be observed and why (a box that is not a group on
 	// this host, a data directory the host cannot see). It is not sampled; Sampler.Missing
 	// reports it, so the run records the gap instead of silently lacking the values.
@@ -81,8 +83,11 @@ func (t Target) validate() error {
 		p = append(p, "empty source")
 	}
 	if t.Cgroup == nil && t.PID == 0 && !t.Host && t.DataDir == "" && len(t.Interfaces) == 0 && len(t.Missing) == 0 &&
-		t.Guest == nil && t.GuestSystem == nil {
-		p = append(p, "nothing to sample (set Cgroup, PID, Host, DataDir, Interfaces, Guest or GuestSystem)")
+		t.Guest == nil && t.GuestSystem == nil && t.Stats == nil {
+		p = append(p, "nothing to sample (set Cgroup, PID, Host, DataDir, Interfaces, Guest, GuestSystem or Stats)")
+	}
+	if t.Stats != nil && (t.Stats.Read == nil || strings.TrimSpace(t.Stats.Via) == "") {
+		p = append(p, "stats source without a name or a reader")
 	}
 	if t.PID < 0 {
 		p = append(p, fmt.Sprintf("negative pid %d", t.PID))

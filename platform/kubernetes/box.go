@@ -44,18 +44,19 @@ type box struct {
 	img   image.Image
 	pull  corev1.PullPolicy
 
-	name    string // the name of every object of the box
-	ns      string
-	ownNS   bool
-	store   *storage.Dir // host storage (hostpath, localpv)
-	hostDir string       // its host path
-	layout  dbms.Layout
-	ep      driver.Endpoint
-	podIP   string
-	group   *cgroup.Ref // the server container's group when the node is this host
-	applied resource.Applied
-	warns   []platform.Warning
-	facts   map[string]string
+	name     string // the name of every object of the box
+	ns       string
+	ownNS    bool
+	store    *storage.Dir // host storage (hostpath, localpv)
+	hostDir  string       // its host path
+	layout   dbms.Layout
+	ep       driver.Endpoint
+	podIP    string
+	group    *cgroup.Ref // the server container's group when the node is this host
+	statsErr error       // why the kubelet's summary API cannot be read, when it is the telemetry
+	applied  resource.Applied
+	warns    []platform.Warning
+	facts    map[string]string
 
 	mu                sync.Mutex
 	pod, svc, pvc, pv string // created objects still to delete

@@ -102,8 +102,14 @@ type Config struct {
 	Images map[string]string
 	// VolumeSize is the size of a pvc:<class> claim and a local PV (bytes; 0 = 8 GiB).
 	VolumeSize int64
-	// AgentBinary is boxbench's binary mounted into a client pod ("" = this process's).
+	// AgentBinary is boxbench's binary mounted into a client pod on this host ("" = this
+	// process's).
 	AgentBinary string
+	// AgentImage is an image holding boxbench's binary (boxbench agent-image builds one) that
+	// the client node can run; needed for a client pod on a node that is not this host.
+	AgentImage string
+	// Telemetry is where the server's CPU and memory come from (Telemetries; "" = auto).
+	Telemetry string
 	// Socket is the node's containerd socket when the node is this host ("" = ContractSocket).
 	Socket string
 }

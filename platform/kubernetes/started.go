@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
@@ -49,7 +50,23 @@ func (b *box) started(ctx context.Context) error {
 	} else {
 		b.applyRemote(pod)
 	}
+	if b.group == nil || b.cfg.Telemetry == TelemetrySummary {
+		b.probeSummary(ctx)
+	}
 	return b.endpoint(ctx)
+}
+
+// probeSummary reads the kubelet's summary once, so that a cluster that does not let boxbench
+// read it (RBAC: get on nodes/proxy) is said before the run, not found in its telemetry.
+func (b *box) probeSummary(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if _, _, err := b.summaryStats().Read(ctx); err != nil {
+		b.statsErr = err
+		b.warns = append(b.warns, platform.Warning{Code: "server_telemetry_missing",
+			Message: "the server's CPU and memory are not observed: " + err.Error() + " (boxbench needs get on nodes/proxy; docs/kubernetes.md)"})
+	}
+	b.facts["server_telemetry"] = "kubelet summary API of node " + b.node.Name
 }
 
 // applyLocal finds the server container's group on this host, writes what the kubelet cannot
@@ -145,22 +162,27 @@ func (b *box) endpoint(ctx context.Context) error {
 }
 
 // Observe: the server container's group and, for hostpath/localpv, the host directory when the
-// node is this host; otherwise nothing from the host, and what is missing says so.
+// node is this host; otherwise (or with kubernetes.telemetry: summary) the kubelet's summary
+// API, and what it lacks is recorded as missing.
 func (b *box) Observe() platform.Observation {
-	if b.group != nil {
-		o := hostcg.Observation(*b.group, "")
-		if b.hostDir != "" {
-			o.DataDir = filepath.Join(b.hostDir, "db")
-			o.Missing = nil
-		} else {
-			o.Missing = []string{"data device I/O: storage " + b.req.Storage + " is not a host directory boxbench made"}
-		}
-		return o
+	var o platform.Observation
+	if b.group != nil && b.cfg.Telemetry != TelemetrySummary {
+		o.Cgroup = b.group
+	} else if b.statsErr != nil {
+		o.Missing = []string{"server CPU, memory, I/O and pressure: the kubelet's summary API could not be read: " + b.statsErr.Error()}
+	} else {
+		o.Stats = b.summaryStats()
+		o.Missing = []string{"server CPU throttling, block I/O and pressure: the " + o.Stats.Via + " has CPU and memory only, refreshed every 10-15 s"}
 	}
-	return platform.Observation{Missing: []string{
-		"server CPU, memory and I/O: node " + nodeName(b.node) + " is not this host (its kubelet's summary API has them; boxbench does not sample it yet)",
-		"data device I/O: the data is on another node",
-	}}
+	switch {
+	case b.hostDir != "" && b.local:
+		o.DataDir = filepath.Join(b.hostDir, "db")
+	case !b.local:
+		o.Missing = append(o.Missing, "data device I/O: the data is on node "+nodeName(b.node)+", not this host")
+	default:
+		o.Missing = append(o.Missing, "data device I/O: storage "+b.req.Storage+" is not a host directory boxbench made")
+	}
+	return o
 }
 
 func nodeName(n *corev1.Node) string {
