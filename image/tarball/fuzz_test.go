@@ -54,10 +54,8 @@ func archive(hs []tar.Header) []byte {
 	return b.Bytes()
 }
 
-// TestExtractSymlinkEscape documents an open hole (issue 16): an entry written through a
-// symbolic link that an earlier entry planted leaves dst. Extract cannot be changed in this
-// branch; docs/security.md carries the proposed patch. The test skips, saying so, while the
-// hole is open, and asserts once it is closed.
+// TestExtractSymlinkEscape: an entry written through a symbolic link that an earlier entry
+// planted must not leave dst (a hole found and closed in the hardening work, docs/security.md).
 func TestExtractSymlinkEscape(t *testing.T) {
 	parent := t.TempDir()
 	dst := filepath.Join(parent, "dst")
