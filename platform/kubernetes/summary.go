@@ -37,7 +37,8 @@ func (b *box) summaryStats() *platform.StatsView {
 			if err := json.Unmarshal(raw, &s); err != nil {
 				return nil, time.Time{}, fmt.Errorf("kubelet summary of node %s: %w", node, err)
 			}
-			return containerValues(&s, ns, pod, ctrServer)
+			vs, at := containerValues(&s, ns, pod, ctrServer)
+			return vs, at, nil
 		},
 	}
 }
@@ -45,7 +46,7 @@ func (b *box) summaryStats() *platform.StatsView {
 // containerValues are container c of pod ns/name in summary s under the names of a control
 // group's metrics, and the time of its CPU values. Absent (not yet seen by the kubelet): no
 // values, a zero time.
-func containerValues(s *statsv1.Summary, ns, name, c string) (map[string]float64, time.Time, error) {
+func containerValues(s *statsv1.Summary, ns, name, c string) (map[string]float64, time.Time) {
 	for _, p := range s.Pods {
 		if p.PodRef.Namespace != ns || p.PodRef.Name != name {
 			continue
@@ -63,8 +64,8 @@ func containerValues(s *statsv1.Summary, ns, name, c string) (map[string]float64
 					}
 				}
 			}
-			return vs, cs.CPU.Time.Time, nil
+			return vs, cs.CPU.Time.Time
 		}
 	}
-	return nil, time.Time{}, nil
+	return nil, time.Time{}
 }
