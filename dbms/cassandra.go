@@ -137,9 +137,9 @@ func CassandraSizing(memoryBytes int64) CassandraSizes {
 // its seeds.
 type CassandraNode struct {
 	Cluster     string
-	Seeds       []string // host:storage-port of the seed nodes
+	Seeds       []string // host:storage-port (or host: this node's storage port) of the seeds
 	Listen      string   // listen_address: the internode (storage) address
-	StoragePort string
+	StoragePort string   // "" = the launcher picks a free one (-Dcassandra.storage_port=0)
 	RPC         string // rpc_address: where CQL listens
 	Broadcast   string // broadcast_rpc_address ("" = rpc_address)
 	NativePort  string
@@ -158,6 +158,10 @@ func CassandraConfig(n CassandraNode) []byte {
 	if n.Broadcast != "" {
 		bcast = "broadcast_rpc_address: " + n.Broadcast + "\n"
 	}
+	storage := ""
+	if n.StoragePort != "" {
+		storage = "storage_port: " + n.StoragePort + "\n"
+	}
 	mib := func(b int64) string { return strconv.FormatInt(b>>20, 10) + "MiB" }
 	return []byte(`# written by boxbench: Cassandra's configuration, identical on every platform
 cluster_name: ` + n.Cluster + `
@@ -169,8 +173,7 @@ seed_provider:
     parameters:
       - seeds: "` + strings.Join(n.Seeds, ",") + `"
 listen_address: ` + n.Listen + `
-storage_port: ` + n.StoragePort + `
-rpc_address: ` + n.RPC + `
+` + storage + `rpc_address: ` + n.RPC + `
 ` + bcast + `native_transport_port: ` + n.NativePort + `
 start_native_transport: false
 authenticator: ` + auth + `
@@ -219,8 +222,8 @@ func cassandraJVMOptions(z CassandraSizes) string {
 // and deletes before the CQL port opens.
 func (Cassandra) ConfigFiles(s Settings) map[string][]byte {
 	z := CassandraSizing(s.MemoryBytes)
-	yaml := CassandraConfig(CassandraNode{Cluster: "boxbench", Seeds: []string{"@LISTEN@:@STORAGE_PORT@"},
-		Listen: "@LISTEN@", StoragePort: "@STORAGE_PORT@", RPC: "@RPC@", Broadcast: "@BROADCAST@",
+	yaml := CassandraConfig(CassandraNode{Cluster: "boxbench", Seeds: []string{"@LISTEN@"},
+		Listen: "@LISTEN@", RPC: "@RPC@", Broadcast: "@BROADCAST@",
 		NativePort: "@PORT@", Auth: s.Password != "", Sizes: z})
 	logback := []byte(`<configuration>
   <appender name="STDERR" class="ch.qos.logback.core.ConsoleAppender">
@@ -231,25 +234,26 @@ func (Cassandra) ConfigFiles(s Settings) map[string][]byte {
 </configuration>
 `)
 	script := `# written by boxbench: Cassandra's start (its JVM settings), identical on every platform
-# usage: sh boxbench-cassandra.sh DATADIR RUNDIR LISTEN-ADDR PORT STORAGE-PORT [setpassword]
+# usage: sh boxbench-cassandra.sh DATADIR RUNDIR LISTEN-ADDR PORT [setpassword]
 set -u
-d=$1; run=$2; addr=$3; port=$4; sport=$5
+d=$1; run=$2; addr=$3; port=$4
 umask 077
-for v in "$addr" "$port" "$sport"; do
+for v in "$addr" "$port"; do
   case $v in ''|*[!0-9a-f.:]*) echo "boxbench: bad address or port: $v" >&2; exit 2 ;; esac
 done
 # Cassandra's internode address cannot be a wildcard: a single node gossips with itself on
 # loopback; CQL listens on the wildcard and names loopback as its address.
 listen=$addr; bcast=
 if [ "$addr" = 0.0.0.0 ]; then listen=127.0.0.1; bcast=127.0.0.1; fi
-sed -e "s/@LISTEN@/$listen/g" -e "s/@STORAGE_PORT@/$sport/g" -e "s/@RPC@/$addr/g" -e "s/@PORT@/$port/g" \
+sed -e "s/@LISTEN@/$listen/g" -e "s/@RPC@/$addr/g" -e "s/@PORT@/$port/g" \
   -e "s/@BROADCAST@/$bcast/g" -e '/^broadcast_rpc_address: $/d' "$d/` + cassandraYAML + `" >"$run/` + cassandraYAML + `" || exit 1
 cred=
-if [ "${6:-}" = setpassword ]; then cred=$d/` + credentialFile + `; fi
+if [ "${5:-}" = setpassword ]; then cred=$d/` + credentialFile + `; fi
 exec ` + cassandraJava + ` ` + cassandraJVMOptions(z) + ` \
   -Dlogback.configurationFile="$d/` + cassandraLogback + `" -Dcassandra.config="file://$run/` + cassandraYAML + `" \
   -Dcassandra.storagedir="$d" -Dcassandra.logdir="$run" -Dcassandra.triggers_dir="$run" \
   -Dcassandra-foreground=yes -Dcassandra.start_native_transport=false \
+  -Dcassandra.storage_port=0 -Dboxbench.listen_address="$listen" \
   -Dcassandra.skip_wait_for_gossip_to_settle=0 -Dcassandra.superuser_setup_delay_ms=86400000 \
   -cp '` + CassandraHome + `/lib/*:` + filepath.Dir(cassandraLauncher) + `' BoxbenchCassandra $cred
 `
@@ -260,19 +264,11 @@ exec ` + cassandraJava + ` ` + cassandraJVMOptions(z) + ` \
 	return files
 }
 
-// CassandraStoragePort is the internode port of a node whose CQL port is port: the next one
-// (the one before at the top of the range), so two boxes on the host network never share it.
-func CassandraStoragePort(port int) int {
-	if port >= 65535 {
-		return port - 1
-	}
-	return port + 1
-}
-
-// StartCommand runs the script (see Cassandra): CQL on Listen:Port, internode on the next port.
+// StartCommand runs the script (see Cassandra): CQL on Listen:Port, internode on a free port
+// the launcher picks.
 func (Cassandra) StartCommand(l Layout) []string {
 	argv := []string{"/bin/sh", l.DataDir + "/" + cassandraScript, l.DataDir, l.RunDir, l.Listen,
-		strconv.Itoa(l.Port), strconv.Itoa(CassandraStoragePort(l.Port))}
+		strconv.Itoa(l.Port)}
 	if l.SetPassword {
 		argv = append(argv, "setpassword")
 	}

@@ -38,7 +38,7 @@ func TestCassandraConfigSeeds(t *testing.T) {
 		Listen: "10.0.0.3", StoragePort: "7000", RPC: "10.0.0.3", NativePort: "9042", Auth: true,
 		Sizes: CassandraSizing(1 << 30)}))
 	for _, want := range []string{`seeds: "10.0.0.1:7000,10.0.0.2:7000"`, "listen_address: 10.0.0.3\n",
-		"native_transport_port: 9042\n", "authenticator: PasswordAuthenticator\n", "memtable_heap_space: 128MiB\n",
+		"native_transport_port: 9042\n", "storage_port: 7000\n", "authenticator: PasswordAuthenticator\n", "memtable_heap_space: 128MiB\n",
 		"start_native_transport: false\n"} {
 		if !strings.Contains(y, want) {
 			t.Errorf("yaml lacks %q:\n%s", want, y)
@@ -73,7 +73,7 @@ func TestCassandraScriptRendersYAML(t *testing.T) {
 		t.Fatal(err)
 	}
 	render := func(addr string) (string, error) {
-		out, err := exec.Command("sh", filepath.Join(d, "render.sh"), d, run, addr, "9042", "9043").CombinedOutput()
+		out, err := exec.Command("sh", filepath.Join(d, "render.sh"), d, run, addr, "9042").CombinedOutput()
 		if err != nil {
 			return string(out), err
 		}
@@ -85,13 +85,13 @@ func TestCassandraScriptRendersYAML(t *testing.T) {
 		t.Fatalf("%v: %s", err, y)
 	}
 	for _, want := range []string{"listen_address: 127.0.0.1\n", "rpc_address: 0.0.0.0\n", "broadcast_rpc_address: 127.0.0.1\n",
-		`seeds: "127.0.0.1:9043"`, "storage_port: 9043\n", "native_transport_port: 9042\n"} {
+		`seeds: "127.0.0.1"`, "native_transport_port: 9042\n"} {
 		if !strings.Contains(y, want) {
 			t.Errorf("wildcard: yaml lacks %q:\n%s", want, y)
 		}
 	}
-	if strings.Contains(y, "@") {
-		t.Errorf("a placeholder is left:\n%s", y)
+	if strings.Contains(y, "@") || strings.Contains(y, "storage_port") {
+		t.Errorf("a placeholder or a fixed storage port is left:\n%s", y)
 	}
 	if y, err = render("127.0.0.1"); err != nil || strings.Contains(y, "broadcast_rpc_address") ||
 		!strings.Contains(y, "listen_address: 127.0.0.1\n") {
@@ -119,7 +119,7 @@ func TestCassandraCredentialFile(t *testing.T) {
 		}
 	}
 	argv := WithPassword(Cassandra{}, "pw").StartCommand(Layout{DataDir: "/d", RunDir: "/r", Listen: "127.0.0.1", Port: 40000})
-	if got := strings.Join(argv[2:], " "); got != "/d /r 127.0.0.1 40000 40001 setpassword" {
+	if got := strings.Join(argv[2:], " "); got != "/d /r 127.0.0.1 40000 setpassword" {
 		t.Errorf("start command %q", got)
 	}
 }

@@ -9,6 +9,8 @@
 // node runs without authentication (the yaml then names AllowAllAuthenticator).
 //
 // Compiled by scripts/cassandra.sh against the cached jars; runs on the same JRE as the server.
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -36,6 +38,16 @@ public final class BoxbenchCassandra {
         if (Boolean.parseBoolean(System.getProperty("cassandra.start_native_transport", "true"))) {
             System.err.println("boxbench: start with -Dcassandra.start_native_transport=false");
             System.exit(2);
+        }
+        // A storage (internode) port of 0 asks for a free one on the listen address: a single
+        // node's gossip port is nobody else's business, and a fixed neighbour of the CQL port
+        // can be taken by another process on the host network. Seeds named without a port use
+        // this one.
+        if ("0".equals(System.getProperty("cassandra.storage_port"))) {
+            String listen = System.getProperty("boxbench.listen_address", "127.0.0.1");
+            try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName(listen))) {
+                System.setProperty("cassandra.storage_port", Integer.toString(s.getLocalPort()));
+            }
         }
         CassandraDaemon.main(new String[0]); // returns once the node has joined (foreground mode)
         try {
