@@ -317,7 +317,7 @@ func (Cassandra) Ready(ctx context.Context, ep driver.Endpoint, c Credentials) e
 	}
 	defer s.Close()
 	var v string
-	if err := s.Query("SELECT release_version FROM system.local").WithContext(ctx).Scan(&v); err != nil {
+	if err := s.Query("SELECT release_version FROM system.local").ScanContext(ctx, &v); err != nil {
 		return fmt.Errorf("cassandra: %w", err)
 	}
 	return nil

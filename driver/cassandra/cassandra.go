@@ -89,7 +89,7 @@ func Open(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSi
 	db := &DB{s: s, cl: cl, ks: ks}
 	db.st.Store(newStmts(ks, driver.Table{Name: "usertable", FieldCount: 10}))
 	var v string
-	if err := s.Query("SELECT release_version FROM system.local").WithContext(ctx).Scan(&v); err != nil {
+	if err := s.Query("SELECT release_version FROM system.local").ScanContext(ctx, &v); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("cassandra %s: %w", ep, err)
 	}

@@ -76,7 +76,7 @@ func dial(ctx context.Context, d dbms.DBMS, ep driver.Endpoint) (kv, error) {
 		for _, q := range []string{
 			"CREATE KEYSPACE IF NOT EXISTS boxbench WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
 			"CREATE TABLE IF NOT EXISTS boxbench.kv (k text PRIMARY KEY, v text)"} {
-			if err := s.Query(q).WithContext(ctx).Exec(); err != nil {
+			if err := s.Query(q).ExecContext(ctx); err != nil {
 				s.Close()
 				return nil, err
 			}
@@ -125,10 +125,10 @@ func (r redisKV) close() { r.c.Close() }
 type cqlKV struct{ s *gocql.Session }
 
 func (c cqlKV) put(ctx context.Context, k, v string) error {
-	return c.s.Query("INSERT INTO boxbench.kv (k, v) VALUES (?, ?)", k, v).WithContext(ctx).Exec()
+	return c.s.Query("INSERT INTO boxbench.kv (k, v) VALUES (?, ?)", k, v).ExecContext(ctx)
 }
 func (c cqlKV) get(ctx context.Context, k string) (v string, err error) {
-	err = c.s.Query("SELECT v FROM boxbench.kv WHERE k = ?", k).WithContext(ctx).Scan(&v)
+	err = c.s.Query("SELECT v FROM boxbench.kv WHERE k = ?", k).ScanContext(ctx, &v)
 	return v, err
 }
 func (c cqlKV) close() { c.s.Close() }
