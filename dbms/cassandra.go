@@ -251,7 +251,7 @@ cred=
 if [ "${5:-}" = setpassword ]; then cred=$d/` + credentialFile + `; fi
 exec ` + cassandraJava + ` ` + cassandraJVMOptions(z) + ` \
   -Dlogback.configurationFile="$d/` + cassandraLogback + `" -Dcassandra.config="file://$run/` + cassandraYAML + `" \
-  -Dcassandra.storagedir="$d" -Dcassandra.logdir="$run" -Dcassandra.triggers_dir="$run" \
+  -Dcassandra.storagedir="$d" -Dcassandra.logdir="$run" -Dcassandra.triggers_dir="$run" -Djava.io.tmpdir="$run" \
   -Dcassandra-foreground=yes -Dcassandra.start_native_transport=false \
   -Dcassandra.storage_port=0 -Dboxbench.listen_address="$listen" \
   -Dcassandra.skip_wait_for_gossip_to_settle=0 -Dcassandra.superuser_setup_delay_ms=86400000 \
