@@ -34,6 +34,7 @@ func TestCheck(t *testing.T) {
 		{platform.Choice{Storage: "bind", Network: "host", Runtime: "runc"}, "no OCI runtime"},
 		// Issue 19: a missing system user failed every run at start; Check catches it.
 		{platform.Choice{Storage: "bind", Network: "host", DBMS: userless{}}, `system user "boxbench-no-such-user"`},
+		{platform.Choice{Storage: "bind", Network: "unix", DBMS: dbms.Cassandra{}}, "cassandra has no unix socket"},
 	} {
 		err := p.Check(context.Background(), tc.c)
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
