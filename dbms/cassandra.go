@@ -140,8 +140,8 @@ type CassandraNode struct {
 	Seeds       []string // host:storage-port (or host: this node's storage port) of the seeds
 	Listen      string   // listen_address: the internode (storage) address
 	StoragePort string   // "" = the launcher picks a free one (-Dcassandra.storage_port=0)
-	RPC         string // rpc_address: where CQL listens
-	Broadcast   string // broadcast_rpc_address ("" = rpc_address)
+	RPC         string   // rpc_address: where CQL listens
+	Broadcast   string   // broadcast_rpc_address ("" = rpc_address)
 	NativePort  string
 	Auth        bool // PasswordAuthenticator (else AllowAllAuthenticator)
 	Sizes       CassandraSizes

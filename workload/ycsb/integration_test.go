@@ -214,7 +214,7 @@ func countRecords(t *testing.T, ctx context.Context, name string, tg workload.Ta
 		var s *gocql.Session
 		if s, err = dbms.CQLCluster(tg.Endpoint, dbms.Credentials{}).CreateSession(); err == nil {
 			defer s.Close()
-			err = s.Query("SELECT count(*) FROM " + tg.Database + ".usertable").ScanContext(ctx, &n)
+			err = s.Query("SELECT count(*) FROM "+tg.Database+".usertable").ScanContext(ctx, &n)
 		}
 	case "etcd": // one key per field: every record has all its fields
 		var c *clientv3.Client
