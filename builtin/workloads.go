@@ -3,9 +3,11 @@ package builtin
 import (
 	"fmt"
 	"github.com/boxbench/boxbench/workload/stress"
+	"maps"
 	"strings"
 	"time"
 
+	"github.com/boxbench/boxbench/driver/cassandra"
 	"github.com/boxbench/boxbench/driver/etcd"
 	"github.com/boxbench/boxbench/driver/mongodb"
 	"github.com/boxbench/boxbench/driver/mysql"
@@ -26,6 +28,7 @@ var drivers = map[string]ycsb.Opener{
 	"redis":      redis.New,
 	"etcd":       etcd.New,
 	"ferretdb":   mongodb.New,
+	"cassandra":  cassandra.New,
 }
 
 // Workload builds (and validates) the workload of one cell.
@@ -33,7 +36,12 @@ func Workload(e *spec.Experiment, c *plan.Cell) (workload.Workload, error) {
 	w := e.WorkloadFor(c.Workload, c.Params) // the cell's sweep keys applied
 	switch w.Type {
 	case "ycsb":
-		return ycsb.New(ycsbConfig(e, w, c), drivers)
+		ds := drivers
+		if w.Consistency != "" {
+			ds = maps.Clone(drivers)
+			ds["cassandra"] = cassandra.Opener(w.Consistency)
+		}
+		return ycsb.New(ycsbConfig(e, w, c), ds)
 	case "sysbench":
 		cfg := sysbench.DefaultConfig()
 		cfg.DBMS, cfg.Test, cfg.Threads, cfg.Rate = c.DBMS, w.Test, w.Threads, w.Rate

@@ -96,6 +96,7 @@ var all = map[string]DBMS{
 	"redis":      Redis{},
 	"etcd":       Etcd{},
 	"ferretdb":   FerretDB{},
+	"cassandra":  Cassandra{},
 }
 
 // Get returns the named dbms.

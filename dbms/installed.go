@@ -3,6 +3,7 @@ package dbms
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"os/user"
 	"slices"
@@ -16,10 +17,20 @@ import (
 func Missing(d DBMS) error {
 	install := "apt-get install -y " + strings.Join(d.Packages(), " ")
 	var errs []error
+	// Built files need only exist (a server binary is checked below; a jar is not executable).
+	var absent []string
 	for _, f := range BuiltFiles(d) {
-		if !onPath(f) {
-			errs = append(errs, fmt.Errorf("%s is not built on this host (%s missing): make setup builds it", d.Name(), f))
+		if st, err := os.Stat(f); err != nil || !st.Mode().IsRegular() {
+			absent = append(absent, f)
 		}
+	}
+	switch len(absent) {
+	case 0:
+	case 1:
+		errs = append(errs, fmt.Errorf("%s is not built on this host (%s missing): make setup builds it", d.Name(), absent[0]))
+	default:
+		errs = append(errs, fmt.Errorf("%s is not built on this host (%d files missing, %s first): make setup builds it",
+			d.Name(), len(absent), absent[0]))
 	}
 	if bin := ServerBinary(d); !onPath(bin) && !slices.Contains(BuiltFiles(d), bin) {
 		errs = append(errs, fmt.Errorf("%s is not installed on this host (%s missing): %s", d.Name(), bin, install))

@@ -1,6 +1,8 @@
 package dbms
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -30,5 +32,29 @@ func TestMissing(t *testing.T) {
 				t.Errorf("%T: %q lacks %q", tc.d, err, s)
 			}
 		}
+	}
+}
+
+type builtAt struct {
+	Redis
+	files []string
+}
+
+func (b builtAt) BuiltFiles() []string { return b.files }
+
+// TestMissingBuiltFiles: a built file need only exist (a jar is not executable); missing ones
+// are counted in one line.
+func TestMissingBuiltFiles(t *testing.T) {
+	dir := t.TempDir()
+	jar := filepath.Join(dir, "a.jar")
+	if err := os.WriteFile(jar, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Missing(builtAt{files: []string{jar}}); err != nil && strings.Contains(err.Error(), "not built") {
+		t.Errorf("a present, non-executable built file is reported missing: %v", err)
+	}
+	err := Missing(builtAt{files: []string{jar, dir + "/b.jar", dir + "/c.jar"}})
+	if err == nil || !strings.Contains(err.Error(), "2 files missing, "+dir+"/b.jar first") {
+		t.Errorf("two missing built files: %v", err)
 	}
 }

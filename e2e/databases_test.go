@@ -32,7 +32,7 @@ baseline: {platform: native}
 func TestDatabases(t *testing.T) {
 	testenv.NeedRoot(t)
 	testenv.NeedDocker(t)
-	for _, name := range []string{"etcd", "ferretdb"} {
+	for _, name := range []string{"etcd", "ferretdb", "cassandra"} {
 		t.Run(name, func(t *testing.T) {
 			e := env{dir: t.TempDir(), work: testenv.WorkRoot(t)}
 			e.specFile = filepath.Join(e.dir, "spec.yaml")

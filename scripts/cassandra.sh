@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Resolves Apache Cassandra 5.0 (org.apache.cassandra:cassandra-all and its runtime
-# dependencies) from Maven Central with Maven, and caches the jars on this machine by version:
+# dependencies) from Maven Central with Maven, and caches the jars on this machine by version;
+# then compiles boxbench's launcher (cassandra/BoxbenchCassandra.java, dbms/cassandra.go) against
+# them with Debian's JDK:
 #
 #   /var/cache/boxbench/cassandra/<version>/lib/*.jar, SHA256SUMS
+#   /var/cache/boxbench/cassandra/<version>/launcher/BoxbenchCassandra.class, SOURCE.sha256
 #
 # Debian has no Cassandra. The version is pinned (scripts/cassandra/pom.xml's
 # cassandra.version, overridable with CASSANDRA_VERSION); the dependencies' versions are the ones
@@ -10,8 +13,7 @@
 # on a mismatch (-C); SHA256SUMS records what was cached, and a cached directory is reused only
 # when every jar still matches it. Runs on Java 17 (Cassandra 4.1 does not). Prints the lib
 # directory on its last line. Run as root; no argument.
-#
-# Status: `dbms: cassandra` is not wired in yet (docs/databases.md, "Cassandra: where it stands").
+# Needs Debian's maven and openjdk-17-jdk-headless (scripts/setup.sh installs them).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -51,5 +53,23 @@ if ! built; then
     echo "cassandra: $(ls "$DIR/lib" | wc -l) jars in $(cat "$DIR/resolve-seconds") s into $DIR" >&2
   fi
   exec 9>&-
+fi
+
+# The launcher: recompiled when its source changed (the hash of the source is kept beside it).
+src=$PWD/cassandra/BoxbenchCassandra.java
+want=$(sha256sum <"$src" | cut -d' ' -f1)
+if [ "$(cat "$DIR/launcher/SOURCE.sha256" 2>/dev/null)" != "$want" ] || [ ! -f "$DIR/launcher/BoxbenchCassandra.class" ]; then
+  exec 9>"$ROOT/.lock"
+  flock 9
+  tmp=$(mktemp -d "$DIR/.launcher-XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  javac -nowarn -d "$tmp" -cp "$DIR/lib/*" "$src" >&2
+  echo "$want" >"$tmp/SOURCE.sha256"
+  chmod -R a+rX "$tmp"
+  rm -rf "$DIR/launcher"
+  mv "$tmp" "$DIR/launcher"
+  trap - EXIT
+  exec 9>&-
+  echo "cassandra: launcher compiled into $DIR/launcher" >&2
 fi
 echo "$DIR/lib"

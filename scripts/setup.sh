@@ -8,7 +8,8 @@ PKGS=(docker.io runc postgresql-15 postgresql-client-15 mariadb-server mariadb-c
       redis-server redis-tools etcd-server etcd-client debootstrap sysbench fio stress-ng sysstat
       xfsprogs e2fsprogs util-linux mount iproute2 chromium crun lxc
       qemu-system-x86 qemu-utils  # qemu: the vm and vm-docker platforms and the cgroup v2 test bed
-      containerd containernetworking-plugins conntrack gcc libc6-dev openssl curl)  # scripts/kube-local.sh
+      containerd containernetworking-plugins conntrack gcc libc6-dev openssl curl  # scripts/kube-local.sh
+      openjdk-17-jre-headless openjdk-17-jdk-headless maven)  # dbms: cassandra (scripts/cassandra.sh)
 
 # The tools boxbench builds from the Go module proxy (gVisor's runsc, FerretDB) need only Go:
 # they build in the background while apt downloads and installs, and are waited for below.
@@ -19,7 +20,8 @@ setsid bash scripts/runsc.sh >"$jobs_dir/runsc.out" 2>"$jobs_dir/runsc.err" &
 runsc_pid=$!
 setsid bash scripts/ferretdb.sh >"$jobs_dir/ferretdb.out" 2>"$jobs_dir/ferretdb.err" &
 ferretdb_pid=$!
-trap 'kill -- -"$runsc_pid" -"$ferretdb_pid" 2>/dev/null || true; rm -rf "$jobs_dir"' EXIT
+cassandra_pid=
+trap 'kill -- -"$runsc_pid" -"$ferretdb_pid" ${cassandra_pid:+-"$cassandra_pid"} 2>/dev/null || true; rm -rf "$jobs_dir"' EXIT
 # finish NAME PID: wait for a background build; on failure show its output and stop.
 finish() {
   if ! wait "$2"; then
@@ -40,6 +42,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -q || echo "setup: apt-get update reported errors; continuing with what it fetched"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+
+# Cassandra (dbms: cassandra): not in Debian; its jars are resolved from Maven Central with
+# Debian's Maven (pinned, checksummed) and boxbench's launcher compiled with Debian's JDK, so it
+# starts once apt is done, in the background while the rest is set up (scripts/cassandra.sh).
+setsid bash scripts/cassandra.sh >"$jobs_dir/cassandra.out" 2>"$jobs_dir/cassandra.err" &
+cassandra_pid=$!
 
 # Debian's packages try to start their services; boxbench runs its own servers, so the
 # packaged ones (if anything started them) are not needed. Nothing here stops them: we only
@@ -87,4 +95,5 @@ go mod download
 # FerretDB (dbms: ferretdb): not in Debian; built from the Go module proxy at a pinned version
 # (scripts/ferretdb.sh; docs/databases.md).
 finish ferretdb "$ferretdb_pid"
+finish cassandra "$cassandra_pid"
 echo "setup: done"

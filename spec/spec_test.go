@@ -71,6 +71,10 @@ func TestProblems(t *testing.T) {
 		{"client policy in matrix and placement", func(s string) string {
 			return strings.Replace(s, "matrix:\n", "matrix:\n  clientPolicy: [normal, idel]\n", 1) + "placement: {clientPolicy: idle}\n"
 		}, []string{`placement.clientPolicy: the matrix varies clientPolicy`, `matrix.clientPolicy: "idel" is not valid; did you mean "idle"?`}, 2},
+		{"consistency for another database", r("warmup: 5s}", "warmup: 5s, consistency: QUORUM}"),
+			[]string{"workload.consistency: applies to dbms cassandra only, but this experiment runs redis"}, 1},
+		{"consistency typo", r("warmup: 5s}", "warmup: 5s, consistency: QUORUMS}"),
+			[]string{`workload.consistency: "QUORUMS" is not valid; did you mean "QUORUM"?`}, 2},
 		{"several at once", func(s string) string {
 			return strings.NewReplacer("threads: 8", "threads: 0", "2GiB", "2GB", "dbms: redis", "dbms: mongo").Replace(s)
 		}, []string{"workload.threads: 0 is out of range", `"2GB"`, `"mongo"`}, 3},

@@ -73,6 +73,9 @@ type Workload struct {
 	KeyOrder            string             `yaml:"keyOrder"`
 	LoadThreads         int                `yaml:"loadThreads"`
 	LoadBatch           int                `yaml:"loadBatch"`
+	// Consistency is the CQL consistency level of every operation of dbms cassandra (default
+	// ONE, as in YCSB's Cassandra binding); the other databases' cells of a matrix ignore it.
+	Consistency string `yaml:"consistency"`
 	// ReadProportion is set only by the matrix key workload.proportions.read (WorkloadFor):
 	// the read share, the mix's other operations keeping their ratios.
 	ReadProportion *float64 `yaml:"-"`

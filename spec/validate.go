@@ -115,7 +115,7 @@ func known(names []string, v Vocabulary) []string {
 var workloadFields = map[string]string{
 	"mix": "ycsb", "proportions": "ycsb", "requestDistribution": "ycsb", "targetRate": "ycsb",
 	"operationCount": "ycsb", "readAllFields": "ycsb", "writeAllFields": "ycsb", "scanLengthMax": "ycsb",
-	"keyOrder": "ycsb", "loadThreads": "ycsb", "loadBatch": "ycsb",
+	"keyOrder": "ycsb", "loadThreads": "ycsb", "loadBatch": "ycsb", "consistency": "ycsb",
 	"test": "sysbench", "tables": "sysbench", "tableSize": "sysbench", "rate": "sysbench",
 	"job": "fio", "direct": "fio", "size": "fio",
 	"cpu": "stress", "vm": "stress", "vmBytes": "stress",
@@ -319,6 +319,12 @@ func (c *checker) workload(p string, w *Workload) {
 		}
 		if w.TargetRate < 0 {
 			c.add(p+".targetRate", "%g is negative (0 = closed loop; >0 = ops/s)", w.TargetRate)
+		}
+		if _, set := c.e.lines[p+".consistency"]; set {
+			c.oneOf(p+".consistency", w.Consistency, CQLConsistencies)
+			if c.e.DBMS != "" && c.e.DBMS != "cassandra" {
+				c.add(p+".consistency", "applies to dbms cassandra only, but this experiment runs %s", c.e.DBMS)
+			}
 		}
 	case "sysbench":
 		c.oneOf(p+".test", w.Test, []string{"oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select", "oltp_insert"})

@@ -17,7 +17,7 @@ cd "$repo"
 if [[ -z "${SKIP_MICRO:-}" ]]; then
 	go test -run '^$' -bench 'BenchmarkGeneratorNoop' -benchmem -cpu 1 -benchtime 3000000x ./bench/loadgen/
 	go test -run '^$' -bench 'BenchmarkRecord|BenchmarkWorkerNoop' -benchmem -cpu 1 -benchtime 3000000x ./workload/ycsb/
-	go test -run '^$' -bench 'BenchmarkOps' -benchmem -benchtime 3000x ./driver/redis/ ./driver/postgres/ ./driver/etcd/ ./driver/mongodb/
+	go test -run '^$' -bench 'BenchmarkOps' -benchmem -benchtime 3000x ./driver/redis/ ./driver/postgres/ ./driver/etcd/ ./driver/mongodb/ ./driver/cassandra/
 fi
 [[ -n "${SKIP_SIDEBYSIDE:-}" ]] && exit 0
 

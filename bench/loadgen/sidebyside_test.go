@@ -104,6 +104,8 @@ func (p params) ourArgs(db string, box platform.Box) []string {
 		a = append(a, "-user", "boxbench", "-database", "postgres")
 	case "ferretdb":
 		a = append(a, "-database", "bbycsb")
+	case "cassandra":
+		a = append(a, "-database", "ycsb")
 	}
 	return a
 }

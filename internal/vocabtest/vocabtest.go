@@ -8,7 +8,7 @@ import "github.com/boxbench/boxbench/spec"
 // Vocabulary is the built-in vocabulary.
 func Vocabulary() spec.Vocabulary {
 	return spec.Vocabulary{
-		DBMSs:    []string{"etcd", "ferretdb", "mariadb", "postgresql", "redis"},
+		DBMSs:    []string{"cassandra", "etcd", "ferretdb", "mariadb", "postgresql", "redis"},
 		Baseline: "native",
 		Platforms: map[string]spec.PlatformWords{
 			"native": {Storages: []string{"bind", "tmpfs", "blockdev"}, Networks: []string{"host", "unix"}},

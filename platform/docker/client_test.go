@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -67,6 +68,20 @@ func dial(ctx context.Context, d dbms.DBMS, ep driver.Endpoint) (kv, error) {
 			return nil, err
 		}
 		return etcdKV{c}, nil
+	case "cassandra":
+		s, err := dbms.CQLCluster(ep, d.Client()).CreateSession()
+		if err != nil {
+			return nil, err
+		}
+		for _, q := range []string{
+			"CREATE KEYSPACE IF NOT EXISTS boxbench WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+			"CREATE TABLE IF NOT EXISTS boxbench.kv (k text PRIMARY KEY, v text)"} {
+			if err := s.Query(q).ExecContext(ctx); err != nil {
+				s.Close()
+				return nil, err
+			}
+		}
+		return cqlKV{s}, nil
 	}
 	return nil, fmt.Errorf("no test client for %s", d.Name())
 }
@@ -106,6 +121,17 @@ func (r redisKV) get(ctx context.Context, k string) (string, error) {
 	return v, err
 }
 func (r redisKV) close() { r.c.Close() }
+
+type cqlKV struct{ s *gocql.Session }
+
+func (c cqlKV) put(ctx context.Context, k, v string) error {
+	return c.s.Query("INSERT INTO boxbench.kv (k, v) VALUES (?, ?)", k, v).ExecContext(ctx)
+}
+func (c cqlKV) get(ctx context.Context, k string) (v string, err error) {
+	err = c.s.Query("SELECT v FROM boxbench.kv WHERE k = ?", k).ScanContext(ctx, &v)
+	return v, err
+}
+func (c cqlKV) close() { c.s.Close() }
 
 type etcdKV struct{ c *clientv3.Client }
 

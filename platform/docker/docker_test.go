@@ -127,6 +127,13 @@ func TestProvision(t *testing.T) {
 	vp := New(e.engine, testLog(t)) // fills volumes through the API, as with a remote engine
 	vp.forceVolumeCopy = true
 	for _, name := range dbms.Names() {
+		if name == "cassandra" {
+			// A Cassandra node takes 15-30 s to start here, and this test starts each database
+			// 14 times over storages and networks that are the platform's, not the database's:
+			// TestPasswordOnBridge (bind and overlay, a restored seed, the bridge address) and
+			// e2e's TestDatabases run Cassandra in containers.
+			continue
+		}
 		d, _ := dbms.Get(name)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

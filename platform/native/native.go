@@ -46,7 +46,11 @@ func (*Platform) Check(_ context.Context, c platform.Choice) error {
 		errs = append(errs, fmt.Errorf("native does not support storage %q", c.Storage))
 	}
 	switch c.Network {
-	case "host", "unix":
+	case "host":
+	case "unix":
+		if c.DBMS != nil && c.DBMS.Name() == "cassandra" {
+			errs = append(errs, errors.New("cassandra has no unix socket (CQL is TCP only): network=host"))
+		}
 	default:
 		errs = append(errs, fmt.Errorf("native has no network %q (a host process is reached over loopback or a unix socket)", c.Network))
 	}

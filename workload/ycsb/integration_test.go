@@ -10,6 +10,7 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	gomysql "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	goredis "github.com/redis/go-redis/v9"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/driver/cassandra"
 	"github.com/boxbench/boxbench/driver/etcd"
 	"github.com/boxbench/boxbench/driver/mongodb"
 	"github.com/boxbench/boxbench/driver/mysql"
@@ -31,7 +33,7 @@ import (
 
 // testDrivers is the wiring the product does in one place; the tests repeat it.
 var testDrivers = map[string]Opener{"redis": redis.New, "postgresql": postgres.New, "mariadb": mysql.New,
-	"etcd": etcd.New, "ferretdb": mongodb.New}
+	"etcd": etcd.New, "ferretdb": mongodb.New, "cassandra": cassandra.New}
 
 func target(b platform.Box, d dbms.DBMS) workload.Target {
 	c := d.Client()
@@ -42,7 +44,7 @@ func target(b platform.Box, d dbms.DBMS) workload.Target {
 // checks the counts, the measured mix and the errors; then runs reads of keys half of which
 // were never loaded and checks they are counted as not_found.
 func TestAgainstRealDatabases(t *testing.T) {
-	for _, name := range []string{"redis", "postgresql", "mariadb", "etcd", "ferretdb"} {
+	for _, name := range []string{"redis", "postgresql", "mariadb", "etcd", "ferretdb", "cassandra"} {
 		t.Run(name, func(t *testing.T) {
 			box, d := testdb.Start(t, name)
 			tg := target(box, d)
@@ -207,6 +209,12 @@ func countRecords(t *testing.T, ctx context.Context, name string, tg workload.Ta
 		if c, err = mongo.Connect(dbms.MongoOptions(tg.Endpoint, dbms.Credentials{})); err == nil {
 			defer c.Disconnect(ctx)
 			n, err = c.Database(tg.Database).Collection("usertable").CountDocuments(ctx, bson.D{})
+		}
+	case "cassandra":
+		var s *gocql.Session
+		if s, err = dbms.CQLCluster(tg.Endpoint, dbms.Credentials{}).CreateSession(); err == nil {
+			defer s.Close()
+			err = s.Query("SELECT count(*) FROM "+tg.Database+".usertable").ScanContext(ctx, &n)
 		}
 	case "etcd": // one key per field: every record has all its fields
 		var c *clientv3.Client

@@ -12,6 +12,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/boxbench/boxbench/driver/cassandra"
 	"github.com/boxbench/boxbench/driver/etcd"
 	"github.com/boxbench/boxbench/driver/mongodb"
 	"github.com/boxbench/boxbench/driver/mysql"
@@ -33,7 +34,7 @@ func run() error {
 	var t workload.Target
 	var phase string
 	flag.StringVar(&phase, "phase", "run", "load or run")
-	flag.StringVar(&t.DBMS, "dbms", "redis", "redis, postgresql, mariadb, etcd or ferretdb")
+	flag.StringVar(&t.DBMS, "dbms", "redis", "redis, postgresql, mariadb, etcd, ferretdb or cassandra")
 	flag.StringVar(&t.Endpoint.Host, "host", "127.0.0.1", "server host")
 	flag.IntVar(&t.Endpoint.Port, "port", 6379, "server port")
 	flag.StringVar(&t.User, "user", "", "database user")
@@ -60,7 +61,7 @@ func run() error {
 		defer pprof.StopCPUProfile()
 	}
 	w, err := ycsb.New(cfg, map[string]ycsb.Opener{"redis": redis.New, "postgresql": postgres.New, "mariadb": mysql.New,
-		"etcd": etcd.New, "ferretdb": mongodb.New})
+		"etcd": etcd.New, "ferretdb": mongodb.New, "cassandra": cassandra.New})
 	if err != nil {
 		return err
 	}
