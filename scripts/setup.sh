@@ -41,6 +41,19 @@ if [ ${#missing[@]} -gt 0 ]; then
   # A third-party source that cannot be reached must not stop Debian's own from updating.
   apt-get update -q || echo "setup: apt-get update reported errors; continuing with what it fetched"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+  # Images install boxbench's packages at the host's versions from the same sources; a package
+  # the host has at a version the sources no longer offer (a machine image older than the
+  # mirror) could not be matched, so it is brought to the sources' version (the lists are
+  # fresh here: apt-get update just ran).
+  stale=()
+  for p in "${PKGS[@]}"; do
+    v=$(dpkg-query -W -f '${Version}' "$p" 2>/dev/null) || continue
+    apt-cache madison "$p" | awk -F'|' '{gsub(/ /, "", $2); print $2}' | grep -qxF -- "$v" || stale+=("$p")
+  done
+  if [ ${#stale[@]} -gt 0 ]; then
+    echo "setup: upgrading to the sources' versions (the installed ones are no longer offered): ${stale[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends --no-remove --only-upgrade "${stale[@]}"
+  fi
 fi
 
 # Cassandra (dbms: cassandra): not in Debian; its jars are resolved from Maven Central with
