@@ -240,6 +240,9 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 	for k, v := range hostMetrics {
 		res.Metrics[k] = v
 	}
+	for k, v := range nodeMetrics(box, samples, r.cfg.Spec.Telemetry.Interval.D()+res.Warmup) {
+		res.Metrics[k] = v
+	}
 	if v, ok := softirqPerOp(samples, r.cfg.Spec.Telemetry.Interval.D(), res); ok {
 		res.Metrics[MetricSoftirqPerOp] = v
 	}
