@@ -51,7 +51,7 @@ func TestTopology(t *testing.T) {
 		{"even etcd", "nodes: 3}", "nodes: 4, synchronous: true}",
 			[]string{"line 5: topology.nodes: 4 is not valid for etcd", "an odd number from 1 to 7", "topology.synchronous: not valid for etcd"}},
 		{"no topology", "dbms: etcd", "dbms: mariadb",
-			[]string{"topology: dbms mariadb runs as one server here: it has no topology (databases with one: etcd, redis)"}},
+			[]string{"topology: dbms mariadb runs as one server here: it has no topology (databases with one: etcd, postgresql, redis)"}},
 		{"redis range", "dbms: etcd\ntopology: {nodes: 3}", "dbms: redis\ntopology: {nodes: 9}",
 			[]string{"topology.nodes: 9 is not valid for redis (valid: 2 to 5"}},
 		{"unix", "platform: [native, docker]", "network: [host, unix]",
