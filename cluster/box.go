@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/placement"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/resource"
 )
@@ -49,10 +51,30 @@ func (b *Box) Nodes() []Node {
 func (b *Box) Endpoint() driver.Endpoint     { return b.ep }
 func (b *Box) DataDir() string               { return b.nodes[0].DataDir() }
 func (b *Box) Observe() platform.Observation { return b.nodes[0].Observe() }
-func (b *Box) Applied() resource.Applied     { return b.nodes[0].Applied() }
 func (b *Box) Facts() map[string]string      { return b.facts }
 func (b *Box) Exec(ctx context.Context, argv []string) ([]byte, error) {
 	return b.nodes[0].Exec(ctx, argv)
+}
+
+// Applied is the first node's, read back, except the cpuset: the union of every node's (the
+// server's cpus the cluster was given, split between the nodes when there were enough).
+func (b *Box) Applied() resource.Applied {
+	a := b.nodes[0].Applied()
+	var all []int
+	for _, n := range b.nodes {
+		cs := n.Applied().Limits.Cpuset
+		if cs == "" {
+			return a // an unpinned node: nothing to unite
+		}
+		cpus, err := placement.ParseList(cs)
+		if err != nil {
+			return a
+		}
+		all = append(all, cpus...)
+	}
+	slices.Sort(all)
+	a.Limits.Cpuset = placement.FormatList(slices.Compact(all))
+	return a
 }
 
 // Warnings are every node's, prefixed with its name, and the shared cpus when the host has
