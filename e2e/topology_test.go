@@ -181,3 +181,44 @@ func nodeCount(exp, platform string) int {
 	}
 	return n
 }
+
+// TestTopologyPostgreSQL: a primary with two synchronous streaming standbys, natively and in
+// Docker on a cluster network: both runs ok, every standby streaming as a quorum candidate.
+func TestTopologyPostgreSQL(t *testing.T) {
+	testenv.NeedRoot(t)
+	testenv.NeedDocker(t)
+	testenv.NeedCommands(t, "/usr/lib/postgresql/15/bin/postgres")
+	e := env{dir: t.TempDir(), work: testenv.WorkRoot(t)}
+	e.specFile = filepath.Join(e.dir, "spec.yaml")
+	t.Cleanup(func() { assertNoLeftoversOf(t, e.work, "e2e-topology-pg") })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	spec := strings.NewReplacer("name: e2e-topology", "name: e2e-topology-pg",
+		"topology: {nodes: 3}", "dbms: postgresql\ntopology: {nodes: 3, synchronous: true}",
+		"  dbms: [etcd, redis]\n", "",
+		"[native, docker, docker], network: [host, host, bridge-direct]", "[native, docker], network: [host, bridge-direct]").Replace(topologySpec)
+	out := e.runSpec(ctx, t, spec)
+	b, err := e.boxbench(ctx, "results", out, "--format", "json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Runs []struct {
+			ID, Status, Reason string
+			Facts              map[string]string `json:"facts"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 2 {
+		t.Fatalf("%d runs stored, want 2:\n%s", len(res.Runs), b)
+	}
+	for _, r := range res.Runs {
+		if r.Status != "ok" {
+			t.Errorf("run %s: %s %s", r.ID, r.Status, r.Reason)
+		} else if got := r.Facts["cluster_standbys"]; got != "n2=streaming/quorum n3=streaming/quorum" {
+			t.Errorf("run %s: standbys %q", r.ID, got)
+		}
+	}
+}
