@@ -33,7 +33,9 @@ func (PostgreSQL) CheckTopology(t Topology) []string {
 	return nil
 }
 
-func (PostgreSQL) ClusterPorts() map[string]int { return map[string]int{PortClient: PostgreSQL{}.DefaultPort()} }
+func (PostgreSQL) ClusterPorts() map[string]int {
+	return map[string]int{PortClient: PostgreSQL{}.DefaultPort()}
+}
 
 func (PostgreSQL) ClientNodes(t Topology) ([]int, string) {
 	what := "the client reads and writes on the primary (n1) only; the standbys replay its WAL (streaming replication, asynchronous: a commit does not wait for them) and serve no client reads"
