@@ -6,6 +6,7 @@ package builtin
 import (
 	"context"
 	"fmt"
+	"github.com/boxbench/boxbench/cluster"
 	"log/slog"
 	"sync"
 
@@ -64,10 +65,11 @@ func DBMS(name string) (dbms.DBMS, error) { return dbms.Get(name) }
 // or not this host can run it (that is the planner's question, answered with reasons).
 func Vocabulary(ps map[string]platform.Platform) spec.Vocabulary {
 	v := spec.Vocabulary{DBMSs: dbms.Names(), Baseline: Baseline, Platforms: map[string]spec.PlatformWords{},
-		CPUs: placement.HostCPUs()}
+		CPUs: placement.HostCPUs(), Topology: checkTopology}
 	for name, p := range ps {
 		i := p.Info()
-		v.Platforms[name] = spec.PlatformWords{Storages: i.Storages, Networks: i.Networks}
+		_, clusters := p.(platform.Clusterer)
+		v.Platforms[name] = spec.PlatformWords{Storages: i.Storages, Networks: i.Networks, Clusters: clusters}
 	}
 	return v
 }
@@ -90,6 +92,11 @@ func Checker(ps map[string]platform.Platform, probe bool) plan.Checker {
 		if err := p.Check(ctx, ch); err != nil {
 			return err
 		}
+		if t := c.Topology; t != nil {
+			if err := cluster.Check(p, d, c.Network, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous}); err != nil {
+				return err
+			}
+		}
 		// A platform's Check gives its own reasons; its description is the safety net.
 		if info := p.Info(); !info.Offers(c.Storage, c.Network) {
 			return fmt.Errorf("%s offers storage %v and network %v, not storage=%s network=%s",
@@ -111,4 +118,9 @@ func Checker(ps map[string]platform.Platform, probe bool) plan.Checker {
 		probed[key] = err
 		return err
 	}
+}
+
+// checkTopology is the databases' own rule for a spec's topology.
+func checkTopology(name string, t spec.Topology) []string {
+	return dbms.CheckTopology(name, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous})
 }

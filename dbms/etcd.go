@@ -95,14 +95,20 @@ func EtcdSizing(memoryBytes int64) EtcdSizes {
 // for; a single transaction may hold 1024 operations, so a load batch of 64 ten-field records
 // is one transaction.
 func (Etcd) ConfigFiles(s Settings) map[string][]byte {
+	return etcdFiles(s, `--name boxbench --data-dir "$d" \
+  --listen-peer-urls unix://boxbench-peer:0 --initial-advertise-peer-urls unix://boxbench-peer:0 \
+  --initial-cluster boxbench=unix://boxbench-peer:0 --initial-cluster-state new`)
+}
+
+// etcdFiles renders the start script with member, the flags that say who the member is and
+// where its peers are (one member: a unix peer socket; a cluster's node: etcdNode).
+func etcdFiles(s Settings, member string) map[string][]byte {
 	z := EtcdSizing(s.MemoryBytes)
 	env := ""
 	if z.GoMemLimit > 0 {
 		env = "export GOMEMLIMIT=" + strconv.FormatInt(z.GoMemLimit, 10) + "\n"
 	}
-	flags := fmt.Sprintf(`--name boxbench --data-dir "$d" \
-  --listen-peer-urls unix://boxbench-peer:0 --initial-advertise-peer-urls unix://boxbench-peer:0 \
-  --initial-cluster boxbench=unix://boxbench-peer:0 --initial-cluster-state new \
+	flags := member + fmt.Sprintf(` \
   --quota-backend-bytes %d --snapshot-count %d \
   --auto-compaction-mode periodic --auto-compaction-retention 5m \
   --max-txn-ops 1024 --max-request-bytes 1572864 \
@@ -173,7 +179,15 @@ func EtcdConfig(ep driver.Endpoint, c Credentials) clientv3.Config {
 	if ep.Unix != "" {
 		target = "unix://" + ep.Unix
 	}
-	cfg := clientv3.Config{Endpoints: []string{target}, DialTimeout: 5 * time.Second,
+	targets := []string{target}
+	if len(ep.Members) > 0 {
+		// A cluster: the client knows every member and balances over them (round robin).
+		targets = nil
+		for _, m := range ep.Members {
+			targets = append(targets, "http://"+m.String())
+		}
+	}
+	cfg := clientv3.Config{Endpoints: targets, DialTimeout: 5 * time.Second,
 		Logger: zap.NewNop(), RejectOldCluster: false}
 	if c.Password != "" {
 		cfg.Username, cfg.Password = c.User, c.Password

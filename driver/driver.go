@@ -16,6 +16,9 @@ type Endpoint struct {
 	Host string `json:"host,omitempty"`
 	Port int    `json:"port,omitempty"`
 	Unix string `json:"unix,omitempty"`
+	// Members are every node a client of a cluster may use, this endpoint first (package
+	// cluster); empty for one server. A driver that cannot spread over them uses Host and Port.
+	Members []Endpoint `json:"members,omitempty"`
 }
 
 // String returns the endpoint as host:port or unix:PATH, for logs and stored records.

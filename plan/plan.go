@@ -26,6 +26,8 @@ type Cell struct {
 	Records                                                                    int64
 	// Resources are the box's limits: the spec's limits: with the cell's limit keys applied.
 	Resources resource.Limits
+	// Topology is the spec's topology (nil: one server); every node gets Resources.
+	Topology *spec.Topology
 }
 
 // Skip is a cell the host cannot run, and why.
@@ -279,6 +281,7 @@ func resolve(e *spec.Experiment, params map[string]string) *Cell {
 		Mix: get("mix", e.WorkloadOf(wl).Mix), Bound: get("bound", e.Dataset.Bound),
 		ClientPolicy: get("clientPolicy", cmp.Or(e.Placement.ClientPolicy, placement.PolicyNormal))}
 	c.Resources = e.ResourcesOf(params)
+	c.Topology = e.Topology
 	if e.Placement.Server != "" {
 		// The server's placement reaches every platform as the box's cpuset limit (validation
 		// refuses a cpuset given both ways).

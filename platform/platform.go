@@ -93,6 +93,32 @@ type Request struct {
 	// initialises an empty data directory.
 	Seed *Snapshot
 	Log  *slog.Logger
+	// Node makes the box one node of a cluster (package cluster); nil for a single server.
+	Node *Node
+}
+
+// Node places a box as one node of a cluster. Its peers reach it at the address package
+// cluster decided before any node started (the database's configuration names them all):
+//   - Network "" (the nodes share the host's network): the box listens on 127.0.0.1 at
+//     Ports[dbms.PortClient] (and the database's other listeners at the other Ports, which its
+//     configuration names), instead of a port of the platform's choosing;
+//   - Network set (an engine network that ClusterNetwork made): the box joins that network
+//     under the host name Name, at the database's default ports, instead of a network of its
+//     own.
+type Node struct {
+	Name    string         // "n1", "n2", …: a DNS label
+	Network string         // the cluster's network (ClusterNetwork), "" for the host's
+	Ports   map[string]int // on the host's network: every listener's port, reserved by the caller
+}
+
+// Clusterer is implemented by platforms whose boxes can be the nodes of a cluster. A platform
+// that does not implement it refuses topologies (spec validation and Check say so).
+type Clusterer interface {
+	// ClusterNetwork prepares what the nodes of one cluster on network c.Network share: an
+	// engine network labelled with r's experiment and run (so Cleanup finds it after a crash)
+	// for a bridge, nothing ("", a no-op release) when the nodes share the host's network.
+	// release removes it after every node's box was torn down; it is idempotent.
+	ClusterNetwork(ctx context.Context, r Request) (name string, release func(context.Context) error, err error)
 }
 
 // StorageOptions tune the storage backends that need it.

@@ -53,12 +53,40 @@ func runResources(pts []results.Point, from, to time.Duration, run results.RunRo
 		}
 		return s / float64(len(m)), true
 	}
+	// A cluster's nodes (docs/topology.md): "db" is the first, "db-n2"… the others, each with
+	// the same limits. The busiest node's share is the server's; the host's other CPU is what
+	// no node and no client used.
+	dbSources := []string{"db"}
+	for k := range sums {
+		if isNodeSource(k.source) && !slices.Contains(dbSources, k.source) {
+			dbSources = append(dbSources, k.source)
+		}
+	}
+	slices.Sort(dbSources[1:])
+	busiest := func(metric string) (float64, bool) {
+		var best float64
+		var found bool
+		for _, src := range dbSources {
+			if v, ok := mean(src, metric); ok {
+				best, found = math.Max(best, v), true
+			}
+		}
+		return best, found
+	}
+	allNodes := func(metric string) float64 {
+		var t float64
+		for _, src := range dbSources {
+			v, _ := mean(src, metric)
+			t += v
+		}
+		return t
+	}
 	hostCPUs, _ := mean("host", "cpus")
 	if hostCPUs == 0 {
 		hostCPUs, _ = strconv.ParseFloat(env["num_cpu"], 64)
 	}
 	var out []resourceShare
-	if used, ok := mean("db", "cpu_usage_seconds_per_second"); ok {
+	if used, ok := busiest("cpu_usage_seconds_per_second"); ok {
 		capCores, what := serverCapacity(run, hostCPUs)
 		if capCores > 0 {
 			out = append(out, resourceShare{ResServerCPU, what, used / capCores})
@@ -67,8 +95,15 @@ func runResources(pts []results.Point, from, to time.Duration, run results.RunRo
 	// With a CPU quota, the share of enforcement periods in which the box ran out of it: a box
 	// whose average use stays under its quota can still be held back by it in bursts.
 	if periods, ok := mean("db", "cpu_periods_per_interval"); ok && periods > 0 {
-		throttled, _ := mean("db", "cpu_throttled_periods_per_interval")
-		out = append(out, resourceShare{ResServerQuota, "the CFS periods in which the box was runnable (limits.cpus)", throttled / periods})
+		share := 0.0
+		for _, src := range dbSources {
+			p, _ := mean(src, "cpu_periods_per_interval")
+			throttled, _ := mean(src, "cpu_throttled_periods_per_interval")
+			if p > 0 {
+				share = math.Max(share, throttled/p)
+			}
+		}
+		out = append(out, resourceShare{ResServerQuota, "the CFS periods in which the box was runnable (limits.cpus)", share})
 	}
 	if idle, ok := mean("host", "cpu_idle_seconds_per_second"); ok && hostCPUs > 0 {
 		iowait, _ := mean("host", "cpu_iowait_seconds_per_second")
@@ -76,13 +111,13 @@ func runResources(pts []results.Point, from, to time.Duration, run results.RunRo
 		out = append(out, resourceShare{ResHostCPU, cores(hostCPUs) + " (every CPU of the host)", busy / hostCPUs})
 		// What neither the database's group nor the client used: other processes (and, for a
 		// box the host cannot see into, its engine or VMM outside the group).
-		server, _ := mean("db", "cpu_usage_seconds_per_second")
+		server := allNodes("cpu_usage_seconds_per_second")
 		user, _ := mean("client", "cpu_user_seconds_per_second")
 		sys, _ := mean("client", "cpu_system_seconds_per_second")
 		out = append(out, resourceShare{ResOtherCPU, cores(hostCPUs) + " (host CPU used outside the database's group and the client)",
 			math.Max(0, busy-server-user-sys) / hostCPUs})
 	}
-	if busy, ok := mean("db", "disk_io_time_seconds_per_second"); ok {
+	if busy, ok := busiest("disk_io_time_seconds_per_second"); ok {
 		out = append(out, resourceShare{ResDisk, "time with I/O in flight on the data directory's device", busy})
 	}
 	if si, ok := mean("host", "cpu_softirq_seconds_per_second"); ok {
@@ -198,4 +233,18 @@ func pctSummary(s stats.Summary) string {
 		return fmt.Sprintf("%.0f %% (n=%d)", 100*s.Mean, s.N)
 	}
 	return fmt.Sprintf("%.0f %% ± %.0f (n=%d)", 100*s.Mean, 100*s.CI95.HalfWidth(), s.N)
+}
+
+// isNodeSource says whether a telemetry source is a cluster node after the first ("db-n2", …).
+func isNodeSource(s string) bool {
+	rest, ok := strings.CutPrefix(s, "db-n")
+	if !ok || rest == "" {
+		return false
+	}
+	for _, r := range rest {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -80,6 +80,7 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 	writeTextSweeps(bw, r)
 	writeTextMetrics(bw, r)
+	writeTextNodes(bw, r)
 	writeTextWindow(bw, r)
 	writeTextCalibration(bw, r)
 	writeTextNotes(bw, r, notes)

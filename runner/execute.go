@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/check"
+	"github.com/boxbench/boxbench/cluster"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/recovery"
 	"github.com/boxbench/boxbench/placement"
@@ -88,12 +89,16 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 	}
 
 	r.cfg.Progress.Phase(run, "load")
-	lctx, cancel := context.WithTimeout(ctx, e.Timeouts.Load.D())
-	seed, err := r.seeds.Get(lctx, d, wl, c.Platform)
-	cancel()
-	if err != nil {
-		fail("load data", err)
-		return
+	var seed SeedInfo
+	if c.Topology == nil {
+		// A cluster is loaded in place once it runs (a seed holds one member's identity).
+		lctx, cancel := context.WithTimeout(ctx, e.Timeouts.Load.D())
+		seed, err = r.seeds.Get(lctx, d, wl, c.Platform)
+		cancel()
+		if err != nil {
+			fail("load data", err)
+			return
+		}
 	}
 	if seed.Loaded {
 		_ = r.store.Event("load", fmt.Sprintf("seed %s for %s loaded on %s in %s", seed.Key, c.ID, seed.Platform, seed.Took.Round(time.Millisecond)))
@@ -109,7 +114,7 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 	}
 	rec.LimitsRequested = lim
 	pctx, cancel := context.WithTimeout(ctx, e.Timeouts.Provision.D())
-	box, err := p.Provision(pctx, platform.Request{Experiment: r.id, Run: runDirName(slot.seq),
+	box, err := r.provision(pctx, p, c, platform.Request{Experiment: r.id, Run: runDirName(slot.seq),
 		WorkDir: fmt.Sprintf("%s/%s/%s", r.cfg.WorkRoot, r.id, runDirName(slot.seq)), DBMS: d,
 		Choice:    platform.Choice{Storage: c.Storage, Network: c.Network, Runtime: c.Runtime},
 		Resources: lim, StorageOpts: r.storageOpts(), Seed: seed.Snapshot(), Log: r.cfg.Log})
@@ -128,10 +133,19 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 		}
 	}()
 	rec.Facts = box.Facts()
+	if c.Topology != nil {
+		if err := r.loadInPlace(ctx, box, d, wl, rec); err != nil {
+			rec.LogTail = box.LogTail(4096)
+			fail("load data", err)
+			return
+		}
+	}
 	if slot.duet != nil {
 		slot.duet.facts(rec)
 	}
-	rec.Facts["seed"] = seed.Key
+	if seed.Key != "" {
+		rec.Facts["seed"] = seed.Key
+	}
 	if seed.Platform != "" {
 		rec.Facts["seed_loaded_on"] = seed.Platform
 	}
@@ -231,6 +245,9 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 	for k, v := range hostMetrics {
 		res.Metrics[k] = v
 	}
+	for k, v := range nodeMetrics(box, samples, r.cfg.Spec.Telemetry.Interval.D()+res.Warmup) {
+		res.Metrics[k] = v
+	}
 	if v, ok := softirqPerOp(samples, r.cfg.Spec.Telemetry.Interval.D(), res); ok {
 		res.Metrics[MetricSoftirqPerOp] = v
 	}
@@ -251,6 +268,17 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 		return nil, nil, nil, fmt.Errorf("telemetry: %w", err)
 	}
 	defer closeDB()
+	// A cluster: "db" is its first node; every other node is a source of its own (db-n2, …).
+	if cb, ok := box.(*cluster.Box); ok {
+		for _, n := range cb.Nodes()[1:] {
+			ts, closeN, err := targetsOf("db-"+n.Name, n.Box.Observe())
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("telemetry: %w", err)
+			}
+			defer closeN()
+			targets = append(targets, ts...)
+		}
+	}
 	remote, _ := wl.(*agent.Remote)
 	if remote == nil {
 		targets = append(targets, telemetry.Target{Source: "client", PID: os.Getpid()})

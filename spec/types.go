@@ -46,6 +46,8 @@ type Experiment struct {
 	// (spec/kubernetes.go).
 	Kubernetes Kubernetes `yaml:"kubernetes"`
 	Client     Client     `yaml:"client"`
+	// Topology runs the database as a cluster of boxes (spec/topology.go).
+	Topology *Topology `yaml:"topology"`
 
 	lines  map[string]int       // field path → line, for semantic errors
 	fields map[lineValue]string // (line, scalar value) → field path, to name the field of a decode error

@@ -43,12 +43,17 @@ type Vocabulary struct {
 	// CPUs are the host cpus boxbench may place processes on (placement.HostCPUs); nil skips
 	// the checks of placement against the host.
 	CPUs []int
+	// Topology returns the problems of a topology for the named dbms (each "field: message";
+	// one problem when the dbms has none); nil skips the check.
+	Topology func(dbms string, t Topology) []string
 }
 
 // PlatformWords are the storage and network values one platform offers.
 type PlatformWords struct {
 	Storages []string
 	Networks []string
+	// Clusters says the platform runs topologies (platform.Clusterer).
+	Clusters bool
 }
 
 // PlatformNames returns the platforms in sorted order.
@@ -278,6 +283,7 @@ func (e *Experiment) validate() []Problem {
 	c.oneOf("cache", e.Cache, Caches)
 	c.quietStart()
 	c.placement()
+	c.topology()
 	if p := e.Placement.ClientPolicy; p != "" {
 		c.oneOf("placement.clientPolicy", p, placement.Policies)
 		if e.varies("clientPolicy") {

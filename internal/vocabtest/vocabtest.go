@@ -3,17 +3,23 @@
 // it matches builtin.Vocabulary.
 package vocabtest
 
-import "github.com/boxbench/boxbench/spec"
+import (
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/spec"
+)
 
 // Vocabulary is the built-in vocabulary.
 func Vocabulary() spec.Vocabulary {
 	return spec.Vocabulary{
 		DBMSs:    []string{"cassandra", "etcd", "ferretdb", "mariadb", "postgresql", "redis"},
 		Baseline: "native",
+		Topology: func(name string, t spec.Topology) []string {
+			return dbms.CheckTopology(name, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous})
+		},
 		Platforms: map[string]spec.PlatformWords{
-			"native": {Storages: []string{"bind", "tmpfs", "blockdev"}, Networks: []string{"host", "unix"}},
+			"native": {Storages: []string{"bind", "tmpfs", "blockdev"}, Networks: []string{"host", "unix"}, Clusters: true},
 			"docker": {Storages: []string{"overlay", "bind", "volume", "tmpfs", "blockdev"},
-				Networks: []string{"host", "bridge-published", "bridge-direct"}},
+				Networks: []string{"host", "bridge-published", "bridge-direct"}, Clusters: true},
 		},
 	}
 }

@@ -5,7 +5,10 @@ import (
 	"fmt"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/network"
+
+	"github.com/boxbench/boxbench/platform"
 )
 
 // A box on bridge-published or bridge-direct gets a bridge network of its own: on the
@@ -59,4 +62,55 @@ func (b *box) removeNetwork(ctx context.Context) error {
 		return fmt.Errorf("remove network %s: %w", b.facts["network_name"], err)
 	}
 	return nil
+}
+
+// joinNetwork puts the box on its own network, or a cluster's node on the cluster's network
+// (ClusterNetwork) under its node name, which its peers resolve through the engine's DNS.
+func (b *box) joinNetwork(ctx context.Context, cfg *container.Config, nc **network.NetworkingConfig) error {
+	n := b.req.Node
+	if n == nil || n.Network == "" {
+		return b.createNetwork(ctx)
+	}
+	cfg.Hostname = n.Name
+	*nc = &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
+		n.Network: {Aliases: []string{n.Name}}}}
+	b.facts["network_name"] = n.Network
+	b.facts["network_alias"] = n.Name
+	return nil
+}
+
+// netMode is the network the container is created on.
+func (b *box) netMode() string {
+	if n := b.req.Node; n != nil && n.Network != "" {
+		return n.Network
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.network
+}
+
+// ClusterNetwork makes one bridge network for the nodes of a cluster on a bridge network
+// (platform.Clusterer): the nodes reach each other by name; the host (the client) reaches each
+// node's published port or bridge address as for a single box. Nodes on the host network share
+// it: nothing to make. The network carries the cluster's labels; release removes it after the
+// nodes' containers.
+func (p *Platform) ClusterNetwork(ctx context.Context, r platform.Request) (string, func(context.Context) error, error) {
+	none := func(context.Context) error { return nil }
+	if r.Network == NetworkHost {
+		return "", none, nil
+	}
+	name := ObjectName(r, "net")
+	cctx, cancel := Settled(ctx)
+	defer cancel()
+	n, err := p.engine.NetworkCreate(cctx, name, network.CreateOptions{Driver: "bridge", Labels: Labels(r, "network")})
+	if err != nil {
+		return "", none, fmt.Errorf("create cluster network %s: %w", name, err)
+	}
+	release := func(ctx context.Context) error {
+		if err := p.engine.NetworkRemove(ctx, n.ID); err != nil && !cerrdefs.IsNotFound(err) {
+			return fmt.Errorf("remove cluster network %s: %w", name, err)
+		}
+		return nil
+	}
+	return name, release, nil
 }

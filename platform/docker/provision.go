@@ -12,6 +12,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
@@ -52,7 +53,16 @@ func (b *box) provision(ctx context.Context) error {
 		return err
 	}
 	b.layout = dbms.Layout{DataDir: dataDir, RunDir: runDir, Listen: "0.0.0.0", Port: r.DBMS.DefaultPort()}
-	if r.Network == NetworkHost {
+	if r.Node != nil {
+		b.facts["node"] = r.Node.Name
+	}
+	if r.Network == NetworkHost && r.Node != nil {
+		// A cluster's node listens where its peers were told it does (platform.Node).
+		b.layout.Listen = "127.0.0.1"
+		if b.layout.Port = r.Node.Ports[dbms.PortClient]; b.layout.Port == 0 {
+			return fmt.Errorf("node %s has no client port", r.Node.Name)
+		}
+	} else if r.Network == NetworkHost {
 		b.layout.Listen = "127.0.0.1"
 		if b.layout.Port, err = platform.FreePort(); err != nil {
 			return err
@@ -230,22 +240,23 @@ func (b *box) create(ctx context.Context, mounts []mount.Mount) error {
 		hc.Resources.CPUShares = int64(cgroup.SharesOf(lim.CPUWeight)) // the engine converts to cpu.weight on v2
 	}
 	b.facts["shm_bytes"] = strconv.FormatInt(shm, 10)
+	var netCfg *network.NetworkingConfig
 	switch r.Network {
 	case NetworkHost:
 		hc.NetworkMode = "host"
 	case NetworkPublished:
-		if err := b.createNetwork(ctx); err != nil {
+		if err := b.joinNetwork(ctx, cfg, &netCfg); err != nil {
 			return err
 		}
-		hc.NetworkMode = container.NetworkMode(b.network)
+		hc.NetworkMode = container.NetworkMode(b.netMode())
 		cfg.ExposedPorts = nat.PortSet{port: {}}
 		// HostPort "" lets the engine pick a free port atomically; it is read back after start.
 		hc.PortBindings = nat.PortMap{port: {{HostIP: "127.0.0.1", HostPort: ""}}}
 	case NetworkDirect:
-		if err := b.createNetwork(ctx); err != nil {
+		if err := b.joinNetwork(ctx, cfg, &netCfg); err != nil {
 			return err
 		}
-		hc.NetworkMode = container.NetworkMode(b.network)
+		hc.NetworkMode = container.NetworkMode(b.netMode())
 		cfg.ExposedPorts = nat.PortSet{port: {}}
 	default:
 		return fmt.Errorf("docker does not support network %q", r.Network)
@@ -254,7 +265,7 @@ func (b *box) create(ctx context.Context, mounts []mount.Mount) error {
 	name := ObjectName(r, "server")
 	cctx, cancel := Settled(ctx)
 	defer cancel()
-	c, err := b.p.engine.ContainerCreate(cctx, cfg, hc, nil, nil, name)
+	c, err := b.p.engine.ContainerCreate(cctx, cfg, hc, netCfg, nil, name)
 	if err != nil {
 		return fmt.Errorf("create container %s: %w", name, err)
 	}

@@ -70,7 +70,13 @@ func (b *box) provision(ctx context.Context) error {
 	runDir := runDirFor(r.WorkDir)
 	b.layout = dbms.Layout{DataDir: filepath.Join(st.Path, "db"), RunDir: runDir, Listen: "127.0.0.1"}
 	b.facts["host_data_dir"] = b.layout.DataDir
-	if b.layout.Port, err = freePort(); err != nil {
+	if r.Node != nil {
+		// A cluster's node listens where its peers were told it does (platform.Node).
+		if b.layout.Port = r.Node.Ports[dbms.PortClient]; b.layout.Port == 0 {
+			return fmt.Errorf("node %s has no client port", r.Node.Name)
+		}
+		b.facts["node"] = r.Node.Name
+	} else if b.layout.Port, err = freePort(); err != nil {
 		return err
 	}
 	b.ep = driver.Endpoint{Host: "127.0.0.1", Port: b.layout.Port}

@@ -80,6 +80,11 @@ func (p *Platform) Provision(ctx context.Context, r platform.Request) (platform.
 	return b, nil
 }
 
+// ClusterNetwork: native nodes share the host's network (platform.Clusterer).
+func (*Platform) ClusterNetwork(context.Context, platform.Request) (string, func(context.Context) error, error) {
+	return "", func(context.Context) error { return nil }, nil
+}
+
 // Cleanup kills processes and removes cgroups, mounts, loop devices and directories of crashed
 // experiments.
 func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {

@@ -1,0 +1,163 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/resource"
+)
+
+// Box is a running cluster as one platform.Box: the client's endpoint knows every node it
+// uses (driver.Endpoint.Members), and the first node stands for the cluster where a box has
+// one answer (DataDir, Observe, Applied, Exec: every node has the same limits). Nodes gives
+// each node's own box, for telemetry per node.
+type Box struct {
+	t       dbms.Topology
+	d       dbms.DBMS
+	nodes   []platform.Box // node order; nil entries for nodes that did not start
+	place   *placed
+	ep      driver.Endpoint
+	facts   map[string]string
+	release func(context.Context) error
+	down    atomic.Bool
+}
+
+var _ platform.Box = (*Box)(nil)
+
+// Node is one node of a running cluster.
+type Node struct {
+	Name string // "n1", …
+	Box  platform.Box
+}
+
+// Nodes returns every node, in order.
+func (b *Box) Nodes() []Node {
+	out := make([]Node, len(b.nodes))
+	for i, n := range b.nodes {
+		out[i] = Node{Name: b.place.peers[i].Name, Box: n}
+	}
+	return out
+}
+
+func (b *Box) Endpoint() driver.Endpoint     { return b.ep }
+func (b *Box) DataDir() string               { return b.nodes[0].DataDir() }
+func (b *Box) Observe() platform.Observation { return b.nodes[0].Observe() }
+func (b *Box) Facts() map[string]string      { return b.facts }
+func (b *Box) Exec(ctx context.Context, argv []string) ([]byte, error) {
+	return b.nodes[0].Exec(ctx, argv)
+}
+
+// Applied is the first node's, read back, except the cpuset: the union of every node's (the
+// server's cpus the cluster was given, split between the nodes when there were enough).
+func (b *Box) Applied() resource.Applied {
+	a := b.nodes[0].Applied()
+	var all []int
+	for _, n := range b.nodes {
+		cs := n.Applied().Limits.Cpuset
+		if cs == "" {
+			return a // an unpinned node: nothing to unite
+		}
+		cpus, err := placement.ParseList(cs)
+		if err != nil {
+			return a
+		}
+		all = append(all, cpus...)
+	}
+	slices.Sort(all)
+	a.Limits.Cpuset = placement.FormatList(slices.Compact(all))
+	return a
+}
+
+// Warnings are every node's, prefixed with its name, and the shared cpus when the host has
+// too few for disjoint cpusets.
+func (b *Box) Warnings() []platform.Warning {
+	var out []platform.Warning
+	if b.place.shared {
+		out = append(out, platform.Warning{Code: "topology_shared_cpus",
+			Message: "the cluster's nodes share cpus (" + b.place.how + "): they compete with each other, unlike nodes on machines of their own"})
+	}
+	for i, n := range b.nodes {
+		for _, w := range n.Warnings() {
+			w.Message = "node " + b.place.peers[i].Name + ": " + w.Message
+			out = append(out, w)
+		}
+	}
+	return dedupe(out)
+}
+
+// dedupe keeps one warning per code: every node has the same limits, so the same doubts.
+func dedupe(ws []platform.Warning) []platform.Warning {
+	seen := map[string]bool{}
+	var out []platform.Warning
+	for _, w := range ws {
+		if !seen[w.Code] {
+			seen[w.Code] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// LogTail returns the end of every node's log, each under its name, n bytes in all.
+func (b *Box) LogTail(n int) string {
+	var parts []string
+	for i, nd := range b.nodes {
+		if nd == nil {
+			continue
+		}
+		if t := strings.TrimSpace(nd.LogTail(n / max(1, len(b.nodes)))); t != "" {
+			parts = append(parts, "== node "+b.place.peers[i].Name+" ==\n"+t)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Stop stops every node (the followers first would be kinder to a leader-based cluster, but
+// the data is not captured anyway: see Capture).
+func (b *Box) Stop(ctx context.Context) error {
+	return b.each(func(i int, n platform.Box) error { return n.Stop(ctx) })
+}
+
+// Capture: a cluster's data directories carry each member's identity and cannot seed other
+// boxes; a cluster is loaded in place.
+func (b *Box) Capture(context.Context, string) error {
+	return errors.New("a cluster's data cannot be captured as a seed (each data directory holds one member's identity)")
+}
+
+// Teardown tears every node down at once, then the cluster's network. Idempotent.
+func (b *Box) Teardown(ctx context.Context) error {
+	if !b.down.CompareAndSwap(false, true) {
+		return nil
+	}
+	err := b.each(func(i int, n platform.Box) error { return n.Teardown(ctx) })
+	return errors.Join(err, b.release(ctx))
+}
+
+// each runs f on every started node concurrently and joins the errors, each naming its node.
+func (b *Box) each(f func(int, platform.Box) error) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(b.nodes))
+	for i, n := range b.nodes {
+		if n == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(i, n); err != nil {
+				errs[i] = fmt.Errorf("node %s: %w", b.place.peers[i].Name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,115 @@
+package dbms
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/boxbench/boxbench/driver"
+)
+
+// Topology is the shape of a cluster a spec asks for (spec field topology). Nodes counts every
+// server, the first included (etcd: members; Redis and PostgreSQL: the primary and its
+// replicas). Synchronous applies to PostgreSQL's standbys only.
+type Topology struct {
+	Nodes       int
+	Synchronous *bool
+}
+
+// Peer is where one node of a cluster listens, as the other nodes reach it: Host is an address
+// or a host name; Ports maps each listener the database names in ClusterPorts to its port.
+type Peer struct {
+	Name  string // "n1", "n2", …: the node's name in the cluster (and its host name on a cluster network)
+	Host  string
+	Ports map[string]int
+}
+
+// Port returns p's port of listener name.
+func (p Peer) Port(name string) int { return p.Ports[name] }
+
+// PortClient is the listener every node has: the one clients connect to (DefaultPort in a box).
+const PortClient = "client"
+
+// Clustered is implemented by a database that can run as a cluster of boxes (package cluster
+// places them). It is the whole database-side seam: a new clustered database (a Cassandra ring:
+// seeds, replication factor, consistency level) implements these four methods.
+//
+// Contract: CheckTopology and ClusterPorts and Node are pure descriptions. Node(t, i, peers)
+// is called with the same t and peers for every i; peers are known before any node starts
+// (each node's address is decided by the platform's placement, not read back after start).
+// ClusterReady talks to the running nodes and is called after every node's own Ready passed.
+type Clustered interface {
+	// CheckTopology returns every problem of t for this database (empty: valid), each naming
+	// the field, the value and what is valid.
+	CheckTopology(t Topology) []string
+	// ClusterPorts are the listeners of one node and their ports inside a box: PortClient
+	// (DefaultPort) first; then e.g. etcd's "peer".
+	ClusterPorts() map[string]int
+	// Node is node i of peers (peers[i] is the node itself): the database whose configuration
+	// and start command make it that member.
+	Node(t Topology, i int, peers []Peer) DBMS
+	// ClusterReady returns nil once the cluster itself says that every node is up and joined
+	// (etcd: every member started and healthy; Redis: every replica connected and in sync),
+	// and facts describing the cluster as it reported itself. eps are the nodes' client
+	// endpoints as the client sees them, in node order.
+	ClusterReady(ctx context.Context, t Topology, eps []driver.Endpoint, c Credentials) (map[string]string, error)
+	// ClientNodes are the nodes the client connects to (etcd: all; Redis: the primary), and a
+	// sentence for the run's facts saying what reads and writes hit.
+	ClientNodes(t Topology) (nodes []int, what string)
+}
+
+// ClusteredOf returns the Clustered side of d (through the wrappers), or false.
+func ClusteredOf(d DBMS) (Clustered, bool) {
+	for {
+		if c, ok := d.(Clustered); ok {
+			return c, true
+		}
+		s, ok := d.(secured)
+		if !ok {
+			return nil, false
+		}
+		d = s.DBMS
+	}
+}
+
+// CheckTopology returns the problems of t for the named database; one problem when the database
+// has no topology at all.
+func CheckTopology(name string, t Topology) []string {
+	d, err := Get(name)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	c, ok := ClusteredOf(d)
+	if !ok {
+		return []string{"dbms " + name + " runs as one server here: it has no topology (databases with one: " + joinClustered() + ")"}
+	}
+	return c.CheckTopology(t)
+}
+
+func joinClustered() string {
+	s := ""
+	for _, n := range Names() {
+		if _, ok := all[n].(Clustered); ok {
+			if s != "" {
+				s += ", "
+			}
+			s += n
+		}
+	}
+	return s
+}
+
+// NodeOf is node i of d's cluster (Clustered.Node), with d's password when d has one.
+func NodeOf(d DBMS, t Topology, i int, peers []Peer) (DBMS, error) {
+	if s, ok := d.(secured); ok {
+		n, err := NodeOf(s.DBMS, t, i, peers)
+		if err != nil {
+			return nil, err
+		}
+		return secured{n, s.password}, nil
+	}
+	c, ok := d.(Clustered)
+	if !ok {
+		return nil, fmt.Errorf("dbms %s has no topology", d.Name())
+	}
+	return c.Node(t, i, peers), nil
+}

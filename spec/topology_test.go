@@ -1,0 +1,83 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/boxbench/boxbench/dbms"
+)
+
+// topoVocab is the test vocabulary with etcd, platforms that run topologies, and the
+// databases' own topology rules.
+func topoVocab() Vocabulary {
+	v := vocab
+	v.DBMSs = append([]string{"etcd"}, vocab.DBMSs...)
+	v.Platforms = map[string]PlatformWords{}
+	for k, w := range vocab.Platforms {
+		w.Clusters = true
+		v.Platforms[k] = w
+	}
+	v.Topology = func(name string, t Topology) []string {
+		return dbms.CheckTopology(name, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous})
+	}
+	return v
+}
+
+const topo = `apiVersion: boxbench/v1alpha1
+kind: Experiment
+name: t
+dbms: etcd
+topology: {nodes: 3}
+workload: {type: ycsb, mix: write-heavy, duration: 20s}
+dataset: {records: 1000}
+matrix:
+  platform: [native, docker]
+`
+
+// TestTopology: a valid topology parses; every problem of a bad one is reported at once, each
+// naming the field, the value and what is valid.
+func TestTopology(t *testing.T) {
+	e, err := Parse([]byte(topo), "t.yaml", topoVocab())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Topology == nil || e.Topology.Nodes != 3 {
+		t.Fatalf("topology %+v", e.Topology)
+	}
+	for _, tc := range []struct {
+		name, from, to string
+		want           []string
+	}{
+		{"even etcd", "nodes: 3}", "nodes: 4, synchronous: true}",
+			[]string{"line 5: topology.nodes: 4 is not valid for etcd", "an odd number from 1 to 7", "topology.synchronous: not valid for etcd"}},
+		{"no topology", "dbms: etcd", "dbms: mariadb",
+			[]string{"topology: dbms mariadb runs as one server here: it has no topology (databases with one: etcd, postgresql, redis)"}},
+		{"redis range", "dbms: etcd\ntopology: {nodes: 3}", "dbms: redis\ntopology: {nodes: 9}",
+			[]string{"topology.nodes: 9 is not valid for redis (valid: 2 to 5"}},
+		{"unix", "platform: [native, docker]", "network: [host, unix]",
+			[]string{"network unix cannot carry a cluster"}},
+		{"unknown field", "nodes: 3}", "nodes: 3, replicas: 2}", []string{"replicas"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(strings.Replace(topo, tc.from, tc.to, 1)), "t.yaml", topoVocab())
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+// TestTopologyPlatform: a platform that runs no topologies is refused with the ones that do.
+func TestTopologyPlatform(t *testing.T) {
+	v := topoVocab()
+	v.Platforms["lxc"] = PlatformWords{Storages: []string{"bind"}, Networks: []string{"host"}}
+	_, err := Parse([]byte(strings.Replace(topo, "[native, docker]", "[native, lxc]", 1)), "t.yaml", v)
+	if err == nil || !strings.Contains(err.Error(), "platform lxc does not run topologies yet (valid: docker, native)") {
+		t.Errorf("lxc with a topology: %v", err)
+	}
+}
