@@ -95,15 +95,19 @@ func (e env) runSpec(ctx context.Context, t *testing.T, text string) string {
 
 // storedResults is what `results --format json` says of an experiment, as far as the tests read it.
 type storedResults struct {
-	Runs []struct {
-		ID, Status string
-		Throughput *float64          `json:"throughput_ops_per_second"`
-		Env        map[string]string `json:"env"`
-	} `json:"runs"`
+	Runs    []storedRun `json:"runs"`
 	Skipped []struct {
 		ID     string `json:"id"`
 		Reason string `json:"skipped_reason"`
 	} `json:"skipped_cells"`
+}
+
+// storedRun is one run of storedResults.
+type storedRun struct {
+	ID, Status, Reason string
+	Throughput         *float64          `json:"throughput_ops_per_second"`
+	Env                map[string]string `json:"env"`
+	Facts              map[string]string `json:"facts"`
 }
 
 // results reads the stored results of out, decoded and as printed.

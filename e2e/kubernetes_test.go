@@ -92,13 +92,7 @@ func TestKubernetesAgentImage(t *testing.T) {
 	}
 }
 
-type kubeRun struct {
-	ID, Status, Reason string
-	Facts              map[string]string `json:"facts"`
-	Env                map[string]string `json:"env"`
-}
-
-func runKube(t *testing.T, name, duration, kubeExtra, client string) (env, string, []kubeRun) {
+func runKube(t *testing.T, name, duration, kubeExtra, client string) (env, string, []storedRun) {
 	e := env{dir: t.TempDir(), work: testenv.WorkRoot(t)}
 	e.specFile = filepath.Join(e.dir, "spec.yaml")
 	t.Cleanup(func() { assertNoLeftovers(t, e.work) })
@@ -109,14 +103,8 @@ func runKube(t *testing.T, name, duration, kubeExtra, client string) (env, strin
 	if len(got.Runs) != 3 {
 		t.Fatalf("%d runs stored, want 3: %s", len(got.Runs), b)
 	}
-	var full struct {
-		Runs []kubeRun `json:"runs"`
-	}
-	if err := json.Unmarshal(b, &full); err != nil {
-		t.Fatal(err)
-	}
 	kube := 0
-	for _, r := range full.Runs {
+	for _, r := range got.Runs {
 		if r.Status != "ok" {
 			t.Errorf("run %s: %s %s", r.ID, r.Status, r.Reason)
 		}
@@ -158,5 +146,5 @@ func runKube(t *testing.T, name, duration, kubeExtra, client string) (env, strin
 			t.Errorf("left in the cluster: %s %s/%s", o.Kind, o.Metadata.Namespace, o.Metadata.Name)
 		}
 	}
-	return e, out, full.Runs
+	return e, out, got.Runs
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -47,19 +46,7 @@ func TestTopology(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	out := e.runSpec(ctx, t, topologySpec)
-	b, err := e.boxbench(ctx, "results", out, "--format", "json").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res struct {
-		Runs []struct {
-			ID, Status, Reason string
-			Facts              map[string]string `json:"facts"`
-		} `json:"runs"`
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res, b := e.results(ctx, t, out)
 	if len(res.Runs) != 6 {
 		t.Fatalf("%d runs stored, want 6:\n%s", len(res.Runs), b)
 	}
@@ -198,19 +185,7 @@ func TestTopologyPostgreSQL(t *testing.T) {
 		"  dbms: [etcd, redis]\n", "",
 		"[native, docker, docker], network: [host, host, bridge-direct]", "[native, docker], network: [host, bridge-direct]").Replace(topologySpec)
 	out := e.runSpec(ctx, t, spec)
-	b, err := e.boxbench(ctx, "results", out, "--format", "json").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res struct {
-		Runs []struct {
-			ID, Status, Reason string
-			Facts              map[string]string `json:"facts"`
-		} `json:"runs"`
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res, b := e.results(ctx, t, out)
 	if len(res.Runs) != 2 {
 		t.Fatalf("%d runs stored, want 2:\n%s", len(res.Runs), b)
 	}
