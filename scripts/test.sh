@@ -34,6 +34,6 @@ else
   bash scripts/kube-local.sh up
 fi
 rc=0
-BOXBENCH_CI=1 BOXBENCH_BIN=$bin go test -count=1 -timeout 40m ./... || rc=$?
+BOXBENCH_CI=1 BOXBENCH_BIN=$bin go test -count=1 -timeout 55m ./... || rc=$?
 [ -n "$kube_was_up" ] || bash scripts/kube-local.sh down || rc=1
 exit "$rc"
