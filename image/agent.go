@@ -44,7 +44,7 @@ func (s *Store) BuildAgent(ctx context.Context, bin, build string) (Image, error
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(writeAgentTree(pw, bin, size)) }()
 	rc, err := s.Engine.ImageImport(ctx, image.ImportSource{Source: pr, SourceName: "-"}, tag,
-		image.ImportOptions{Changes: changes, Message: "boxbench agent-image"})
+		image.ImportOptions{Changes: changes, Message: "boxbench images agent"})
 	if err == nil {
 		_, err = readProgress(rc)
 		rc.Close()

@@ -220,7 +220,7 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 		rec.Facts["client_build"] = remote.Build
 		if remote.Build != agent.Build() {
 			rec.Warnings = append(rec.Warnings, results.Warning{Code: "client_build_differs", Severity: "warning",
-				Message: fmt.Sprintf("the client at the site is boxbench %q, this is %q: the load generator may differ from a local client's (rebuild the agent image: boxbench agent-image)", remote.Build, agent.Build())})
+				Message: fmt.Sprintf("the client at the site is boxbench %q, this is %q: the load generator may differ from a local client's (rebuild the agent image: boxbench images agent)", remote.Build, agent.Build())})
 		}
 	}
 	if err == nil && ctx.Err() == nil {

@@ -23,7 +23,7 @@ type Kubernetes struct {
 	Images map[string]string `yaml:"images"`
 	// VolumeSize is the size of a pvc:<class> claim and of a local PersistentVolume.
 	VolumeSize Bytes `yaml:"volumeSize"`
-	// AgentImage is an image reference holding boxbench's binary (`boxbench agent-image`) for
+	// AgentImage is an image reference holding boxbench's binary (`boxbench images agent`) for
 	// client pods on a node that is not this host.
 	AgentImage string `yaml:"agentImage"`
 	// Telemetry is where a pod's CPU and memory come from: auto (its cgroup when the node is

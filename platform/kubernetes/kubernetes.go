@@ -105,7 +105,7 @@ type Config struct {
 	// AgentBinary is boxbench's binary mounted into a client pod on this host ("" = this
 	// process's).
 	AgentBinary string
-	// AgentImage is an image holding boxbench's binary (boxbench agent-image builds one) that
+	// AgentImage is an image holding boxbench's binary (boxbench images agent builds one) that
 	// the client node can run; needed for a client pod on a node that is not this host.
 	AgentImage string
 	// Telemetry is where the server's CPU and memory come from (Telemetries; "" = auto).
