@@ -74,6 +74,8 @@ func TestKubernetesAgentImage(t *testing.T) {
 		t.Fatalf("boxbench images agent: %v\n%s", err, out)
 	}
 	ref, _, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+	// The image is this test binary's build: nobody else runs it.
+	t.Cleanup(func() { _ = exec.Command("docker", "rmi", ref).Run() })
 	e, results, runs := runKube(t, "e2e-kube-agent", "15s", ", agentImage: "+ref+", telemetry: summary", "client: {platform: kubernetes}")
 	for _, r := range runs {
 		if r.Facts["platform"] != "kubernetes" {

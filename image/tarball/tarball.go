@@ -47,10 +47,14 @@ func (w *Writer) own(h *tar.Header) {
 	}
 }
 
-// Dir adds a directory entry.
+// Dir adds a directory entry: its permissions and its sticky bit (a /tmp).
 func (w *Writer) Dir(name string, mode fs.FileMode) error {
+	perm := int64(mode.Perm())
+	if mode&fs.ModeSticky != 0 {
+		perm |= 0o1000
+	}
 	h := &tar.Header{Typeflag: tar.TypeDir, Name: strings.TrimSuffix(name, "/") + "/",
-		Mode: int64(mode.Perm()), ModTime: time.Now()}
+		Mode: perm, ModTime: time.Now()}
 	w.own(h)
 	return w.tw.WriteHeader(h)
 }
