@@ -91,6 +91,22 @@ type Facts struct {
 	Applied *resource.Limits
 	// DBMS is the cell's database ("" unknown): a few checks concern one database's behaviour.
 	DBMS string
+	// Nodes are the nodes of a box of several (a cluster), the first included; nil for one
+	// server. When set, the checks of the database's own telemetry and limits (throttling, the
+	// database's swap, disk reads, limits) run on every node, each warning naming its node,
+	// and DBSource and Applied are not used.
+	Nodes []Node
+
+	// cpusetShare: Spec.Cpuset is the cluster's, of which a node has a share (nodes.go).
+	cpusetShare bool
+}
+
+// Node is one node of a box of several: its telemetry source and the limits read back from
+// it (nil: not compared).
+type Node struct {
+	Name    string // "n1", …
+	Source  string // "db" for the first, "db-n2", …
+	Applied *resource.Limits
 }
 
 // DefaultPercentiles are the percentiles checked when Facts.Percentiles is nil.
@@ -166,8 +182,8 @@ func Evaluate(f Facts, th Thresholds) []Warning {
 	}
 	var out []Warning
 	for _, c := range []func(Facts, Thresholds) []Warning{
-		clientCPU, clientWaited, throttled, swap, hostBusy, datasetIO, limits, errorRate, tooFewOps,
-		scanInServer,
+		clientCPU, clientWaited, perNode(throttled), swap, hostBusy, perNode(datasetIO), perNode(limits),
+		errorRate, tooFewOps, scanInServer,
 	} {
 		out = append(out, c(f, th)...)
 	}

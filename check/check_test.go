@@ -38,6 +38,11 @@ func hostCPU(busy float64) []telemetry.Sample {
 	)
 }
 
+// threeNodes are the nodes of a 3-node cluster whose limits read back as l.
+func threeNodes(l resource.Limits) []Node {
+	return []Node{{Name: "n1", Source: "db", Applied: &l}, {Name: "n2", Source: "db-n2", Applied: &l}, {Name: "n3", Source: "db-n3", Applied: &l}}
+}
+
 func ops(n, errs int64) []OpCount { return []OpCount{{Op: "read", Count: n, Errors: errs}} }
 
 func TestEvaluate(t *testing.T) {
@@ -142,6 +147,37 @@ func TestEvaluate(t *testing.T) {
 			Spec:    resource.Limits{CPUs: 0.5, Cpuset: "0,1", MemoryBytes: 512*mib + 100},
 			Applied: applied(resource.Limits{CPUs: 0.5, Cpuset: "0-1", MemoryBytes: 512 * mib, IOWeight: 100})}},
 		{name: "limits unknown", f: Facts{Ops: enough, Spec: resource.Limits{CPUs: 1}}},
+
+		// A cluster: the database's own checks look at every node, and each warning names the
+		// nodes it concerns (a throttled third node is not hidden behind a quiet first one).
+		{name: "cluster: third node throttled", f: Facts{Ops: enough, Nodes: threeNodes(resource.Limits{CPUs: 0.5}),
+			Spec: resource.Limits{CPUs: 0.5}, Samples: join(
+				series("db", "cpu_periods_per_interval", "", 10, 10), series("db", "cpu_throttled_periods_per_interval", "", 0, 0),
+				series("db-n2", "cpu_periods_per_interval", "", 10, 10), series("db-n2", "cpu_throttled_periods_per_interval", "", 0, 0),
+				series("db-n3", "cpu_periods_per_interval", "", 10, 10), series("db-n3", "cpu_throttled_periods_per_interval", "", 4, 4))},
+			want: []string{"db_cpu_throttled/warning"}, says: []string{"node n3: the database was throttled in 40.0 %"}},
+		{name: "cluster: quiet nodes", f: Facts{Ops: enough, Nodes: threeNodes(resource.Limits{CPUs: 0.5}),
+			Spec: resource.Limits{CPUs: 0.5}, Samples: join(
+				series("db-n3", "cpu_periods_per_interval", "", 10, 10), series("db-n3", "cpu_throttled_periods_per_interval", "", 0, 0))}},
+		{name: "cluster: a node's limit not applied", f: Facts{Ops: enough, Spec: resource.Limits{CPUs: 0.5, MemoryBytes: 256 * mib},
+			Nodes: []Node{{Name: "n1", Source: "db", Applied: applied(resource.Limits{CPUs: 0.5, MemoryBytes: 256 * mib})},
+				{Name: "n2", Source: "db-n2", Applied: applied(resource.Limits{CPUs: 0.5})},
+				{Name: "n3", Source: "db-n3", Applied: applied(resource.Limits{CPUs: 0.5, MemoryBytes: 256 * mib})}}},
+			want: []string{"limits_differ/error"}, says: []string{"node n2: memory limit: the cell asks for 256.0 MiB but the cgroup has none"}},
+		{name: "cluster: nodes share the cell's cpuset", f: Facts{Ops: enough, Spec: resource.Limits{Cpuset: "0-3"},
+			Nodes: []Node{{Name: "n1", Source: "db", Applied: applied(resource.Limits{Cpuset: "0-1"})},
+				{Name: "n2", Source: "db-n2", Applied: applied(resource.Limits{Cpuset: "2-3"})},
+				{Name: "n3", Source: "db-n3", Applied: applied(resource.Limits{Cpuset: "4"})}}},
+			want: []string{"limits_differ/error"}, says: []string{`node n3: cpuset: the cell asks for "0-3" (this node a share of it) but the cgroup has "4"`}},
+		{name: "cluster: the same doubt on two nodes", f: Facts{Ops: enough, Dataset: DatasetMemory, Nodes: threeNodes(resource.Limits{}),
+			Samples: join(series("db", "io_read_bytes_per_second", "", 0, 0), series("db-n2", "io_read_bytes_per_second", "", 3*mib, 3*mib),
+				series("db-n3", "io_read_bytes_per_second", "", 5*mib, 5*mib))},
+			want: []string{"memory_bound_read_disk/warning"}, says: []string{"node n2: this memory-bound run read 3.0 MiB/s", "; node n3: this memory-bound run read 5.0 MiB/s"}},
+		{name: "cluster: no I/O data on any node", f: Facts{Ops: enough, Dataset: DatasetMemory, Nodes: threeNodes(resource.Limits{})},
+			want: []string{"disk_reads_unknown/info"}, says: []string{"nodes n1, n2, n3: cannot tell"}},
+		{name: "cluster: swap in a node's cgroup", f: Facts{Ops: enough, Nodes: threeNodes(resource.Limits{}),
+			Samples: series("db-n2", "memory_swap_bytes", "", 0, 20*mib)},
+			want: []string{"swap_used/warning"}, says: []string{"node n2's cgroup had up to 20.0 MiB"}},
 
 		{name: "error rate", f: Facts{Ops: []OpCount{{"read", 8000, 150}, {"update", 1800, 50}}},
 			want: []string{"error_rate_high/warning"}, says: []string{"2.0 %", "(200 of 10000)", "1.0 %"}},

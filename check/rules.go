@@ -116,9 +116,15 @@ func swap(f Facts, th Thresholds) []Warning {
 			active = true
 		}
 	}
-	if used, ok := maxValue(window(f.Samples, f.DBSource, "memory_swap_bytes", always)); ok && used > th.SwapBytes {
-		parts = append(parts, fmt.Sprintf("the database's cgroup had up to %s in swap", bytes(used)))
-		active = true
+	for _, n := range dbNodes(f) {
+		if used, ok := maxValue(window(f.Samples, n.Source, "memory_swap_bytes", always)); ok && used > th.SwapBytes {
+			who := "the database's cgroup"
+			if n.Name != "" {
+				who = "node " + n.Name + "'s cgroup"
+			}
+			parts = append(parts, fmt.Sprintf("%s had up to %s in swap", who, bytes(used)))
+			active = true
+		}
 	}
 	if len(parts) == 0 {
 		return nil
@@ -233,7 +239,9 @@ func limits(f Facts, th Thresholds) []Warning {
 	if s.CPUs > 0 && differ(s.CPUs, a.CPUs) {
 		add("CPU limit", fmt.Sprintf("%g cpus", s.CPUs), orNone(a.CPUs > 0, fmt.Sprintf("%g cpus", a.CPUs)))
 	}
-	if s.Cpuset != "" && !sameCPUs(s.Cpuset, a.Cpuset) {
+	if s.Cpuset != "" && f.cpusetShare && !withinCPUs(a.Cpuset, s.Cpuset) {
+		add("cpuset", strconv.Quote(s.Cpuset)+" (this node a share of it)", orNone(a.Cpuset != "", strconv.Quote(a.Cpuset)))
+	} else if s.Cpuset != "" && !f.cpusetShare && !sameCPUs(s.Cpuset, a.Cpuset) {
 		add("cpuset", strconv.Quote(s.Cpuset), orNone(a.Cpuset != "", strconv.Quote(a.Cpuset)))
 	}
 	if s.MemoryBytes > 0 && differ(float64(s.MemoryBytes), float64(a.MemoryBytes)) {

@@ -31,19 +31,16 @@ type Box struct {
 	down    atomic.Bool
 }
 
-var _ platform.Box = (*Box)(nil)
+var (
+	_ platform.Box   = (*Box)(nil)
+	_ platform.Multi = (*Box)(nil)
+)
 
-// Node is one node of a running cluster.
-type Node struct {
-	Name string // "n1", …
-	Box  platform.Box
-}
-
-// Nodes returns every node, in order.
-func (b *Box) Nodes() []Node {
-	out := make([]Node, len(b.nodes))
+// Nodes returns every node, in order (platform.Multi).
+func (b *Box) Nodes() []platform.NamedBox {
+	out := make([]platform.NamedBox, len(b.nodes))
 	for i, n := range b.nodes {
-		out[i] = Node{Name: b.place.peers[i].Name, Box: n}
+		out[i] = platform.NamedBox{Name: b.place.peers[i].Name, Box: n}
 	}
 	return out
 }
@@ -77,34 +74,57 @@ func (b *Box) Applied() resource.Applied {
 	return a
 }
 
-// Warnings are every node's, prefixed with its name, and the shared cpus when the host has
-// too few for disjoint cpusets.
+// Warnings are every node's, one per code naming the nodes it concerns (a doubt about the third
+// node is not hidden behind the first's of the same code), and the shared cpus when the host
+// has too few for disjoint cpusets.
 func (b *Box) Warnings() []platform.Warning {
 	var out []platform.Warning
 	if b.place.shared {
 		out = append(out, platform.Warning{Code: "topology_shared_cpus",
 			Message: "the cluster's nodes share cpus (" + b.place.how + "): they compete with each other, unlike nodes on machines of their own"})
 	}
+	type found struct{ names, msgs []string }
+	var order []string
+	byCode := map[string]*found{}
 	for i, n := range b.nodes {
+		if n == nil {
+			continue
+		}
 		for _, w := range n.Warnings() {
-			w.Message = "node " + b.place.peers[i].Name + ": " + w.Message
-			out = append(out, w)
+			x := byCode[w.Code]
+			if x == nil {
+				x = &found{}
+				byCode[w.Code] = x
+				order = append(order, w.Code)
+			}
+			x.names = append(x.names, b.place.peers[i].Name)
+			x.msgs = append(x.msgs, w.Message)
 		}
 	}
-	return dedupe(out)
-}
-
-// dedupe keeps one warning per code: every node has the same limits, so the same doubts.
-func dedupe(ws []platform.Warning) []platform.Warning {
-	seen := map[string]bool{}
-	var out []platform.Warning
-	for _, w := range ws {
-		if !seen[w.Code] {
-			seen[w.Code] = true
-			out = append(out, w)
-		}
+	for _, code := range order {
+		out = append(out, platform.Warning{Code: code, Message: merge(byCode[code].names, byCode[code].msgs)})
 	}
 	return out
+}
+
+// merge is one message for the nodes names said msgs: "nodes n1, n2: m" when they say the
+// same, "node n1: m1; node n2: m2" otherwise.
+func merge(names, msgs []string) string {
+	same := true
+	for _, m := range msgs[1:] {
+		same = same && m == msgs[0]
+	}
+	if same {
+		if len(names) == 1 {
+			return "node " + names[0] + ": " + msgs[0]
+		}
+		return "nodes " + strings.Join(names, ", ") + ": " + msgs[0]
+	}
+	parts := make([]string, len(msgs))
+	for i := range msgs {
+		parts[i] = "node " + names[i] + ": " + msgs[i]
+	}
+	return strings.Join(parts, "; ")
 }
 
 // LogTail returns the end of every node's log, each under its name, n bytes in all.

@@ -146,3 +146,19 @@ func assertNothingLeft(t *testing.T, exp, work string) {
 		t.Errorf("work directories left: %v", ents)
 	}
 }
+
+// TestMerge: a doubt of several nodes is one warning naming every node it concerns.
+func TestMerge(t *testing.T) {
+	for _, tc := range []struct {
+		names, msgs []string
+		want        string
+	}{
+		{[]string{"n3"}, []string{"io weight not enforced"}, "node n3: io weight not enforced"},
+		{[]string{"n1", "n2", "n3"}, []string{"x", "x", "x"}, "nodes n1, n2, n3: x"},
+		{[]string{"n1", "n3"}, []string{"x", "y"}, "node n1: x; node n3: y"},
+	} {
+		if got := merge(tc.names, tc.msgs); got != tc.want {
+			t.Errorf("merge(%v, %v) = %q, want %q", tc.names, tc.msgs, got, tc.want)
+		}
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/check"
-	"github.com/boxbench/boxbench/cluster"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/recovery"
 	"github.com/boxbench/boxbench/placement"
@@ -268,16 +267,18 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 		return nil, nil, nil, fmt.Errorf("telemetry: %w", err)
 	}
 	defer closeDB()
-	// A cluster: "db" is its first node; every other node is a source of its own (db-n2, …).
-	if cb, ok := box.(*cluster.Box); ok {
-		for _, n := range cb.Nodes()[1:] {
-			ts, closeN, err := targetsOf("db-"+n.Name, n.Box.Observe())
-			if err != nil {
-				return nil, nil, nil, fmt.Errorf("telemetry: %w", err)
-			}
-			defer closeN()
-			targets = append(targets, ts...)
+	// A box of several (a cluster): "db" is its first node; every other node is a source of
+	// its own (db-n2, …), observed its own platform's way (platform.Multi).
+	for i, n := range platform.NodesOf(box) {
+		if i == 0 {
+			continue
 		}
+		ts, closeN, err := targetsOf(platform.NodeSource("db", i, n.Name), n.Box.Observe())
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("telemetry: %w", err)
+		}
+		defer closeN()
+		targets = append(targets, ts...)
 	}
 	remote, _ := wl.(*agent.Remote)
 	if remote == nil {
@@ -517,6 +518,14 @@ func (r *Runner) validity(c *plan.Cell, res *workload.Result, samples []telemetr
 		a.Cpuset = "" // an unpinned group inherits every cpu; not a difference
 	}
 	f.Applied = &a
+	// A box of several: every node's own telemetry and read-back limits are checked.
+	for i, n := range platform.NodesOf(box) {
+		na := n.Box.Applied().Limits
+		if lim.Cpuset == "" {
+			na.Cpuset = ""
+		}
+		f.Nodes = append(f.Nodes, check.Node{Name: n.Name, Source: platform.NodeSource("db", i, n.Name), Applied: &na})
+	}
 	for _, o := range res.Ops {
 		if o.Series == "latency" {
 			f.Ops = append(f.Ops, check.OpCount{Op: o.Op, Count: o.Count, Errors: o.Errors})

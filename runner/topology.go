@@ -50,8 +50,8 @@ func (r *Runner) loadInPlace(ctx context.Context, box platform.Box, d dbms.DBMS,
 // the first node): node_<name>_cpu_cores (mean cores used), node_<name>_memory_bytes (mean),
 // node_<name>_io_write_bytes_per_second, and their sums over the nodes (cluster_…).
 func nodeMetrics(box platform.Box, samples []telemetry.Sample, after time.Duration) map[string]float64 {
-	cb, ok := box.(*cluster.Box)
-	if !ok {
+	nodes := platform.NodesOf(box)
+	if nodes == nil {
 		return nil
 	}
 	out := map[string]float64{}
@@ -60,11 +60,8 @@ func nodeMetrics(box platform.Box, samples []telemetry.Sample, after time.Durati
 		{"memory_usage_bytes", "memory_bytes"},
 		{"io_write_bytes_per_second", "io_write_bytes_per_second"},
 	} {
-		for i, n := range cb.Nodes() {
-			source := "db-" + n.Name
-			if i == 0 {
-				source = "db"
-			}
+		for i, n := range nodes {
+			source := platform.NodeSource("db", i, n.Name)
 			var sum float64
 			var count int
 			for _, s := range samples {
