@@ -68,8 +68,11 @@ func Vocabulary(ps map[string]platform.Platform) spec.Vocabulary {
 		CPUs: placement.HostCPUs(), Topology: checkTopology}
 	for name, p := range ps {
 		i := p.Info()
-		_, clusters := p.(platform.Clusterer)
-		v.Platforms[name] = spec.PlatformWords{Storages: i.Storages, Networks: i.Networks, Clusters: clusters}
+		w := spec.PlatformWords{Storages: i.Storages, Networks: i.Networks}
+		if clu, ok := p.(platform.Clusterer); ok {
+			w.Clusters, w.ClusterRefuses = true, clu.ClusterRefuses()
+		}
+		v.Platforms[name] = w
 	}
 	return v
 }

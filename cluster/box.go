@@ -29,6 +29,8 @@ type Box struct {
 	facts   map[string]string
 	release func(context.Context) error
 	down    atomic.Bool
+	// clientNodes are the nodes the client uses (dbms.Clustered.ClientNodes), the first first.
+	clientNodes []int
 }
 
 var (

@@ -28,8 +28,10 @@ import (
 // the nodes must reach each other over TCP.
 func Check(p platform.Platform, d dbms.DBMS, network string, t dbms.Topology) error {
 	var errs []error
-	if _, ok := p.(platform.Clusterer); !ok {
-		errs = append(errs, fmt.Errorf("platform %s does not run topologies yet (native and docker do; docs/topology.md)", p.Info().Name))
+	if clu, ok := p.(platform.Clusterer); !ok {
+		errs = append(errs, fmt.Errorf("platform %s does not run topologies yet (native, docker and swarm do; docs/topology.md)", p.Info().Name))
+	} else if why, refused := clu.ClusterRefuses()[network]; refused {
+		errs = append(errs, fmt.Errorf("platform %s network %s cannot carry a cluster: %s", p.Info().Name, network, why))
 	}
 	if c, ok := dbms.ClusteredOf(d); !ok {
 		errs = append(errs, fmt.Errorf("dbms %s has no topology", d.Name()))
@@ -37,9 +39,6 @@ func Check(p platform.Platform, d dbms.DBMS, network string, t dbms.Topology) er
 		for _, m := range c.CheckTopology(t) {
 			errs = append(errs, errors.New(m))
 		}
-	}
-	if network == "unix" {
-		errs = append(errs, errors.New("network unix cannot carry a cluster: its nodes talk over TCP (use host)"))
 	}
 	return errors.Join(errs...)
 }
@@ -120,6 +119,7 @@ func Provision(ctx context.Context, p platform.Platform, r platform.Request, t d
 		return nil, b.undo(ctx, fmt.Errorf("the cluster did not report every member up: %w\n%s", err, b.LogTail(2048)))
 	}
 	clientNodes, what := c.ClientNodes(t)
+	b.clientNodes = clientNodes
 	b.ep = eps[clientNodes[0]]
 	if len(clientNodes) > 1 {
 		for _, i := range clientNodes {

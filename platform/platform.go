@@ -119,6 +119,10 @@ type Clusterer interface {
 	// for a bridge, nothing ("", a no-op release) when the nodes share the host's network.
 	// release removes it after every node's box was torn down; it is idempotent.
 	ClusterNetwork(ctx context.Context, r Request) (name string, release func(context.Context) error, err error)
+	// ClusterRefuses are this platform's network values whose boxes cannot be the nodes of a
+	// cluster, each with the reason (nil: every network can carry one). Spec validation and
+	// cluster.Check refuse a topology on them with that reason.
+	ClusterRefuses() map[string]string
 }
 
 // StorageOptions tune the storage backends that need it.

@@ -376,6 +376,13 @@ func (r *Runner) remoteClient(site platform.ClientSite, wl workload.Workload, c 
 	}
 	rec.Env["client_site"] = where
 	rec.Facts["client_endpoint"] = ep.String()
+	if len(ep.Members) > 1 {
+		ms := make([]string, len(ep.Members))
+		for i, m := range ep.Members {
+			ms[i] = m.String()
+		}
+		rec.Facts["client_endpoints"] = strings.Join(ms, " ") // every node of a cluster, from the site
+	}
 	pinned := false
 	if ps, ok := site.(platform.PinnedSite); ok {
 		rec.Env["client_cpus"], pinned = ps.ClientCPUs(), true

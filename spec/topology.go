@@ -45,9 +45,45 @@ func (c *checker) topology() {
 				p, strings.Join(e.vocab.clusterPlatforms(), ", "))
 		}
 	}
-	if e.varies("network") && contains(e.ValuesOf("network"), "unix") {
-		c.add("topology", "network unix cannot carry a cluster: its nodes talk over TCP (valid: host, bridge-published, bridge-direct)")
+	if e.varies("network") {
+		for _, pn := range e.platformNetworks(platforms) {
+			w, ok := e.vocab.Platforms[pn[0]]
+			if why, refused := w.ClusterRefuses[pn[1]]; ok && w.Clusters && refused {
+				c.add("topology", "platform %s network %s cannot carry a cluster: %s", pn[0], pn[1], why)
+			}
+		}
 	}
+}
+
+// platformNetworks are the (platform, network) pairs of the matrix: index by index when a zip
+// pairs them, every combination otherwise.
+func (e *Experiment) platformNetworks(platforms []string) [][2]string {
+	var zp, zn []string
+	for _, d := range e.Matrix.Zip {
+		switch d.Key {
+		case "platform":
+			zp = d.Values
+		case "network":
+			zn = d.Values
+		}
+	}
+	var out [][2]string
+	if zp != nil && zn != nil {
+		for i := range min(len(zp), len(zn)) {
+			out = append(out, [2]string{zp[i], zn[i]})
+		}
+		return out
+	}
+	seen := map[[2]string]bool{}
+	for _, p := range platforms {
+		for _, n := range e.ValuesOf("network") {
+			if pn := [2]string{p, n}; !seen[pn] {
+				seen[pn] = true
+				out = append(out, pn)
+			}
+		}
+	}
+	return out
 }
 
 func (v Vocabulary) clusterPlatforms() []string {

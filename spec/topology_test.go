@@ -15,8 +15,13 @@ func topoVocab() Vocabulary {
 	v.Platforms = map[string]PlatformWords{}
 	for k, w := range vocab.Platforms {
 		w.Clusters = true
+		if k == "native" {
+			w.ClusterRefuses = map[string]string{"unix": "its nodes talk to each other over TCP (use host)"}
+		}
 		v.Platforms[k] = w
 	}
+	v.Platforms["swarm"] = PlatformWords{Storages: []string{"bind"}, Networks: []string{"host", "overlay", "vip"}, Clusters: true,
+		ClusterRefuses: map[string]string{"vip": "nodes resolve each other by name"}}
 	v.Topology = func(name string, t Topology) []string {
 		return dbms.CheckTopology(name, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous})
 	}
@@ -55,8 +60,10 @@ func TestTopology(t *testing.T) {
 		{"redis range", "dbms: etcd\ntopology: {nodes: 3}", "dbms: redis\ntopology: {nodes: 9}",
 			[]string{"topology.nodes: 9 is not valid for redis (valid: 2 to 5"}},
 		{"unix", "platform: [native, docker]", "network: [host, unix]",
-			[]string{"network unix cannot carry a cluster"}},
+			[]string{"platform native network unix cannot carry a cluster: its nodes talk to each other over TCP"}},
 		{"unknown field", "nodes: 3}", "nodes: 3, replicas: 2}", []string{"replicas"}},
+		{"a platform's network refused", "platform: [native, docker]", "zip: {platform: [native, swarm, swarm], network: [host, overlay, vip]}",
+			[]string{"platform swarm network vip cannot carry a cluster: nodes resolve"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(strings.Replace(topo, tc.from, tc.to, 1)), "t.yaml", topoVocab())
@@ -77,7 +84,7 @@ func TestTopologyPlatform(t *testing.T) {
 	v := topoVocab()
 	v.Platforms["lxc"] = PlatformWords{Storages: []string{"bind"}, Networks: []string{"host"}}
 	_, err := Parse([]byte(strings.Replace(topo, "[native, docker]", "[native, lxc]", 1)), "t.yaml", v)
-	if err == nil || !strings.Contains(err.Error(), "platform lxc does not run topologies yet (valid: docker, native)") {
+	if err == nil || !strings.Contains(err.Error(), "platform lxc does not run topologies yet (valid: docker, native, swarm)") {
 		t.Errorf("lxc with a topology: %v", err)
 	}
 }

@@ -54,6 +54,8 @@ type PlatformWords struct {
 	Networks []string
 	// Clusters says the platform runs topologies (platform.Clusterer).
 	Clusters bool
+	// ClusterRefuses are its networks that cannot carry a cluster, each with the reason.
+	ClusterRefuses map[string]string
 }
 
 // PlatformNames returns the platforms in sorted order.

@@ -89,6 +89,9 @@ func (b *box) netMode() string {
 	return b.network
 }
 
+// ClusterRefuses: every network of this platform can carry a cluster (platform.Clusterer).
+func (*Platform) ClusterRefuses() map[string]string { return nil }
+
 // ClusterNetwork makes one bridge network for the nodes of a cluster on a bridge network
 // (platform.Clusterer): the nodes reach each other by name; the host (the client) reaches each
 // node's published port or bridge address as for a single box. Nodes on the host network share

@@ -80,6 +80,11 @@ func (p *Platform) Provision(ctx context.Context, r platform.Request) (platform.
 	return b, nil
 }
 
+// ClusterRefuses: a unix socket cannot carry a cluster (platform.Clusterer).
+func (*Platform) ClusterRefuses() map[string]string {
+	return map[string]string{"unix": "its nodes talk to each other over TCP (use host)"}
+}
+
 // ClusterNetwork: native nodes share the host's network (platform.Clusterer).
 func (*Platform) ClusterNetwork(context.Context, platform.Request) (string, func(context.Context) error, error) {
 	return "", func(context.Context) error { return nil }, nil

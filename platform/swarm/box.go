@@ -50,15 +50,17 @@ type box struct {
 	life       context.Context
 	cancelLife context.CancelFunc
 
-	mu       sync.Mutex
-	service  string   // service id
-	task     string   // task container id
-	network  string   // overlay network id (overlay, vip)
-	netName  string   // its name
-	helpers  []string // helper containers (init, client) still to remove
-	exited   chan struct{}
-	exitCode int64
-	down     atomic.Bool
+	mu      sync.Mutex
+	service string // service id
+	task    string // task container id
+	network string // overlay network id (overlay, vip)
+	netName string // its name
+	// sharedNet: the network is a cluster's (ClusterNetwork), removed by the cluster, not the box.
+	sharedNet bool
+	helpers   []string // helper containers (init, client) still to remove
+	exited    chan struct{}
+	exitCode  int64
+	down      atomic.Bool
 }
 
 func (b *box) Endpoint() driver.Endpoint    { return b.ep }
@@ -180,9 +182,9 @@ func (b *box) Teardown(ctx context.Context) error {
 // endpoints of the containers just removed.
 func (b *box) removeNetwork(ctx context.Context) error {
 	b.mu.Lock()
-	id := b.network
+	id, shared := b.network, b.sharedNet
 	b.mu.Unlock()
-	if id == "" {
+	if id == "" || shared {
 		return nil
 	}
 	for {

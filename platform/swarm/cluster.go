@@ -178,6 +178,10 @@ func (p *Platform) release(ctx context.Context) ([]string, error) {
 	if len(svcs) > 0 || sw.Nodes > 1 {
 		return nil, nil // still in use
 	}
+	// A cluster's network outlives its nodes' services for a moment at both ends of its life.
+	if n, err := p.clusterNetworks(ctx); err != nil || n > 0 {
+		return nil, err
+	}
 	if err := p.engine.SwarmLeave(ctx, true); err != nil {
 		return nil, fmt.Errorf("leave the swarm boxbench created (cluster %s): %w", m.ClusterID, err)
 	}

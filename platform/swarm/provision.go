@@ -59,9 +59,17 @@ func (b *box) provision(ctx context.Context) error {
 	}
 	b.facts["runtime"] = info.DefaultRuntime + " (the engine's default: a service spec names no runtime)"
 	b.layout = dbms.Layout{DataDir: platform.BoxDataDir, RunDir: platform.BoxRunDir, Listen: "0.0.0.0", Port: r.DBMS.DefaultPort()}
+	if r.Node != nil {
+		b.facts["node"] = r.Node.Name
+	}
 	if r.Network == NetworkHost {
 		b.layout.Listen = "127.0.0.1"
-		if b.layout.Port, err = platform.FreePort(); err != nil {
+		if r.Node != nil {
+			// A cluster's node listens where its peers were told it does (platform.Node).
+			if b.layout.Port = r.Node.Ports[dbms.PortClient]; b.layout.Port == 0 {
+				return fmt.Errorf("node %s has no client port", r.Node.Name)
+			}
+		} else if b.layout.Port, err = platform.FreePort(); err != nil {
 			return err
 		}
 	}
@@ -215,6 +223,13 @@ func (b *box) createService(ctx context.Context, mounts []mount.Mount) error {
 			return err
 		}
 		spec.TaskTemplate.Networks = []swarm.NetworkAttachmentConfig{{Target: b.network}}
+		if n := r.Node; n != nil {
+			// A cluster's node: its name resolves, on the cluster's network, to its task
+			// (dnsrr), and is its host name (topology.go).
+			spec.TaskTemplate.Networks[0].Aliases = []string{n.Name}
+			spec.TaskTemplate.ContainerSpec.Hostname = n.Name
+			b.facts["network_alias"] = n.Name
+		}
 		if r.Network == NetworkVIP {
 			spec.EndpointSpec.Mode = swarm.ResolutionModeVIP
 		}
@@ -243,6 +258,18 @@ func (b *box) createService(ctx context.Context, mounts []mount.Mount) error {
 // createNetwork makes the box's overlay network: attachable, so the client's container can
 // join it; labelled, so Cleanup finds it.
 func (b *box) createNetwork(ctx context.Context) error {
+	if n := b.req.Node; n != nil && n.Network != "" {
+		// A cluster's node joins the cluster's network (ClusterNetwork), which the cluster removes.
+		ins, err := b.p.engine.NetworkInspect(ctx, n.Network, network.InspectOptions{})
+		if err != nil {
+			return fmt.Errorf("the cluster's network %s: %w", n.Network, err)
+		}
+		b.mu.Lock()
+		b.network, b.netName, b.sharedNet = ins.ID, n.Network, true
+		b.mu.Unlock()
+		b.facts["network_name"] = n.Network
+		return nil
+	}
 	name := docker.ObjectName(b.req, "net")
 	cctx, cancel := docker.Settled(ctx)
 	defer cancel()

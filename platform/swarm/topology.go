@@ -1,0 +1,100 @@
+package swarm
+
+import (
+	"context"
+	"fmt"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
+
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/platform/docker"
+)
+
+// A cluster on swarm (platform.Clusterer, docs/topology.md) is a service per node:
+//
+//   - network host: every node's service on the engine's host network, its server on 127.0.0.1
+//     at the ports package cluster reserved for it, as a native or docker host-mode node;
+//   - network overlay: one attachable overlay network per cluster (labelled with the experiment
+//     and the cluster's run, so Cleanup finds it after a crash); every node's service joins it
+//     with the node's name as its network alias and its task's host name. The services use
+//     endpoint mode dnsrr: the engine's DNS answers a node's name with its task's own overlay
+//     address, which is stable for the task's life, so etcd's peer URLs and Redis's replicaof
+//     name the member itself. A VIP would put IPVS, which this kind of kernel lacks, between
+//     every pair of peers, and a member's name would stand for a load balancer rather than the
+//     member. The client runs in a container on the same overlay network (as for one overlay
+//     box) and reaches every node it uses at its task's address; the host reaches each node
+//     through docker_gwbridge for readiness and the cluster's own answer.
+//   - network vip: refused (ClusterRefuses).
+
+// ClusterRefuses: the nodes of a cluster must reach each other by name at their own addresses.
+func (*Platform) ClusterRefuses() map[string]string {
+	return map[string]string{NetworkVIP: "a cluster's nodes resolve each other by name to their tasks' own addresses " +
+		"(endpoint mode dnsrr); a service's virtual IP would stand for a load balancer, not a member (use overlay)"}
+}
+
+// ClusterNetwork makes the overlay network the nodes of a cluster on network overlay share
+// (attachable, so the client's container joins it; labelled, so Cleanup finds it), after
+// making sure a swarm is active. Nodes on the host network share it: nothing to make. release
+// removes the network once the nodes' services are gone, then leaves the swarm when boxbench
+// made it and nothing else uses it; a swarm is not left while a cluster's network exists
+// (release in cluster.go), so no node's teardown leaves it under the cluster.
+func (p *Platform) ClusterNetwork(ctx context.Context, r platform.Request) (string, func(context.Context) error, error) {
+	none := func(context.Context) error { return nil }
+	switch r.Network {
+	case NetworkHost:
+		return "", none, nil
+	case NetworkOverlay:
+	default:
+		why, ok := p.ClusterRefuses()[r.Network]
+		if !ok {
+			why = "not a network of this platform (valid: host, overlay)"
+		}
+		return "", none, fmt.Errorf("swarm network %s cannot carry a cluster: %s", r.Network, why)
+	}
+	unlock, err := lock(ctx)
+	if err != nil {
+		return "", none, err
+	}
+	defer unlock()
+	if _, err := p.ensure(ctx); err != nil {
+		return "", none, err
+	}
+	name := docker.ObjectName(r, "net")
+	cctx, cancel := docker.Settled(ctx)
+	defer cancel()
+	lab := docker.Labels(r, "network")
+	lab[docker.LabelPlatform] = Name
+	n, err := p.engine.NetworkCreate(cctx, name, network.CreateOptions{Driver: "overlay", Attachable: true, Labels: lab})
+	if err != nil {
+		return "", func(ctx context.Context) error { _, err := p.release(ctx); return err },
+			fmt.Errorf("create the cluster's overlay network %s: %w", name, err)
+	}
+	release := func(ctx context.Context) error {
+		err := bounded(ctx, func(ctx context.Context) error {
+			return retry(ctx, "remove the cluster's network "+name, func() error {
+				err := p.engine.NetworkRemove(ctx, n.ID)
+				if cerrdefs.IsNotFound(err) {
+					return nil
+				}
+				return err
+			})
+		})
+		if err != nil {
+			return err
+		}
+		_, err = p.release(ctx)
+		return err
+	}
+	return name, release, nil
+}
+
+// clusterNetworks counts the overlay networks of boxbench's clusters on the swarm: while one
+// exists, a cluster's nodes are starting or running on it and the swarm must not be left.
+func (p *Platform) clusterNetworks(ctx context.Context) (int, error) {
+	ns, err := p.engine.NetworkList(ctx, network.ListOptions{Filters: filters.NewArgs(
+		filters.Arg("label", docker.LabelBoxbench+"=1"), filters.Arg("label", docker.LabelPlatform+"="+Name),
+		filters.Arg("driver", "overlay"))})
+	return len(ns), err
+}
