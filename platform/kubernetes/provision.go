@@ -77,7 +77,19 @@ func (b *box) provision(ctx context.Context) error {
 		return err
 	}
 	b.layout = dbms.Layout{DataDir: platform.BoxDataDir, RunDir: platform.BoxRunDir, Listen: "0.0.0.0", Port: r.DBMS.DefaultPort()}
-	if r.Network == NetworkHost {
+	if r.Network == NetworkHost && r.Node != nil {
+		// A cluster's node listens where its peers were told it does (platform.Node): ports
+		// package cluster reserved on this host, so the node must be this host.
+		if !b.local {
+			return fmt.Errorf("node %s of a cluster on network host: kubernetes node %s is not this host, where the cluster's ports were reserved", r.Node.Name, b.node.Name)
+		}
+		if b.layout.Port = r.Node.Ports[dbms.PortClient]; b.layout.Port == 0 {
+			return fmt.Errorf("node %s has no client port", r.Node.Name)
+		}
+		if !b.cfg.ClientInCluster {
+			b.layout.Listen = "127.0.0.1"
+		}
+	} else if r.Network == NetworkHost {
 		// The node's own network namespace: a port free on this host when it is the node.
 		if b.local {
 			if b.layout.Port, err = platform.FreePort(); err != nil {
