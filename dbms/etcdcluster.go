@@ -32,6 +32,7 @@ func (Etcd) CheckTopology(t Topology) []string {
 	if t.Synchronous != nil {
 		p = append(p, "topology.synchronous: not valid for etcd (every write is committed by a quorum of members); it applies to postgresql")
 	}
+	p = append(p, notRing("etcd", t)...)
 	return p
 }
 

@@ -9,10 +9,14 @@ import (
 
 // Topology is the shape of a cluster a spec asks for (spec field topology). Nodes counts every
 // server, the first included (etcd: members; Redis and PostgreSQL: the primary and its
-// replicas). Synchronous applies to PostgreSQL's standbys only.
+// replicas). Synchronous applies to PostgreSQL's standbys only; ReplicationFactor and
+// Consistency to a Cassandra ring (Consistency is the workload's CQL consistency level, checked
+// against the replication factor; "" = the driver's default, ONE).
 type Topology struct {
-	Nodes       int
-	Synchronous *bool
+	Nodes             int
+	Synchronous       *bool
+	ReplicationFactor int // 0 = not given
+	Consistency       string
 }
 
 // Peer is where one node of a cluster listens, as the other nodes reach it: Host is an address
