@@ -3,9 +3,12 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,4 +143,48 @@ func session(t *testing.T, ep driver.Endpoint, c dbms.Credentials) *gocql.Sessio
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestCassandraFailedJoin starts a 3-node ring natively whose third node is given a storage
+// (internode) port something else already listens on: the provision fails naming n3 with
+// n3's own log, and the two nodes that did start are torn down.
+func TestCassandraFailedJoin(t *testing.T) {
+	needCassandra(t)
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	taken := held.Addr().(*net.TCPAddr).Port
+	// place asks for ports node by node, in listener-name order (client, storage): the sixth
+	// is n3's storage port.
+	var calls atomic.Int32
+	reservePort = func() (int, error) {
+		if calls.Add(1) == 6 {
+			return taken, nil
+		}
+		return platform.FreePort()
+	}
+	defer func() { reservePort = platform.FreePort }()
+	exp := fmt.Sprintf("test-ringfail-%d", os.Getpid())
+	work := testenv.WorkRoot(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	b, err := Provision(ctx, native.New(), platform.Request{Experiment: exp, Run: "r0001",
+		WorkDir: filepath.Join(work, exp, "r0001"), DBMS: dbms.WithPassword(dbms.Cassandra{}, dbms.NewPassword()),
+		Choice:    platform.Choice{Storage: "bind", Network: "host"},
+		Resources: resource.Limits{MemoryBytes: 1 << 30}}, dbms.Topology{Nodes: 3, ReplicationFactor: 2})
+	if err == nil {
+		_ = b.Teardown(ctx)
+		t.Fatal("a node on a taken storage port joined")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "node n3") || !strings.Contains(msg, strconv.Itoa(taken)) {
+		t.Errorf("the error does not name n3 and its log's reason (port %d):\n%s", taken, msg)
+	}
+	if strings.Contains(msg, "node n1 did not") || strings.Contains(msg, "node n2 did not") {
+		t.Errorf("the error blames a node that was fine:\n%s", msg)
+	}
+	t.Logf("failed join: %s", msg)
+	assertNothingLeft(t, exp, work)
 }
