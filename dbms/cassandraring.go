@@ -154,6 +154,11 @@ func (n cassandraNode) node() CassandraNode {
 	return c
 }
 
+// ReadyTimeout: every node's JVM starts at the same time as the others', on the same cores
+// (a 3-node ring on a 2-vCPU host took 1 to 3 minutes, more when the host is busy), so a node
+// gets longer than a single server to open its CQL port.
+func (cassandraNode) ReadyTimeout() time.Duration { return 8 * time.Minute }
+
 func (n cassandraNode) ConfigFiles(s Settings) map[string][]byte {
 	c := n.node()
 	c.Auth, c.Sizes = s.Password != "", CassandraSizing(s.MemoryBytes)

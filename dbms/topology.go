@@ -3,6 +3,7 @@ package dbms
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/boxbench/boxbench/driver"
 )
@@ -116,4 +117,21 @@ func NodeOf(d DBMS, t Topology, i int, peers []Peer) (DBMS, error) {
 		return nil, fmt.Errorf("dbms %s has no topology", d.Name())
 	}
 	return c.Node(t, i, peers), nil
+}
+
+// ReadyTimeout is how long d may take to answer its readiness probe: def (the platforms'
+// platform.ReadyTimeout) unless the database asks for longer (a node of a Cassandra ring,
+// whose JVM starts beside the other nodes' on the same cores). The provision's own timeout
+// (timeouts.provision) still bounds it.
+func ReadyTimeout(d DBMS, def time.Duration) time.Duration {
+	for {
+		if s, ok := d.(interface{ ReadyTimeout() time.Duration }); ok {
+			return max(def, s.ReadyTimeout())
+		}
+		s, ok := d.(secured)
+		if !ok {
+			return def
+		}
+		d = s.DBMS
+	}
 }
