@@ -96,7 +96,7 @@ func Checker(ps map[string]platform.Platform, probe bool) plan.Checker {
 			return err
 		}
 		if t := c.Topology; t != nil {
-			if err := cluster.Check(p, d, c.Network, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous}); err != nil {
+			if err := cluster.Check(p, d, c.Network, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous, ReplicationFactor: t.ReplicationFactor}); err != nil {
 				return err
 			}
 		}
@@ -125,5 +125,6 @@ func Checker(ps map[string]platform.Platform, probe bool) plan.Checker {
 
 // checkTopology is the databases' own rule for a spec's topology.
 func checkTopology(name string, t spec.Topology) []string {
-	return dbms.CheckTopology(name, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous})
+	return dbms.CheckTopology(name, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous,
+		ReplicationFactor: t.ReplicationFactor, Consistency: t.Consistency})
 }

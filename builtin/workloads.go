@@ -37,9 +37,13 @@ func Workload(e *spec.Experiment, c *plan.Cell) (workload.Workload, error) {
 	switch w.Type {
 	case "ycsb":
 		ds := drivers
-		if w.Consistency != "" {
+		if w.Consistency != "" || c.Topology != nil {
 			ds = maps.Clone(drivers)
-			ds["cassandra"] = cassandra.Opener(w.Consistency)
+			o := cassandra.Options{Consistency: w.Consistency}
+			if c.Topology != nil {
+				o.ReplicationFactor = c.Topology.ReplicationFactor
+			}
+			ds["cassandra"] = cassandra.Opener(o)
 		}
 		return ycsb.New(ycsbConfig(e, w, c), ds)
 	case "sysbench":

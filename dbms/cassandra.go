@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -55,6 +56,8 @@ const (
 	cassandraScript   = "boxbench-cassandra.sh"
 	cassandraYAML     = "cassandra.yaml"
 	cassandraLogback  = "logback.xml"
+	// cassandraNumTokens: virtual nodes per node (Cassandra 5.0's default).
+	cassandraNumTokens = 16
 )
 
 func (Cassandra) Name() string               { return "cassandra" }
@@ -145,6 +148,9 @@ type CassandraNode struct {
 	NativePort  string
 	Auth        bool // PasswordAuthenticator (else AllowAllAuthenticator)
 	Sizes       CassandraSizes
+	// Tokens are the node's num_tokens tokens, given up front (a fresh ring: initial_token,
+	// and no bootstrap, since there is no data to stream); nil = Cassandra picks them.
+	Tokens []string
 }
 
 // CassandraConfig renders a node's cassandra.yaml: the one place the server's settings are
@@ -162,11 +168,15 @@ func CassandraConfig(n CassandraNode) []byte {
 	if n.StoragePort != "" {
 		storage = "storage_port: " + n.StoragePort + "\n"
 	}
+	tokens := ""
+	if len(n.Tokens) > 0 {
+		tokens = "initial_token: " + strings.Join(n.Tokens, ",") + "\nauto_bootstrap: false\n"
+	}
 	mib := func(b int64) string { return strconv.FormatInt(b>>20, 10) + "MiB" }
 	return []byte(`# written by boxbench: Cassandra's configuration, identical on every platform
 cluster_name: ` + n.Cluster + `
-num_tokens: 16
-partitioner: org.apache.cassandra.dht.Murmur3Partitioner
+num_tokens: ` + strconv.Itoa(cassandraNumTokens) + `
+` + tokens + `partitioner: org.apache.cassandra.dht.Murmur3Partitioner
 endpoint_snitch: SimpleSnitch
 seed_provider:
   - class_name: org.apache.cassandra.locator.SimpleSeedProvider
@@ -225,7 +235,16 @@ func (Cassandra) ConfigFiles(s Settings) map[string][]byte {
 	yaml := CassandraConfig(CassandraNode{Cluster: "boxbench", Seeds: []string{"@LISTEN@"},
 		Listen: "@LISTEN@", RPC: "@RPC@", Broadcast: "@BROADCAST@",
 		NativePort: "@PORT@", Auth: s.Password != "", Sizes: z})
-	logback := []byte(`<configuration>
+	files := map[string][]byte{cassandraYAML: yaml, cassandraLogback: cassandraLogbackXML,
+		cassandraScript: cassandraStartScript(z, `-Dcassandra.storage_port=0 -Dboxbench.listen_address="$listen"`)}
+	if s.Password != "" {
+		files[credentialFile] = []byte(CassandraUser + " " + s.Password + "\n")
+	}
+	return files
+}
+
+// cassandraLogbackXML sends warnings and errors to standard error.
+var cassandraLogbackXML = []byte(`<configuration>
   <appender name="STDERR" class="ch.qos.logback.core.ConsoleAppender">
     <target>System.err</target>
     <encoder><pattern>%-5level %date{ISO8601} %logger{0} - %msg%n</pattern></encoder>
@@ -233,7 +252,11 @@ func (Cassandra) ConfigFiles(s Settings) map[string][]byte {
   <root level="WARN"><appender-ref ref="STDERR"/></root>
 </configuration>
 `)
-	script := `# written by boxbench: Cassandra's start (its JVM settings), identical on every platform
+
+// cassandraStartScript is the start script with the JVM's settings for sizes z; props are
+// further -D options (the storage port: a single node's is picked by the launcher).
+func cassandraStartScript(z CassandraSizes, props string) []byte {
+	return []byte(`# written by boxbench: Cassandra's start (its JVM settings), identical on every platform
 # usage: sh boxbench-cassandra.sh DATADIR RUNDIR LISTEN-ADDR PORT [setpassword]
 set -u
 d=$1; run=$2; addr=$3; port=$4
@@ -253,15 +276,10 @@ exec ` + cassandraJava + ` ` + cassandraJVMOptions(z) + ` \
   -Dlogback.configurationFile="$d/` + cassandraLogback + `" -Dcassandra.config="file://$run/` + cassandraYAML + `" \
   -Dcassandra.storagedir="$d" -Dcassandra.logdir="$run" -Dcassandra.triggers_dir="$run" -Djava.io.tmpdir="$run" \
   -Dcassandra-foreground=yes -Dcassandra.start_native_transport=false \
-  -Dcassandra.storage_port=0 -Dboxbench.listen_address="$listen" \
+  ` + props + ` \
   -Dcassandra.skip_wait_for_gossip_to_settle=0 -Dcassandra.superuser_setup_delay_ms=86400000 \
   -cp '` + CassandraHome + `/lib/*:` + filepath.Dir(cassandraLauncher) + `' BoxbenchCassandra $cred
-`
-	files := map[string][]byte{cassandraYAML: yaml, cassandraLogback: logback, cassandraScript: []byte(script)}
-	if s.Password != "" {
-		files[credentialFile] = []byte(CassandraUser + " " + s.Password + "\n")
-	}
-	return files
+`)
 }
 
 // StartCommand runs the script (see Cassandra): CQL on Listen:Port, internode on a free port
@@ -275,11 +293,19 @@ func (Cassandra) StartCommand(l Layout) []string {
 	return argv
 }
 
-// CQLCluster is the gocql configuration for ep and c: the one host given, no discovery of
-// others (a node in a box may name an address the client cannot reach), protocol v4, no
-// write coalescing, the run's role when there is a password.
+// CQLCluster is the gocql configuration for ep and c: the one host given (a ring's nodes:
+// ep.Members, each at its own port), no discovery of others (a node in a box may name an
+// address the client cannot reach), protocol v4, no write coalescing, the run's role when
+// there is a password.
 func CQLCluster(ep driver.Endpoint, c Credentials) *gocql.ClusterConfig {
 	cl := gocql.NewCluster(ep.Host)
+	if len(ep.Members) > 0 {
+		hosts := make([]string, len(ep.Members))
+		for i, m := range ep.Members {
+			hosts[i] = net.JoinHostPort(m.Host, strconv.Itoa(m.Port))
+		}
+		cl = gocql.NewCluster(hosts...)
+	}
 	cl.Port = ep.Port
 	cl.ProtoVersion = 4
 	cl.DisableInitialHostLookup = true

@@ -115,7 +115,7 @@ func etcdFiles(s Settings, member string) map[string][]byte {
   --logger zap --log-outputs stderr --log-level warn`, z.QuotaBytes, z.SnapshotCount)
 	auth, cred := `"$d/`+etcdAuthFile+`"`, `"$d/`+credentialFile+`"`
 	script := `# written by boxbench: etcd's configuration (its flags), identical on every platform
-# usage: sh boxbench-etcd.sh DATADIR RUNDIR CLIENT-URLS ADVERTISE-URLS [setpassword]
+# usage: sh boxbench-etcd.sh DATADIR RUNDIR CLIENT-URLS ADVERTISE-URLS [setpassword|waitauth]
 set -u
 d=$1; run=$2; urls=$3; adv=$4
 umask 077
@@ -146,6 +146,22 @@ rm -f boxbench-peer:0 boxbench-setup.sock:0 ` + EtcdSocket + `:0
   kill -TERM $pid; wait $pid
   unset ETCDCTL_USER ETCDCTL_PASSWORD
   rm -f boxbench-peer:0 boxbench-setup.sock:0
+elif [ "${5:-}" = waitauth ]; then
+  # A cluster's other member: it serves clients on the network only once it has applied the
+  # first member's "auth enable" (replicated through raft), so no client ever reaches it
+  # without authentication. Until then it listens for clients on a unix socket of its own.
+  /usr/bin/etcd ` + flags + ` --listen-client-urls unix://boxbench-setup.sock:0 --advertise-client-urls unix://boxbench-setup.sock:0 &
+  pid=$!
+  export ETCDCTL_API=3 ETCDCTL_ENDPOINTS=unix://boxbench-setup.sock:0 ETCDCTL_DIAL_TIMEOUT=5s ETCDCTL_COMMAND_TIMEOUT=10s
+  i=0
+  until /usr/bin/etcdctl get boxbench-auth-probe 2>&1 | grep -q 'user name is empty'; do
+    i=$((i+1))
+    if [ $i -gt 600 ]; then echo "boxbench: the cluster did not turn authentication on" >&2; kill -TERM $pid; wait $pid; exit 1; fi
+    kill -0 $pid 2>/dev/null || { echo "boxbench: etcd exited before authentication was on" >&2; exit 1; }
+    sleep 0.2
+  done
+  kill -TERM $pid; wait $pid
+  rm -f boxbench-setup.sock:0
 fi
 exec /usr/bin/etcd ` + flags + ` --listen-client-urls "$urls" --advertise-client-urls "$adv"
 `

@@ -32,6 +32,7 @@ func (Etcd) CheckTopology(t Topology) []string {
 	if t.Synchronous != nil {
 		p = append(p, "topology.synchronous: not valid for etcd (every write is committed by a quorum of members); it applies to postgresql")
 	}
+	p = append(p, notRing("etcd", t)...)
 	return p
 }
 
@@ -53,9 +54,9 @@ func (Etcd) Node(t Topology, i int, peers []Peer) DBMS {
 
 // etcdNode is one member: the same script and settings as a single member, with the
 // membership flags for its peers. Only the first member sets the root password and turns
-// authentication on (both are cluster-wide, replicated through raft); the others serve
-// without authentication until it is on, for the seconds the cluster takes to form, on
-// loopback or the cluster's own network.
+// authentication on (both are cluster-wide, replicated through raft); the others listen for
+// clients only on a unix socket of their own until they have applied that (the script's
+// waitauth), so no member serves a client on the network without authentication.
 type etcdNode struct {
 	Etcd
 	i     int
@@ -88,10 +89,14 @@ func (n etcdNode) ConfigFiles(s Settings) map[string][]byte {
 
 func (n etcdNode) StartCommand(l Layout) []string {
 	me := n.peers[n.i]
+	wait := n.i > 0 && l.SetPassword
 	if n.i > 0 {
 		l.SetPassword = false
 	}
 	argv := Etcd{}.StartCommand(l)
+	if wait {
+		argv = append(argv, "waitauth")
+	}
 	// The advertised client URL is the member's address as its peers (and the member list) see it.
 	argv[5] = "http://" + net.JoinHostPort(me.Host, strconv.Itoa(me.Port(PortClient)))
 	return argv

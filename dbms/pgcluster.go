@@ -27,10 +27,11 @@ const (
 )
 
 func (PostgreSQL) CheckTopology(t Topology) []string {
+	var p []string
 	if t.Nodes < 2 || t.Nodes > pgMaxNodes {
-		return []string{fmt.Sprintf("topology.nodes: %d is not valid for postgresql (valid: 2 to %d: one primary and its streaming standbys)", t.Nodes, pgMaxNodes)}
+		p = append(p, fmt.Sprintf("topology.nodes: %d is not valid for postgresql (valid: 2 to %d: one primary and its streaming standbys)", t.Nodes, pgMaxNodes))
 	}
-	return nil
+	return append(p, notRing("postgresql", t)...)
 }
 
 func (PostgreSQL) ClusterPorts() map[string]int {

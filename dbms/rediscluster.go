@@ -25,6 +25,7 @@ func (Redis) CheckTopology(t Topology) []string {
 	if t.Synchronous != nil {
 		p = append(p, "topology.synchronous: not valid for redis (its replication is asynchronous); it applies to postgresql")
 	}
+	p = append(p, notRing("redis", t)...)
 	return p
 }
 

@@ -3,16 +3,21 @@ package dbms
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/boxbench/boxbench/driver"
 )
 
 // Topology is the shape of a cluster a spec asks for (spec field topology). Nodes counts every
 // server, the first included (etcd: members; Redis and PostgreSQL: the primary and its
-// replicas). Synchronous applies to PostgreSQL's standbys only.
+// replicas). Synchronous applies to PostgreSQL's standbys only; ReplicationFactor and
+// Consistency to a Cassandra ring (Consistency is the workload's CQL consistency level, checked
+// against the replication factor; "" = the driver's default, ONE).
 type Topology struct {
-	Nodes       int
-	Synchronous *bool
+	Nodes             int
+	Synchronous       *bool
+	ReplicationFactor int // 0 = not given
+	Consistency       string
 }
 
 // Peer is where one node of a cluster listens, as the other nodes reach it: Host is an address
@@ -112,4 +117,21 @@ func NodeOf(d DBMS, t Topology, i int, peers []Peer) (DBMS, error) {
 		return nil, fmt.Errorf("dbms %s has no topology", d.Name())
 	}
 	return c.Node(t, i, peers), nil
+}
+
+// ReadyTimeout is how long d may take to answer its readiness probe: def (the platforms'
+// platform.ReadyTimeout) unless the database asks for longer (a node of a Cassandra ring,
+// whose JVM starts beside the other nodes' on the same cores). The provision's own timeout
+// (timeouts.provision) still bounds it.
+func ReadyTimeout(d DBMS, def time.Duration) time.Duration {
+	for {
+		if s, ok := d.(interface{ ReadyTimeout() time.Duration }); ok {
+			return max(def, s.ReadyTimeout())
+		}
+		s, ok := d.(secured)
+		if !ok {
+			return def
+		}
+		d = s.DBMS
+	}
 }

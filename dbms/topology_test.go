@@ -43,6 +43,9 @@ func TestEtcdNode(t *testing.T) {
 		if setsPassword != (i == 0) || hasCred != (i == 0) {
 			t.Errorf("node %d: sets the password %v (credential file %v), want only the first", i, setsPassword, hasCred)
 		}
+		if waits := argv[len(argv)-1] == "waitauth"; waits != (i > 0) {
+			t.Errorf("node %d: waits for authentication before serving: %v, want every member but the first", i, waits)
+		}
 		if n.Client().Password != "secret" {
 			t.Errorf("node %d lost the client's password", i)
 		}
@@ -99,5 +102,89 @@ func TestPostgreSQLNodes(t *testing.T) {
 	}
 	if argv := s.StartCommand(Layout{DataDir: "/d", SetPassword: true}); argv[1] != "/d/"+pgStandbyScript {
 		t.Errorf("standby start %v", argv)
+	}
+}
+
+// TestCassandraNodes: every node's yaml names the seed n1 and its own addresses and ports, its
+// own share of tokens (all distinct, evenly spaced over the Murmur3 range), no bootstrap, and
+// every node sets the run's role itself with system_auth replicated to every node.
+func TestCassandraNodes(t *testing.T) {
+	loop := []Peer{}
+	for i := range 3 {
+		loop = append(loop, Peer{Name: "n" + string(rune('1'+i)), Host: "127.0.0.1",
+			Ports: map[string]int{PortClient: 9100 + i, portStorage: 7100 + i}})
+	}
+	d := WithPassword(Cassandra{}, "0123456789abcdef")
+	topo := Topology{Nodes: 3, ReplicationFactor: 2}
+	seen := map[string]bool{}
+	for i := range loop {
+		n, err := NodeOf(d, topo, i, loop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := n.ConfigFiles(Settings{MemoryBytes: 1 << 30, Password: "0123456789abcdef"})
+		y := string(files[cassandraYAML])
+		for _, want := range []string{`seeds: "127.0.0.1:7100"`, "listen_address: 127.0.0.1\n",
+			"storage_port: 710" + string(rune('0'+i)) + "\n", "native_transport_port: 910" + string(rune('0'+i)) + "\n",
+			"auto_bootstrap: false\n", "authenticator: PasswordAuthenticator\n"} {
+			if !strings.Contains(y, want) {
+				t.Errorf("node %d yaml lacks %q:\n%s", i, want, y)
+			}
+		}
+		if !strings.Contains(string(files[cassandraScript]), "-Dcassandra.system_auth.default_rf=3") ||
+			strings.Contains(string(files[cassandraScript]), "storage_port=0") {
+			t.Errorf("node %d script: system_auth not on every node, or the storage port left to chance", i)
+		}
+		if _, ok := files[credentialFile]; !ok {
+			t.Errorf("node %d does not set the run's role", i)
+		}
+		for _, tok := range CassandraTokens(3, i) {
+			if seen[tok] {
+				t.Errorf("token %s given twice", tok)
+			}
+			seen[tok] = true
+			if !strings.Contains(y, tok) {
+				t.Errorf("node %d yaml lacks its token %s", i, tok)
+			}
+		}
+	}
+	if len(seen) != 3*cassandraNumTokens {
+		t.Errorf("%d tokens, want %d", len(seen), 3*cassandraNumTokens)
+	}
+	if first := CassandraTokens(3, 0)[0]; first != "-9223372036854775808" {
+		t.Errorf("the first token is %s, want the range's start", first)
+	}
+	// On a cluster network: addresses by name, CQL on every address of the box.
+	named := []Peer{{Name: "n1", Host: "n1", Ports: Cassandra{}.ClusterPorts()}, {Name: "n2", Host: "n2", Ports: Cassandra{}.ClusterPorts()}}
+	n := Cassandra{}.Node(Topology{Nodes: 2, ReplicationFactor: 1}, 1, named)
+	y := string(n.ConfigFiles(Settings{})[cassandraYAML])
+	for _, want := range []string{`seeds: "n1:7000"`, "listen_address: n2\n", "rpc_address: 0.0.0.0\n", "broadcast_rpc_address: n2\n", "native_transport_port: 9042\n"} {
+		if !strings.Contains(y, want) {
+			t.Errorf("named node yaml lacks %q:\n%s", want, y)
+		}
+	}
+}
+
+// TestCassandraCheckTopology: nodes, replication factor and consistency are checked together.
+func TestCassandraCheckTopology(t *testing.T) {
+	for _, tc := range []struct {
+		t    Topology
+		want string
+	}{
+		{Topology{Nodes: 3, ReplicationFactor: 2}, ""},
+		{Topology{Nodes: 3, ReplicationFactor: 2, Consistency: "all"}, ""},
+		{Topology{Nodes: 3, ReplicationFactor: 3, Consistency: "THREE"}, ""},
+		{Topology{Nodes: 1, ReplicationFactor: 1}, "topology.nodes: 1 is not valid for cassandra"},
+		{Topology{Nodes: 3}, "topology.replicationFactor: missing"},
+		{Topology{Nodes: 3, ReplicationFactor: 4}, "topology.replicationFactor: 4 is not valid for a ring of 3 nodes (valid: 1 to 3)"},
+		{Topology{Nodes: 3, ReplicationFactor: 1, Consistency: "TWO"}, "workload.consistency: TWO waits for 2 replicas, but topology.replicationFactor 1 keeps only 1"},
+	} {
+		got := strings.Join(Cassandra{}.CheckTopology(tc.t), "; ")
+		if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%+v: %q, want %q", tc.t, got, tc.want)
+		}
+	}
+	if p := (Etcd{}).CheckTopology(Topology{Nodes: 3, ReplicationFactor: 2}); len(p) != 1 {
+		t.Errorf("etcd took a replication factor: %v", p)
 	}
 }

@@ -197,3 +197,41 @@ func TestTopologyPostgreSQL(t *testing.T) {
 		}
 	}
 }
+
+// TestTopologyCassandra: a 3-node Cassandra ring (replication factor 2, consistency QUORUM)
+// natively and in Docker on a cluster network, one ring per platform, each with a short load
+// phase: both runs ok, the ring reported all three nodes on one schema, and the facts carry
+// the replication factor and consistency.
+func TestTopologyCassandra(t *testing.T) {
+	testenv.NeedRoot(t)
+	testenv.NeedDocker(t)
+	e := env{dir: t.TempDir(), work: testenv.WorkRoot(t)}
+	e.specFile = filepath.Join(e.dir, "spec.yaml")
+	t.Cleanup(func() { assertNoLeftoversOf(t, e.work, "e2e-topology-ring") })
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	spec := strings.NewReplacer("name: e2e-topology", "name: e2e-topology-ring",
+		"topology: {nodes: 3}", "dbms: cassandra\ntopology: {nodes: 3, replicationFactor: 2}",
+		"threads: 4,", "threads: 4, consistency: QUORUM,",
+		"limits: {cpus: 0.5, memory: 256MiB}", "limits: {memory: 1GiB}",
+		"  dbms: [etcd, redis]\n", "",
+		"[native, docker, docker], network: [host, host, bridge-direct]", "[native, docker], network: [host, bridge-direct]").Replace(topologySpec)
+	out := e.runSpec(ctx, t, spec)
+	res, b := e.results(ctx, t, out)
+	if len(res.Runs) != 2 {
+		t.Fatalf("%d runs stored, want 2:\n%s", len(res.Runs), b)
+	}
+	for _, r := range res.Runs {
+		f := r.Facts
+		switch {
+		case r.Status != "ok":
+			t.Errorf("run %s: %s %s", r.ID, r.Status, r.Reason)
+		case f["cluster_members"] != "n1,n2,n3" || f["cluster_schema_version"] == "" ||
+			f["cluster_replication_factor"] != "2" || f["cluster_consistency"] != "QUORUM":
+			t.Errorf("run %s: ring facts members %q schema %q rf %q consistency %q", r.ID, f["cluster_members"],
+				f["cluster_schema_version"], f["cluster_replication_factor"], f["cluster_consistency"])
+		case r.Throughput == nil || *r.Throughput <= 0:
+			t.Errorf("run %s: no throughput", r.ID)
+		}
+	}
+}

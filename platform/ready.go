@@ -14,9 +14,11 @@ import (
 const ReadyTimeout = 180 * time.Second
 
 // WaitReady probes d at ep until it answers, the server exits (exited is closed; exitErr says
-// how), ctx ends, or ReadyTimeout passes. Each probe has two seconds.
+// how), ctx ends, or ReadyTimeout (or the longer time the database asks for:
+// dbms.ReadyTimeout) passes. Each probe has two seconds.
 func WaitReady(ctx context.Context, d dbms.DBMS, ep driver.Endpoint, exited <-chan struct{}, exitErr func() error) error {
-	deadline := time.Now().Add(ReadyTimeout)
+	limit := dbms.ReadyTimeout(d, ReadyTimeout)
+	deadline := time.Now().Add(limit)
 	var last error
 	for time.Now().Before(deadline) {
 		select {
@@ -39,7 +41,7 @@ func WaitReady(ctx context.Context, d dbms.DBMS, ep driver.Endpoint, exited <-ch
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return fmt.Errorf("%s not ready at %s after %s: %v", d.Name(), ep, ReadyTimeout, last)
+	return fmt.Errorf("%s not ready at %s after %s: %v", d.Name(), ep, limit, last)
 }
 
 // FreePort returns a TCP port on the loopback address that nothing listens on now, for a

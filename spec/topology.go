@@ -6,10 +6,15 @@ import (
 
 // Topology runs the database as a cluster of boxes (docs/topology.md): Nodes servers, each a
 // box of the cell's platform with the cell's limits. Which values are valid is the database's
-// own rule (Vocabulary.Topology); Synchronous applies to PostgreSQL's standbys.
+// own rule (Vocabulary.Topology); Synchronous applies to PostgreSQL's standbys,
+// ReplicationFactor to a Cassandra ring (its keyspace's replicas of every row).
 type Topology struct {
-	Nodes       int   `yaml:"nodes"`
-	Synchronous *bool `yaml:"synchronous"`
+	Nodes             int   `yaml:"nodes"`
+	Synchronous       *bool `yaml:"synchronous"`
+	ReplicationFactor int   `yaml:"replicationFactor"`
+	// Consistency is not a field of the spec: the checker sets it from each workload's
+	// consistency, so that the database can check the level against the replication factor.
+	Consistency string `yaml:"-"`
 }
 
 // topology checks the topology against every dbms and platform of the matrix.
@@ -27,12 +32,22 @@ func (c *checker) topology() {
 		if d == "" || !contains(e.vocab.DBMSs, d) || e.vocab.Topology == nil {
 			continue
 		}
-		for _, m := range e.vocab.Topology(d, *t) {
-			field := "topology"
-			if f, rest, ok := strings.Cut(m, ": "); ok && strings.HasPrefix(f, "topology.") {
-				field, m = f, rest
+		seen := map[string]bool{}
+		for path, w := range e.usedWorkloads() {
+			tt := *t
+			tt.Consistency = w.Consistency
+			for _, m := range e.vocab.Topology(d, tt) {
+				field := "topology"
+				if f, rest, ok := strings.Cut(m, ": "); ok && strings.HasPrefix(f, "topology.") {
+					field, m = f, rest
+				} else if ok && f == "workload.consistency" {
+					field, m = path+".consistency", rest
+				}
+				if !seen[field+m] {
+					seen[field+m] = true
+					c.add(field, "%s", m)
+				}
 			}
-			c.add(field, "%s", m)
 		}
 	}
 	platforms := []string{e.DefaultPlatform()}

@@ -11,7 +11,7 @@ import (
 // databases' own topology rules.
 func topoVocab() Vocabulary {
 	v := vocab
-	v.DBMSs = append([]string{"etcd"}, vocab.DBMSs...)
+	v.DBMSs = append([]string{"cassandra", "etcd"}, vocab.DBMSs...)
 	v.Platforms = map[string]PlatformWords{}
 	for k, w := range vocab.Platforms {
 		w.Clusters = true
@@ -23,7 +23,8 @@ func topoVocab() Vocabulary {
 	v.Platforms["swarm"] = PlatformWords{Storages: []string{"bind"}, Networks: []string{"host", "overlay", "vip"}, Clusters: true,
 		ClusterRefuses: map[string]string{"vip": "nodes resolve each other by name"}}
 	v.Topology = func(name string, t Topology) []string {
-		return dbms.CheckTopology(name, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous})
+		return dbms.CheckTopology(name, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous,
+			ReplicationFactor: t.ReplicationFactor, Consistency: t.Consistency})
 	}
 	return v
 }
@@ -49,6 +50,11 @@ func TestTopology(t *testing.T) {
 	if e.Topology == nil || e.Topology.Nodes != 3 {
 		t.Fatalf("topology %+v", e.Topology)
 	}
+	ring := strings.Replace(strings.Replace(topo, "dbms: etcd", "dbms: cassandra", 1), "nodes: 3}", "nodes: 3, replicationFactor: 2}", 1)
+	ring = strings.Replace(ring, "write-heavy,", "write-heavy, consistency: QUORUM,", 1)
+	if e, err := Parse([]byte(ring), "t.yaml", topoVocab()); err != nil || e.Topology.ReplicationFactor != 2 {
+		t.Fatalf("a ring of 3 at RF 2 and QUORUM: %v", err)
+	}
 	for _, tc := range []struct {
 		name, from, to string
 		want           []string
@@ -56,7 +62,7 @@ func TestTopology(t *testing.T) {
 		{"even etcd", "nodes: 3}", "nodes: 4, synchronous: true}",
 			[]string{"line 5: topology.nodes: 4 is not valid for etcd", "an odd number from 1 to 7", "topology.synchronous: not valid for etcd"}},
 		{"no topology", "dbms: etcd", "dbms: mariadb",
-			[]string{"topology: dbms mariadb runs as one server here: it has no topology (databases with one: etcd, postgresql, redis)"}},
+			[]string{"topology: dbms mariadb runs as one server here: it has no topology (databases with one: cassandra, etcd, postgresql, redis)"}},
 		{"redis range", "dbms: etcd\ntopology: {nodes: 3}", "dbms: redis\ntopology: {nodes: 9}",
 			[]string{"topology.nodes: 9 is not valid for redis (valid: 2 to 5"}},
 		{"unix", "platform: [native, docker]", "network: [host, unix]",
@@ -64,6 +70,14 @@ func TestTopology(t *testing.T) {
 		{"unknown field", "nodes: 3}", "nodes: 3, replicas: 2}", []string{"replicas"}},
 		{"a platform's network refused", "platform: [native, docker]", "zip: {platform: [native, swarm, swarm], network: [host, overlay, vip]}",
 			[]string{"platform swarm network vip cannot carry a cluster: nodes resolve"}},
+		{"rf not etcd's", "nodes: 3}", "nodes: 3, replicationFactor: 2}",
+			[]string{"topology.replicationFactor: not valid for etcd (every node holds all the data); it applies to cassandra"}},
+		{"ring without rf", "dbms: etcd\ntopology: {nodes: 3}", "dbms: cassandra\ntopology: {nodes: 6}",
+			[]string{"topology.nodes: 6 is not valid for cassandra (valid: 2 to 5", "topology.replicationFactor: missing"}},
+		{"rf over nodes", "dbms: etcd\ntopology: {nodes: 3}", "dbms: cassandra\ntopology: {nodes: 3, replicationFactor: 4}",
+			[]string{"topology.replicationFactor: 4 is not valid for a ring of 3 nodes (valid: 1 to 3)"}},
+		{"consistency over rf", "dbms: etcd\ntopology: {nodes: 3}\nworkload: {type: ycsb,", "dbms: cassandra\ntopology: {nodes: 3, replicationFactor: 2}\nworkload: {type: ycsb, consistency: THREE,",
+			[]string{"line 6: workload.consistency: THREE waits for 3 replicas, but topology.replicationFactor 2 keeps only 2 (valid with it: ANY, ONE, LOCAL_ONE, QUORUM, LOCAL_QUORUM, EACH_QUORUM, ALL, TWO)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(strings.Replace(topo, tc.from, tc.to, 1)), "t.yaml", topoVocab())

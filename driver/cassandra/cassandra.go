@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,6 +43,7 @@ type DB struct {
 	s      *gocql.Session
 	cl     gocql.Consistency
 	ks     string
+	rf     int // the keyspace's replication factor
 	st     atomic.Pointer[stmts]
 	closed atomic.Bool
 	once   sync.Once
@@ -52,18 +54,28 @@ var _ driver.DB = (*DB)(nil)
 // New connects to ep with up to poolSize connections at consistency ONE and checks the server
 // answers; ctx bounds the check.
 func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int) (driver.DB, error) {
-	return Open(ctx, ep, cred, poolSize, "")
+	return Open(ctx, ep, cred, poolSize, Options{})
 }
 
-// Opener returns a constructor that uses consistency level (one of Consistencies; "" = ONE).
-func Opener(consistency string) func(context.Context, driver.Endpoint, dbms.Credentials, int) (driver.DB, error) {
+// Options are what a spec says about the client's keyspace and operations.
+type Options struct {
+	// Consistency is every operation's consistency level (one of Consistencies; "" = ONE).
+	Consistency string
+	// ReplicationFactor is the keyspace's (SimpleStrategy) when Setup creates it; 0 = 1, a
+	// single node's.
+	ReplicationFactor int
+}
+
+// Opener returns a constructor that uses o.
+func Opener(o Options) func(context.Context, driver.Endpoint, dbms.Credentials, int) (driver.DB, error) {
 	return func(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int) (driver.DB, error) {
-		return Open(ctx, ep, cred, poolSize, consistency)
+		return Open(ctx, ep, cred, poolSize, o)
 	}
 }
 
-// Open is New at a consistency level.
-func Open(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int, consistency string) (driver.DB, error) {
+// Open is New with options.
+func Open(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int, o Options) (driver.DB, error) {
+	consistency := o.Consistency
 	cl := gocql.One
 	if consistency != "" {
 		c, err := gocql.ParseConsistencyWrapper(strings.ToUpper(consistency))
@@ -86,7 +98,7 @@ func Open(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSi
 	if ks == "" {
 		ks = dbms.CassandraKeyspace
 	}
-	db := &DB{s: s, cl: cl, ks: ks}
+	db := &DB{s: s, cl: cl, ks: ks, rf: max(1, o.ReplicationFactor)}
 	db.st.Store(newStmts(ks, driver.Table{Name: "usertable", FieldCount: 10}))
 	var v string
 	if err := s.Query("SELECT release_version FROM system.local").ScanContext(ctx, &v); err != nil {
@@ -168,8 +180,8 @@ func (s *stmts) pick(fields []string, all string, one map[string]string, build f
 // UseTable names the table the following operations use; Setup does it too.
 func (db *DB) UseTable(t driver.Table) { db.st.Store(newStmts(db.ks, t)) }
 
-// Setup creates YCSB's keyspace (SimpleStrategy, one replica: a single node) if it is missing,
-// and the table, empty.
+// Setup creates YCSB's keyspace (SimpleStrategy with Options.ReplicationFactor replicas: one
+// on a single node) if it is missing, and the table, empty.
 func (db *DB) Setup(ctx context.Context, t driver.Table) error {
 	name := strings.ToLower(t.Name)
 	if !ident.MatchString(name) || !ident.MatchString(db.ks) {
@@ -181,7 +193,7 @@ func (db *DB) Setup(ctx context.Context, t driver.Table) error {
 		cols = append(cols, column(f)+" varchar")
 	}
 	for _, q := range []string{
-		"CREATE KEYSPACE IF NOT EXISTS " + db.ks + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+		"CREATE KEYSPACE IF NOT EXISTS " + db.ks + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': " + strconv.Itoa(db.rf) + "}",
 		"DROP TABLE IF EXISTS " + db.ks + "." + name,
 		"CREATE TABLE " + db.ks + "." + name + " (" + strings.Join(cols, ", ") + ")",
 	} {
