@@ -39,7 +39,7 @@ func Workload(e *spec.Experiment, c *plan.Cell) (workload.Workload, error) {
 		ds := drivers
 		if w.Consistency != "" {
 			ds = maps.Clone(drivers)
-			ds["cassandra"] = cassandra.Opener(w.Consistency)
+			ds["cassandra"] = cassandra.Opener(cassandra.Options{Consistency: w.Consistency})
 		}
 		return ycsb.New(ycsbConfig(e, w, c), ds)
 	case "sysbench":

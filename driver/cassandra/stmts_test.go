@@ -26,18 +26,12 @@ func TestStatements(t *testing.T) {
 			t.Errorf("got  %s\nwant %s", tc.got, tc.want)
 		}
 	}
-	if a := args("k", [][]byte{[]byte("a"), []byte("b")}, true); len(a) != 3 || a[0] != "k" {
-		t.Errorf("insert args %v: the key first", a)
-	}
-	if a := args("k", [][]byte{[]byte("a")}, false); len(a) != 2 || a[1] != "k" {
-		t.Errorf("update args %v: the key last", a)
-	}
 }
 
 // TestConsistency: a level the spec names is parsed before connecting; a wrong one says which
 // are valid.
 func TestConsistency(t *testing.T) {
-	_, err := Open(t.Context(), driver.Endpoint{Host: "127.0.0.1", Port: 1}, dbms.Credentials{}, 1, "QUORUMS")
+	_, err := Open(t.Context(), driver.Endpoint{Host: "127.0.0.1", Port: 1}, dbms.Credentials{}, 1, Options{Consistency: "QUORUMS"})
 	if err == nil || err.Error() != `cassandra: consistency "QUORUMS" (valid: ANY, ONE, TWO, THREE, QUORUM, ALL, LOCAL_QUORUM, EACH_QUORUM, LOCAL_ONE)` {
 		t.Errorf("bad consistency: %v", err)
 	}
