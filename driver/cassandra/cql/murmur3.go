@@ -12,10 +12,14 @@ import (
 // Cassandra's implementation (org.apache.cassandra.utils.MurmurHash.hash3_x64_128) reads the
 // tail bytes as Java's signed bytes, so a tail byte ≥ 0x80 is sign-extended before it is
 // shifted: the result differs from the reference MurmurHash3 for such keys, and the ring
-// follows Cassandra's. Token does the same. It does not allocate.
+// follows Cassandra's. Token does the same. An empty key is the minimum token, as in the
+// partitioner. It does not allocate.
 func Token(key string) int64 {
 	const c1, c2 = 0x87c37b91114253d5, 0x4cf5ad432745937f
 	n := len(key)
+	if n == 0 {
+		return math.MinInt64
+	}
 	var h1, h2 uint64
 	i := 0
 	for ; i+16 <= n; i += 16 {
