@@ -9,7 +9,7 @@ import (
 
 // batchChunk bounds the inserts in flight on one connection: their requests go out in one
 // write and their replies are read as they come, then the next chunk.
-const batchChunk = 64
+const batchChunk = 16
 
 // BatchInsert pipelines the rows' prepared inserts on one connection to the node that owns
 // the first key (it coordinates the others' writes, as a CQL BATCH's coordinator would),

@@ -379,7 +379,7 @@ var errPoolClosed = fmt.Errorf("cassandra: pool closed: %w", net.ErrClosed)
 // stays a *cql.Error underneath (errors.As), with its code: read and write timeouts count as
 // timeouts (net.Error).
 func (db *DB) wrap(ctx context.Context, err error) error {
-	if err == nil || errors.Is(err, net.ErrClosed) && strings.HasPrefix(err.Error(), "cassandra") {
+	if err == nil || err == errPoolClosed {
 		return err
 	}
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {

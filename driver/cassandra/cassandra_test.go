@@ -140,6 +140,24 @@ func testErrors(t *testing.T, ep driver.Endpoint, cred dbms.Credentials) {
 	if !errors.As(err, &ce) || ce.Code != cql.CodeInvalid {
 		t.Errorf("read of a missing column: %v, want an invalid-request error (0x2200)", err)
 	}
+	// A statement id the server does not know (as after a restart) is prepared again.
+	cdb := db.(*DB)
+	c, err := cdb.nodes[0].pool.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := cdb.st.Load().readAll
+	if _, err := c.prepared(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	bogus := []byte{0xde, 0xad, 0xbe, 0xef}
+	c.prep[q] = bogus
+	c.begin()
+	c.bindString("nokey")
+	if n, err := c.execute(ctx, q, cql.One); err != nil || n != 0 || string(c.prep[q]) == string(bogus) {
+		t.Errorf("execute of an unknown id: %d rows, %v; id %x", n, err, c.prep[q])
+	}
+	cdb.nodes[0].pool.Put(c)
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for w := range 8 {
