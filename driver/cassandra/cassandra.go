@@ -1,7 +1,7 @@
-// Package cassandra drives Apache Cassandra (`dbms: cassandra`) over CQL through gocql (the
-// Apache Cassandra Go driver, github.com/apache/cassandra-gocql-driver/v2), in the data model
-// of YCSB's Cassandra binding: keyspace ycsb, one table whose partition key is y_id varchar and
-// whose other columns are field0..n varchar.
+// Package cassandra drives Apache Cassandra (`dbms: cassandra`) over CQL with boxbench's own
+// native-protocol client (package cql for the frames), in the data model of YCSB's Cassandra
+// binding: keyspace ycsb, one table whose partition key is y_id varchar and whose other
+// columns are field0..n varchar.
 //
 //   - read: SELECT <fields> FROM t WHERE y_id = ? (all columns when fields is nil); no row is
 //     ErrNotFound.
@@ -9,13 +9,23 @@
 //     (hash) order, not key order, so a scan from a key past the last one still finds rows.
 //   - update: UPDATE t SET f = ?, … WHERE y_id = ?; insert: INSERT INTO t (y_id, f…) VALUES
 //     (?, …). Both are upserts in CQL, as in YCSB's binding (no lightweight transactions).
-//   - batch insert: the records' inserts in flight at once (a CQL batch over many partitions
-//     is an anti-pattern Cassandra warns about and, over 50 KiB, refuses).
+//   - batch insert: the rows' prepared inserts pipelined on one connection, one stream each,
+//     one write and the replies read as they come (a CQL BATCH over many partitions is an
+//     anti-pattern Cassandra warns about past 10 partitions and refuses over 50 KiB).
 //
-// Every statement is prepared (gocql prepares a statement with bind values once per connection
-// and executes it by id) and runs at the configured consistency level (ONE by default, as in
-// YCSB). gocql allocates on every operation (its query and frame objects, the boxed bind
-// values): BenchmarkOps reports how much, docs/performance.md the client CPU it costs.
+// Every statement is prepared once per connection (ids are per node) and executed by id at
+// the configured consistency level (ONE by default, as in YCSB), asking the server to skip
+// the result metadata: the client only counts rows. A connection is one worker's, one
+// request in flight, so a round trip is one write and one read system call (netconn), and an
+// operation encodes into reused buffers and decodes in place: the hot path allocates nothing.
+//
+// Several nodes: the client connects to every member of the endpoint (a ring, package
+// cluster), reads each node's tokens from its own system.local, and sends each request to the
+// node that owns its key's token (Murmur3, as the server computes it: a replica of the key,
+// its coordinator needs no hop for consistency ONE).
+//
+// It replaced gocql (github.com/apache/cassandra-gocql-driver/v2), which allocated 28-42
+// objects per operation (docs/performance.md).
 package cassandra
 
 import (
@@ -23,50 +33,64 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	gocql "github.com/apache/cassandra-gocql-driver/v2"
+	"time"
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/driver/cassandra/cql"
+	"github.com/boxbench/boxbench/driver/internal/netconn"
+	"github.com/boxbench/boxbench/driver/internal/pool"
 )
 
 // Consistencies are the consistency levels a spec may name.
-var Consistencies = []string{"ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE"}
+var Consistencies = func() []string {
+	n := make([]string, len(cql.Consistencies))
+	for i, c := range cql.Consistencies {
+		n[i] = c.Name
+	}
+	return n
+}()
 
-// DB is the driver's session (a pool of connections). Safe for concurrent use.
+// Options are the client's settings from the spec.
+type Options struct {
+	// Consistency is the level of every operation (one of Consistencies; "" = ONE).
+	Consistency string
+	// ReplicationFactor is the keyspace's (SimpleStrategy), set by Setup; 0 = 1.
+	ReplicationFactor int
+}
+
+// DB is a pool of connections per node. Safe for concurrent use.
 type DB struct {
-	s      *gocql.Session
-	cl     gocql.Consistency
-	ks     string
-	rf     int // the keyspace's replication factor
-	st     atomic.Pointer[stmts]
-	closed atomic.Bool
-	once   sync.Once
+	nodes    []node
+	ring     *ring
+	cl       cql.Consistency
+	rf       int
+	ks       string
+	user, pw string
+	st       atomic.Pointer[stmts]
+	conns    netconn.Conns
+	once     sync.Once
+}
+
+// node is one member of the ring and its connections.
+type node struct {
+	ep   driver.Endpoint
+	pool *pool.Pool[conn]
 }
 
 var _ driver.DB = (*DB)(nil)
 
-// New connects to ep with up to poolSize connections at consistency ONE and checks the server
-// answers; ctx bounds the check.
+// New connects to ep (every member of it) with up to poolSize connections per node at
+// consistency ONE and checks the servers answer; ctx bounds the check.
 func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int) (driver.DB, error) {
 	return Open(ctx, ep, cred, poolSize, Options{})
 }
 
-// Options are what a spec says about the client's keyspace and operations.
-type Options struct {
-	// Consistency is every operation's consistency level (one of Consistencies; "" = ONE).
-	Consistency string
-	// ReplicationFactor is the keyspace's (SimpleStrategy) when Setup creates it; 0 = 1, a
-	// single node's.
-	ReplicationFactor int
-}
-
-// Opener returns a constructor that uses o.
+// Opener returns a constructor with the spec's options.
 func Opener(o Options) func(context.Context, driver.Endpoint, dbms.Credentials, int) (driver.DB, error) {
 	return func(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int) (driver.DB, error) {
 		return Open(ctx, ep, cred, poolSize, o)
@@ -75,113 +99,91 @@ func Opener(o Options) func(context.Context, driver.Endpoint, dbms.Credentials, 
 
 // Open is New with options.
 func Open(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int, o Options) (driver.DB, error) {
-	consistency := o.Consistency
-	cl := gocql.One
-	if consistency != "" {
-		c, err := gocql.ParseConsistencyWrapper(strings.ToUpper(consistency))
-		if err != nil {
-			return nil, fmt.Errorf("cassandra: consistency %q (valid: %s)", consistency, strings.Join(Consistencies, ", "))
+	cl := cql.One
+	var errs []error
+	if o.Consistency != "" {
+		c, ok := cql.ParseConsistency(strings.ToUpper(o.Consistency))
+		if !ok {
+			errs = append(errs, fmt.Errorf("cassandra: consistency %q (valid: %s)", o.Consistency, strings.Join(Consistencies, ", ")))
 		}
 		cl = c
 	}
-	if ep.Unix != "" {
-		return nil, errors.New("cassandra: CQL has no unix socket")
+	if o.ReplicationFactor < 0 {
+		errs = append(errs, fmt.Errorf("cassandra: replication factor %d (valid: 1 or more; 0 = 1)", o.ReplicationFactor))
 	}
-	c := dbms.CQLCluster(ep, cred)
-	c.NumConns = max(1, poolSize)
-	c.Consistency = cl
-	s, err := c.CreateSession()
-	if err != nil {
-		return nil, fmt.Errorf("cassandra %s: %w", ep, err)
+	members := ep.Members
+	if len(members) == 0 {
+		members = []driver.Endpoint{ep}
 	}
-	ks := cred.Database
-	if ks == "" {
-		ks = dbms.CassandraKeyspace
+	for _, m := range members {
+		if m.Unix != "" || m.Host == "" || m.Port <= 0 || m.Port > 65535 {
+			errs = append(errs, fmt.Errorf("cassandra: endpoint %s: CQL needs a host and a port (1-65535), no unix socket", m))
+		}
 	}
-	db := &DB{s: s, cl: cl, ks: ks, rf: max(1, o.ReplicationFactor)}
-	db.st.Store(newStmts(ks, driver.Table{Name: "usertable", FieldCount: 10}))
-	var v string
-	if err := s.Query("SELECT release_version FROM system.local").ScanContext(ctx, &v); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("cassandra %s: %w", ep, err)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	db := &DB{cl: cl, rf: max(1, o.ReplicationFactor), ks: cred.Database, user: cred.User, pw: cred.Password,
+		nodes: make([]node, len(members)), ring: &ring{}}
+	if db.ks == "" {
+		db.ks = dbms.CassandraKeyspace
+	}
+	if db.user == "" {
+		db.user = dbms.CassandraUser
+	}
+	db.st.Store(newStmts(db.ks, driver.Table{Name: "usertable", FieldCount: 10}))
+	var vs []vnode
+	for i, m := range members {
+		db.nodes[i].ep = driver.Endpoint{Host: m.Host, Port: m.Port}
+		c, err := db.dial(ctx, i)
+		if err == nil {
+			err = c.query(ctx, "SELECT tokens FROM system.local", cql.One)
+		}
+		var t []vnode
+		if err == nil {
+			t, err = nodeTokens(c, i)
+		}
+		if c != nil {
+			db.nodes[i].pool = pool.New(poolSize, c, func(ctx context.Context) (*conn, error) { return db.dial(ctx, i) },
+				func(c *conn) bool { return c.broken }, func(c *conn) { c.nc.Close() }, errPoolClosed)
+		}
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("cassandra %s: %w", m, err)
+		}
+		vs = append(vs, t...)
+	}
+	if len(members) > 1 {
+		r, err := newRing(vs)
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("cassandra %s: ring: %w", ep, err)
+		}
+		db.ring = r
 	}
 	return db, nil
 }
 
-var ident = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,47}$`)
-
-// column is a driver field name (FIELD3) as the table's column (field3: CQL folds unquoted
-// names to lower case, as YCSB's binding writes them).
-func column(f string) string { return strings.ToLower(f) }
-
-// stmts are one table's statements, built once: all fields, or one field, the generator's
-// cases (readallfields / writeallfields true or false); other field sets are built per call.
-type stmts struct {
-	table                string
-	fields               []string
-	readAll, scanAll     string
-	insertAll, updateAll string
-	readOne, scanOne     map[string]string
-	updateOne            map[string]string
-}
-
-func newStmts(ks string, t driver.Table) *stmts {
-	s := &stmts{table: ks + "." + strings.ToLower(t.Name), fields: t.Fields(),
-		readOne: map[string]string{}, scanOne: map[string]string{}, updateOne: map[string]string{}}
-	s.readAll, s.scanAll = s.read(nil), s.scan(nil)
-	s.insertAll, s.updateAll = s.insert(s.fields), s.update(s.fields)
-	for _, f := range s.fields {
-		s.readOne[f], s.scanOne[f], s.updateOne[f] = s.read([]string{f}), s.scan([]string{f}), s.update([]string{f})
+// dial opens one connection to node i and starts it (handshake).
+func (db *DB) dial(ctx context.Context, i int) (*conn, error) {
+	nc, err := db.conns.Dial(ctx, "tcp", db.nodes[i].ep.String())
+	if err != nil {
+		return nil, err
 	}
-	return s
-}
-
-func projection(fields []string) string {
-	if fields == nil {
-		return "*"
+	c := newConn(nc.(*netconn.Conn), i)
+	if err := c.handshake(ctx, db.user, db.pw); err != nil {
+		c.nc.Close()
+		return nil, err
 	}
-	cols := make([]string, len(fields))
-	for i, f := range fields {
-		cols[i] = column(f)
-	}
-	return strings.Join(cols, ", ")
-}
-
-func (s *stmts) read(fields []string) string {
-	return "SELECT " + projection(fields) + " FROM " + s.table + " WHERE y_id = ?"
-}
-func (s *stmts) scan(fields []string) string {
-	return "SELECT " + projection(fields) + " FROM " + s.table + " WHERE token(y_id) >= token(?) LIMIT ?"
-}
-func (s *stmts) insert(fields []string) string {
-	return "INSERT INTO " + s.table + " (y_id, " + projection(fields) + ") VALUES (?" + strings.Repeat(", ?", len(fields)) + ")"
-}
-func (s *stmts) update(fields []string) string {
-	sets := make([]string, len(fields))
-	for i, f := range fields {
-		sets[i] = column(f) + " = ?"
-	}
-	return "UPDATE " + s.table + " SET " + strings.Join(sets, ", ") + " WHERE y_id = ?"
-}
-
-// pick returns the prebuilt statement for fields, or builds one.
-func (s *stmts) pick(fields []string, all string, one map[string]string, build func([]string) string) string {
-	switch {
-	case fields == nil || len(fields) > 0 && len(fields) == len(s.fields) && fields[0] == s.fields[0]:
-		return all
-	case len(fields) == 1:
-		if q, ok := one[fields[0]]; ok {
-			return q
-		}
-	}
-	return build(fields)
+	return c, nil
 }
 
 // UseTable names the table the following operations use; Setup does it too.
 func (db *DB) UseTable(t driver.Table) { db.st.Store(newStmts(db.ks, t)) }
 
-// Setup creates YCSB's keyspace (SimpleStrategy with Options.ReplicationFactor replicas: one
-// on a single node) if it is missing, and the table, empty.
+// Setup creates YCSB's keyspace (SimpleStrategy, the options' replication factor) or sets its
+// factor, and the table, empty; with several nodes it then waits until they agree on the
+// schema, so that every node knows the new table.
 func (db *DB) Setup(ctx context.Context, t driver.Table) error {
 	name := strings.ToLower(t.Name)
 	if !ident.MatchString(name) || !ident.MatchString(db.ks) {
@@ -192,118 +194,195 @@ func (db *DB) Setup(ctx context.Context, t driver.Table) error {
 	for _, f := range t.Fields() {
 		cols = append(cols, column(f)+" varchar")
 	}
+	repl := " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': " + strconv.Itoa(db.rf) + "}"
+	c, err := db.nodes[0].pool.Get(ctx)
+	if err != nil {
+		return db.wrap(ctx, err)
+	}
 	for _, q := range []string{
-		"CREATE KEYSPACE IF NOT EXISTS " + db.ks + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': " + strconv.Itoa(db.rf) + "}",
+		"CREATE KEYSPACE IF NOT EXISTS " + db.ks + repl,
+		"ALTER KEYSPACE " + db.ks + repl,
 		"DROP TABLE IF EXISTS " + db.ks + "." + name,
 		"CREATE TABLE " + db.ks + "." + name + " (" + strings.Join(cols, ", ") + ")",
 	} {
-		if err := db.s.Query(q).Consistency(gocql.All).ExecContext(ctx); err != nil {
-			return db.wrap(ctx, err)
+		if err = c.query(ctx, q, cql.All); err != nil {
+			err = fmt.Errorf("%s: %w", q, err)
+			break
 		}
+	}
+	db.nodes[0].pool.Put(c)
+	if err == nil && len(db.nodes) > 1 {
+		err = db.agree(ctx)
+	}
+	if err != nil {
+		return db.wrap(ctx, err)
 	}
 	db.UseTable(t)
 	return nil
 }
 
+// agreeTimeout bounds the wait for schema agreement (the drivers' usual 10 s, longer for a
+// loaded host).
+const agreeTimeout = 60 * time.Second
+
+// agree waits until every node reports the same schema version.
+func (db *DB) agree(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, agreeTimeout)
+	defer cancel()
+	versions := make([]string, len(db.nodes))
+	for {
+		for i := range db.nodes {
+			c, err := db.nodes[i].pool.Get(ctx)
+			if err != nil {
+				return fmt.Errorf("schema agreement: %w", err)
+			}
+			err = c.query(ctx, "SELECT schema_version FROM system.local", cql.One)
+			var v []byte
+			if err == nil {
+				v, err = firstValue(c)
+			}
+			db.nodes[i].pool.Put(c)
+			if err != nil {
+				return fmt.Errorf("schema agreement: node %s: %w", db.nodes[i].ep, err)
+			}
+			versions[i] = string(v)
+		}
+		same := true
+		for _, v := range versions[1:] {
+			same = same && v == versions[0]
+		}
+		if same {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("schema agreement: the nodes still disagree after %v: %w", agreeTimeout, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// firstValue returns the first column of the one row of the result in c.body (a view).
+func firstValue(c *conn) ([]byte, error) {
+	r := cql.Reader{B: c.body}
+	if k := r.Int(); k != cql.ResultRows {
+		return nil, fmt.Errorf("%w: result kind %d", cql.ErrProtocol, k)
+	}
+	cols, rows, err := cql.Rows(&r)
+	if err == nil && (cols < 1 || rows != 1) {
+		err = fmt.Errorf("%d rows of %d columns, want 1", rows, cols)
+	}
+	v := r.Bytes()
+	if err == nil {
+		err = r.Err
+	}
+	return v, err
+}
+
+// conn takes a connection to the node that owns key.
+func (db *DB) conn(ctx context.Context, key string) (*conn, error) {
+	c, err := db.nodes[db.ring.node(key)].pool.Get(ctx)
+	if err != nil {
+		return nil, db.wrap(ctx, err)
+	}
+	c.begin()
+	return c, nil
+}
+
+// run executes q with c's bound values, returns c to its pool and the result's row count.
+func (db *DB) run(ctx context.Context, c *conn, q string) (int, error) {
+	n, err := c.execute(ctx, q, db.cl)
+	db.nodes[c.node].pool.Put(c)
+	if err != nil {
+		return 0, db.wrap(ctx, err)
+	}
+	return n, nil
+}
+
 func (db *DB) Read(ctx context.Context, key string, fields []string) error {
 	st := db.st.Load()
-	return db.rows(ctx, db.s.Query(st.pick(fields, st.readAll, st.readOne, st.read), key))
-}
-
-func (db *DB) Scan(ctx context.Context, key string, count int, fields []string) error {
-	st := db.st.Load()
-	return db.rows(ctx, db.s.Query(st.pick(fields, st.scanAll, st.scanOne, st.scan), key, count).PageSize(count))
-}
-
-// rows runs q and reads its first page; no row is ErrNotFound.
-func (db *DB) rows(ctx context.Context, q *gocql.Query) error {
-	it := q.Consistency(db.cl).IterContext(ctx)
-	n := it.NumRows()
-	err := it.Close()
-
+	c, err := db.conn(ctx, key)
 	if err != nil {
-		return db.wrap(ctx, err)
+		return err
 	}
-	if n == 0 {
+	c.bindString(key)
+	n, err := db.run(ctx, c, st.pick(fields, st.readAll, st.readOne, st.read))
+	if err == nil && n == 0 {
 		return driver.ErrNotFound
 	}
-	return nil
+	return err
 }
 
-// args are a write's bind values: the values (as they are, bound as varchar), then or first
-// the key.
-func args(key string, values [][]byte, keyFirst bool) []any {
-	a := make([]any, 0, len(values)+1)
-	if keyFirst {
-		a = append(a, key)
+// Scan reads count rows from key's token on, at the node that owns key.
+func (db *DB) Scan(ctx context.Context, key string, count int, fields []string) error {
+	st := db.st.Load()
+	c, err := db.conn(ctx, key)
+	if err != nil {
+		return err
 	}
-	for _, v := range values {
-		a = append(a, v)
+	c.bindString(key)
+	c.bindInt(int32(min(count, 1<<31-1)))
+	n, err := db.run(ctx, c, st.pick(fields, st.scanAll, st.scanOne, st.scan))
+	if err == nil && n == 0 {
+		return driver.ErrNotFound
 	}
-	if !keyFirst {
-		a = append(a, key)
-	}
-	return a
-}
-
-func (db *DB) exec(ctx context.Context, stmt string, a []any) error {
-	q := db.s.Query(stmt, a...).Consistency(db.cl)
-	err := q.ExecContext(ctx)
-
-	return db.wrap(ctx, err)
+	return err
 }
 
 func (db *DB) Update(ctx context.Context, key string, fields []string, values [][]byte) error {
 	st := db.st.Load()
-	return db.exec(ctx, st.pick(fields, st.updateAll, st.updateOne, st.update), args(key, values, false))
+	c, err := db.conn(ctx, key)
+	if err != nil {
+		return err
+	}
+	for _, v := range values {
+		c.bindBytes(v)
+	}
+	c.bindString(key)
+	_, err = db.run(ctx, c, st.pick(fields, st.updateAll, st.updateOne, st.update))
+	return err
 }
 
 func (db *DB) Insert(ctx context.Context, key string, fields []string, values [][]byte) error {
 	st := db.st.Load()
-	return db.exec(ctx, st.pick(fields, st.insertAll, nil, st.insert), args(key, values, true))
-}
-
-// batchFanOut bounds a batch insert's statements in flight.
-const batchFanOut = 16
-
-func (db *DB) BatchInsert(ctx context.Context, keys []string, fields []string, values [][][]byte) error {
-	st := db.st.Load()
-	stmt := st.pick(fields, st.insertAll, nil, st.insert)
-	errs := make([]error, len(keys))
-	sem := make(chan struct{}, batchFanOut)
-	var wg sync.WaitGroup
-	for i, k := range keys {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			errs[i] = db.exec(ctx, stmt, args(k, values[i], true))
-		}()
+	c, err := db.conn(ctx, key)
+	if err != nil {
+		return err
 	}
-	wg.Wait()
-	return errors.Join(errs...)
+	c.bindString(key)
+	for _, v := range values {
+		c.bindBytes(v)
+	}
+	_, err = db.run(ctx, c, st.pick(fields, st.insertAll, nil, st.insert))
+	return err
 }
 
-// Close closes the session; an operation in flight fails with an error that is net.ErrClosed.
+// Close closes every connection, idle or in use: an operation blocked on one (a stopped
+// server) returns an error that is net.ErrClosed at once, and later operations fail.
 // Idempotent.
 func (db *DB) Close() error {
 	db.once.Do(func() {
-		db.closed.Store(true)
-		db.s.Close()
+		for _, n := range db.nodes {
+			if n.pool != nil { // nil when Open failed before it
+				n.pool.Close()
+			}
+		}
+		db.conns.CloseAll()
 	})
 	return nil
 }
 
-// wrap turns a driver error into the contract's: the context's error when it ended,
-// net.ErrClosed after Close.
+// errPoolClosed wraps net.ErrClosed so that the generator counts it as a connection error.
+var errPoolClosed = fmt.Errorf("cassandra: pool closed: %w", net.ErrClosed)
+
+// wrap names the driver in an error; the context's error when it ended. A server's error
+// stays a *cql.Error underneath (errors.As), with its code: read and write timeouts count as
+// timeouts (net.Error).
 func (db *DB) wrap(ctx context.Context, err error) error {
-	if err == nil {
-		return nil
+	if err == nil || err == errPoolClosed {
+		return err
 	}
-	if db.closed.Load() {
-		return fmt.Errorf("cassandra: %w: %v", net.ErrClosed, err)
-	}
-	if cerr := ctx.Err(); cerr != nil {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("cassandra: %w (%v)", cerr, err)
 	}
 	return fmt.Errorf("cassandra: %w", err)

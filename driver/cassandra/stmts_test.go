@@ -26,12 +26,6 @@ func TestStatements(t *testing.T) {
 			t.Errorf("got  %s\nwant %s", tc.got, tc.want)
 		}
 	}
-	if a := args("k", [][]byte{[]byte("a"), []byte("b")}, true); len(a) != 3 || a[0] != "k" {
-		t.Errorf("insert args %v: the key first", a)
-	}
-	if a := args("k", [][]byte{[]byte("a")}, false); len(a) != 2 || a[1] != "k" {
-		t.Errorf("update args %v: the key last", a)
-	}
 }
 
 // TestConsistency: a level the spec names is parsed before connecting; a wrong one says which

@@ -13,7 +13,7 @@ import (
 // ns/op; see bench/loadgen for the CPU it costs).
 func BenchmarkOps(b *testing.B, bd Binding) {
 	ctx := context.Background()
-	_, db := open(ctx, b, bd, 1)
+	_, _, db := open(ctx, b, bd, 1)
 	defer db.Close()
 	tbl := driver.Table{Name: "usertable", FieldCount: 10}
 	fields := tbl.Fields()

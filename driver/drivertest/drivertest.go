@@ -30,25 +30,34 @@ type Binding struct {
 	// HashOrder says a scan runs in the order of the keys' hashes (Cassandra's token order, as
 	// in YCSB's binding), not of the keys: a scan from past the last key still finds records.
 	HashOrder bool
+	// Server, when set, returns the running server the suite uses instead of starting one
+	// (a package that runs several suites on one slow-starting server).
+	Server func(testing.TB) (platform.Box, dbms.DBMS)
 }
 
 // open starts the binding's server (testdb.Start: torn down when the test ends) and opens a
 // pool of poolSize connections to it.
-func open(ctx context.Context, tb testing.TB, b Binding, poolSize int) (platform.Box, driver.DB) {
+func open(ctx context.Context, tb testing.TB, b Binding, poolSize int) (platform.Box, dbms.DBMS, driver.DB) {
 	tb.Helper()
-	box, d := testdb.Start(tb, b.DBMS)
+	var box platform.Box
+	var d dbms.DBMS
+	if b.Server != nil {
+		box, d = b.Server(tb)
+	} else {
+		box, d = testdb.Start(tb, b.DBMS)
+	}
 	db, err := b.Open(ctx, box.Endpoint(), d.Client(), poolSize)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return box, db
+	return box, d, db
 }
 
 // Conformance runs every operation of the driver contract against a real server.
 func Conformance(t *testing.T, b Binding) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	box, db := open(ctx, t, b, 2)
+	box, d, db := open(ctx, t, b, 2)
 	// Not YCSB's default name: a driver that forgets the table between processes fails below.
 	tbl := driver.Table{Name: "bbtable", FieldCount: 3}
 	fields := tbl.Fields()
@@ -91,7 +100,6 @@ func Conformance(t *testing.T, b Binding) {
 	}
 	// A run whose load ran in another process (a seed): a new pool told the table, as the
 	// generator tells it (UseTable, where the driver has a table name), reads the loaded data.
-	d, _ := dbms.Get(b.DBMS)
 	other, err := b.Open(ctx, box.Endpoint(), d.Client(), 1)
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 // resumes, the pool replaces the broken connection.
 func StoppedServer(t *testing.T, b Binding) {
 	ctx := context.Background()
-	box, db := open(ctx, t, b, 1)
+	box, _, db := open(ctx, t, b, 1)
 	tbl := driver.Table{Name: "usertable", FieldCount: 1}
 	if err := db.Setup(ctx, tbl); err != nil {
 		t.Fatal(err)
