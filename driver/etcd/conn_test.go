@@ -28,8 +28,8 @@ type fakeServer struct {
 	enc *hpack.Encoder
 	hb  bytes.Buffer
 	// what the client sent before the last request ended
-	settingsAcks, pingAcks int
-	headers                []hpack.HeaderField
+	settingsAcks, pingAcks   int
+	headers                  []hpack.HeaderField
 	connCredit, streamCredit int // what the client may still send
 }
 

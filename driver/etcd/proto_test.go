@@ -75,7 +75,7 @@ func TestEncodeTxn(t *testing.T) {
 
 func TestDecodeReplies(t *testing.T) {
 	rr := pb.RangeResponse{Header: &pb.ResponseHeader{ClusterId: 1, MemberId: 2, Revision: 99, RaftTerm: 3},
-		Kvs: []*mvccpb.KeyValue{{Key: []byte("a"), Value: []byte("1")}, {Key: []byte("b")}, {Key: []byte("c"), Value: []byte("3")}},
+		Kvs:  []*mvccpb.KeyValue{{Key: []byte("a"), Value: []byte("1")}, {Key: []byte("b")}, {Key: []byte("c"), Value: []byte("3")}},
 		More: true, Count: 7}
 	m, err := rr.Marshal()
 	if err != nil {
