@@ -26,11 +26,18 @@ var seq atomic.Int64
 // when the host cannot run it.
 func Start(t testing.TB, name string) (platform.Box, dbms.DBMS) {
 	t.Helper()
-	testenv.NeedRoot(t)
 	d, err := dbms.Get(name)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return StartDBMS(t, d)
+}
+
+// StartDBMS is Start for a configured dbms (dbms.WithPassword, for one).
+func StartDBMS(t testing.TB, d dbms.DBMS) (platform.Box, dbms.DBMS) {
+	t.Helper()
+	testenv.NeedRoot(t)
+	name := d.Name()
 	testenv.NeedCommands(t, dbms.ServerBinary(d), "setpriv")
 	exp := fmt.Sprintf("test-%d", os.Getpid())
 	run := fmt.Sprintf("%s-%d", name, seq.Add(1))
