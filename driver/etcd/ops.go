@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/boxbench/boxbench/driver"
 )
@@ -193,6 +194,9 @@ func (db *DB) wrap(ctx context.Context, err error) error {
 	}
 	if cerr := ctx.Err(); cerr != nil {
 		return fmt.Errorf("etcd: %w", cerr)
+	}
+	if !strings.HasPrefix(err.Error(), "etcd") { // a network error: say whose (error path only)
+		return fmt.Errorf("etcd: %w", err)
 	}
 	return err
 }
