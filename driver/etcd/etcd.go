@@ -1,28 +1,41 @@
-// Package etcd drives etcd through its official Go client (go.etcd.io/etcd/client/v3), in a data
+// Package etcd drives etcd's KV service over gRPC with a client of boxbench's own (conn.go:
+// HTTP/2 over cleartext TCP or etcd's unix socket, protobuf by hand in proto.go), in a data
 // model of one key per field: record k of table t is the keys "t/k/FIELD0" … "t/k/FIELDn-1".
 //
-//   - read: a get of the field's key (one field), otherwise a range over the record's prefix
-//     (etcd returns the whole record; YCSB's field selection is then the client's).
-//   - update: a put of the field's key (one field), or a transaction of puts (several). etcd has
-//     no partial update of a value, so a key per field is what lets a YCSB update of one field
+//   - read: a Range of the field's key (one field), otherwise a Range over the record's
+//     prefix (etcd returns the whole record; YCSB's field selection is then the client's).
+//   - update: a Put of the field's key (one field), or a Txn of puts (several). etcd has no
+//     partial update of a value, so a key per field is what lets a YCSB update of one field
 //     write one field, as the other bindings do (go-ycsb's etcd binding stores a record as one
 //     JSON value and overwrites it with only the updated fields).
-//   - insert: a transaction of one put per field (one raft entry, one fsync). etcd's put is an
-//     upsert: an insert of an existing record overwrites it and an update of a missing one
-//     creates it, as Redis's HSET in YCSB's Redis binding.
-//   - scan: a range from the start record's prefix to the end of the table, limited to
+//   - insert: a Txn of one put per field (one raft entry, one fsync). etcd's put is an upsert:
+//     an insert of an existing record overwrites it and an update of a missing one creates it,
+//     as Redis's HSET in YCSB's Redis binding.
+//   - scan: a Range from the start record's prefix to the end of the table, limited to
 //     count × fields keys; keys are in byte order and "/" sorts before every letter and digit,
 //     so records come in key order.
 //
 // Every request is linearizable (etcd's default): a read goes through the leader's read
 // index, a write through raft and the WAL's fsync.
 //
-// The RPCs go through each client's own gRPC connection (its interceptors add the auth token
-// and retry what is safe to retry), invoked with the KV service's messages (etcdserverpb)
-// rather than through clientv3's KV wrapper, so that an operation's request and reply are
-// reused messages of the worker's call. gRPC itself allocates on every call (a stream, its
-// headers, the reply's key-values): the allocations per operation that BenchmarkOps reports
-// are gRPC's, not zero (see docs/performance.md).
+// Why a client of its own: the official client (go.etcd.io/etcd/client/v3 over grpc-go) cost
+// about 180 µs of client CPU and 100–160 allocations per operation, most of it in gRPC's writer
+// goroutine, the wake-ups between its goroutines and allocation (docs/performance.md). Here a
+// worker owns its connection (driver/internal/pool, one per worker, as the Redis and
+// PostgreSQL drivers): an operation encodes its request into the connection's buffers, and
+// netconn sends it with one write and reads the reply, parsed in place; nothing is allocated
+// and no other goroutine is involved. The wire traffic is what grpc-go sends: one HTTP/2
+// stream per call, HEADERS and DATA frames.
+//
+// Authentication as clientv3 does it: with a password, each connection calls
+// Auth.Authenticate once and sends the token as the "token" metadata of every call; a call
+// refused for an invalid token (or an old auth revision) re-authenticates and is retried once.
+//
+// A cluster (driver.Endpoint.Members): the connections are spread over the members round
+// robin in the order they are dialled (connection i to member i mod n, the next member when
+// one does not answer), so a pool of n×k connections has k on each member. clientv3 balanced
+// each client's calls over every member round robin; here a worker's calls stay on one member,
+// the way a process that holds a connection to its nearest member does.
 package etcd
 
 import (
@@ -30,22 +43,17 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
-	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"google.golang.org/grpc"
-
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/driver/internal/netconn"
+	"github.com/boxbench/boxbench/driver/internal/pool"
 )
 
 const (
-	methodRange       = "/etcdserverpb.KV/Range"
-	methodPut         = "/etcdserverpb.KV/Put"
-	methodTxn         = "/etcdserverpb.KV/Txn"
-	methodDeleteRange = "/etcdserverpb.KV/DeleteRange"
 	// maxTxnOps and maxTxnBytes bound the transactions the driver sends: boxbench's
 	// configuration lets the server take 1024 operations (--max-txn-ops) and 1.5 MiB a request
 	// (--max-request-bytes); a larger batch is split.
@@ -53,17 +61,21 @@ const (
 	maxTxnBytes = 1 << 20
 )
 
-// DB is a set of clients (each one HTTP/2 connection), used round robin. Safe for concurrent
+// DB is a pool of connections to one server or the members of a cluster. Safe for concurrent
 // use.
 type DB struct {
-	clis   []*clientv3.Client
-	conns  []*grpc.ClientConn
-	next   atomic.Uint32
-	tbl    atomic.Pointer[table]
-	reqs   sync.Pool // *req
-	closed atomic.Bool
-	once   sync.Once
+	ep      driver.Endpoint
+	cred    dbms.Credentials
+	targets []target
+	dials   atomic.Uint32
+	conns   netconn.Conns
+	pool    *pool.Pool[client]
+	tbl     atomic.Pointer[table]
+	closed  atomic.Bool
+	once    sync.Once
 }
+
+type target struct{ network, addr, authority string }
 
 type table struct {
 	prefix []byte // "usertable/"
@@ -71,250 +83,155 @@ type table struct {
 	fields int
 }
 
+// client is one connection and the buffers of the operation it carries.
+type client struct {
+	*conn
+	db   *DB
+	key  []byte // a record's key prefix or a field's key
+	end  []byte
+	user string
+}
+
 var _ driver.DB = (*DB)(nil)
 
-// New opens poolSize clients (at least one) to ep, authenticating when cred has a password;
-// ctx bounds the dial and a first request on each.
+// New connects to ep (every member of a cluster: see the package comment) with up to poolSize
+// connections (at least one), authenticating when cred has a password, and checks the server
+// answers a linearizable read. The context bounds the check; the pool dials the other
+// connections on first use.
 func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int) (driver.DB, error) {
-	db := &DB{}
-	db.reqs.New = func() any { return new(req) }
+	db := &DB{ep: ep, cred: cred}
 	db.tbl.Store(newTable(driver.Table{Name: "usertable", FieldCount: 10}))
-	for range max(1, poolSize) {
-		cfg := dbms.EtcdConfig(ep, cred)
-		cfg.Context = context.Background() // the clients outlive ctx
-		cli, err := clientv3.New(cfg)
-		if err == nil {
-			_, err = cli.Get(ctx, "boxbench-ready") // checks the endpoint and the credentials
-			if err != nil {
-				cli.Close()
-			}
+	switch {
+	case len(ep.Members) > 0:
+		for _, m := range ep.Members {
+			db.targets = append(db.targets, tcpTarget(m))
 		}
-		if err != nil {
-			db.Close()
-			return nil, fmt.Errorf("etcd %s: %w", ep, err)
-		}
-		db.clis = append(db.clis, cli)
-		db.conns = append(db.conns, cli.ActiveConnection())
+	case ep.Unix != "":
+		db.targets = []target{{network: "unix", addr: ep.Unix, authority: "localhost"}}
+	default:
+		db.targets = []target{tcpTarget(ep)}
 	}
+	c, err := db.dial(ctx)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("etcd %s: %w", ep, err)
+	}
+	db.pool = pool.New(poolSize, c, db.dial, func(c *client) bool { return c.broken },
+		func(c *client) { c.close() }, errPoolClosed)
 	return db, nil
 }
 
-func newTable(t driver.Table) *table {
-	p := []byte(t.Name + "/")
-	end := append([]byte(nil), p...)
-	end[len(end)-1]++
-	return &table{prefix: p, end: end, fields: max(1, t.FieldCount)}
+func tcpTarget(e driver.Endpoint) target {
+	a := net.JoinHostPort(e.Host, strconv.Itoa(e.Port))
+	return target{network: "tcp", addr: a, authority: a}
 }
 
-// req is one operation's reused messages and key buffers. Owned by one call at a time.
-type req struct {
-	key, end []byte
-	rng      pb.RangeRequest
-	rresp    pb.RangeResponse
-	put      pb.PutRequest
-	presp    pb.PutResponse
-	txn      pb.TxnRequest
-	tresp    pb.TxnResponse
-	ops      []*pb.RequestOp
-	opv      []pb.RequestOp
-	wrap     []pb.RequestOp_RequestPut
-	puts     []pb.PutRequest
-	keys     []byte // the field keys of a transaction, back to back
-}
-
-func (db *DB) conn() *grpc.ClientConn {
-	return db.conns[int(db.next.Add(1))%len(db.conns)]
-}
-
-func (db *DB) take() *req { return db.reqs.Get().(*req) }
-
-// give returns r to the pool without what the server sent (not kept past the call) and
-// without references to the caller's values.
-func (db *DB) give(r *req) {
-	r.rresp.Kvs = r.rresp.Kvs[:0]
-	r.put.Value = nil
-	for i := range r.puts {
-		r.puts[i].Value = nil
-	}
-	db.reqs.Put(r)
-}
-
-// recordKey appends "<table>/<key>/" to b.
-func (t *table) recordKey(b []byte, key string) []byte {
-	b = append(b, t.prefix...)
-	b = append(b, key...)
-	return append(b, '/')
-}
-
-// UseTable names the table (and its field count, which sizes a scan) the following operations
-// use; Setup does it too. The generator calls it before a run whose load ran elsewhere.
-func (db *DB) UseTable(t driver.Table) { db.tbl.Store(newTable(t)) }
-
-// Setup deletes every key of the table.
-func (db *DB) Setup(ctx context.Context, t driver.Table) error {
-	tb := newTable(t)
-	db.tbl.Store(tb)
-	var resp pb.DeleteRangeResponse
-	return db.wrap(ctx, db.conn().Invoke(ctx, methodDeleteRange,
-		&pb.DeleteRangeRequest{Key: tb.prefix, RangeEnd: tb.end}, &resp))
-}
-
-// Read gets one named field by its key, or the record's range.
-func (db *DB) Read(ctx context.Context, key string, fields []string) error {
-	t := db.tbl.Load()
-	r := db.take()
-	defer db.give(r)
-	r.key = t.recordKey(r.key[:0], key)
-	r.rng = pb.RangeRequest{Key: r.key}
-	if len(fields) == 1 {
-		r.key = append(r.key, fields[0]...)
-		r.rng.Key = r.key
-	} else {
-		r.end = append(r.end[:0], r.key...)
-		r.end[len(r.end)-1]++
-		r.rng.RangeEnd = r.end
-	}
-	return db.rangeCall(ctx, r)
-}
-
-// Scan ranges from key's record to the end of the table, count records' worth of keys.
-func (db *DB) Scan(ctx context.Context, key string, count int, _ []string) error {
-	t := db.tbl.Load()
-	r := db.take()
-	defer db.give(r)
-	r.key = t.recordKey(r.key[:0], key)
-	r.rng = pb.RangeRequest{Key: r.key, RangeEnd: t.end, Limit: int64(count * t.fields)}
-	return db.rangeCall(ctx, r)
-}
-
-func (db *DB) rangeCall(ctx context.Context, r *req) error {
-	r.rresp.Kvs = r.rresp.Kvs[:0]
-	if err := db.conn().Invoke(ctx, methodRange, &r.rng, &r.rresp); err != nil {
-		return db.wrap(ctx, err)
-	}
-	if len(r.rresp.Kvs) == 0 {
-		return driver.ErrNotFound
-	}
-	return nil
-}
-
-// Update puts the given fields: one put, or one transaction of puts.
-func (db *DB) Update(ctx context.Context, key string, fields []string, values [][]byte) error {
-	t := db.tbl.Load()
-	r := db.take()
-	defer db.give(r)
-	if len(fields) == 1 {
-		r.key = append(t.recordKey(r.key[:0], key), fields[0]...)
-		r.put = pb.PutRequest{Key: r.key, Value: values[0]}
-		return db.wrap(ctx, db.conn().Invoke(ctx, methodPut, &r.put, &r.presp))
-	}
-	r.reset(len(fields))
-	r.add(t, key, fields, values)
-	return db.txnCall(ctx, r)
-}
-
-// Insert writes every field of the record in one transaction.
-func (db *DB) Insert(ctx context.Context, key string, fields []string, values [][]byte) error {
-	return db.Update(ctx, key, fields, values)
-}
-
-// BatchInsert writes the records in transactions of up to maxTxnOps puts.
-func (db *DB) BatchInsert(ctx context.Context, keys []string, fields []string, values [][][]byte) error {
-	t := db.tbl.Load()
-	r := db.take()
-	defer db.give(r)
-	per := max(1, maxTxnOps/max(1, len(fields)))
-	for len(keys) > 0 {
-		n, size := 0, 0
-		for n < min(per, len(keys)) {
-			rec := len(t.prefix) + len(keys[n]) + 1
-			for i, f := range fields {
-				rec += len(f) + len(values[n][i])
-			}
-			if n > 0 && size+rec > maxTxnBytes {
-				break
-			}
-			n, size = n+1, size+rec
+// dial opens a connection to the next member, or the ones after it if it does not answer,
+// authenticates it and checks it with a read.
+func (db *DB) dial(ctx context.Context) (*client, error) {
+	first := int(db.dials.Add(1)-1) % len(db.targets)
+	var errs []error
+	for i := range db.targets {
+		t := db.targets[(first+i)%len(db.targets)]
+		c, err := db.dialTarget(ctx, t)
+		if err == nil {
+			return c, nil
 		}
-		r.reset(n * len(fields))
-		for i := range n {
-			r.add(t, keys[i], fields, values[i])
+		errs = append(errs, fmt.Errorf("%s: %w", t.addr, err))
+		if ctx.Err() != nil || db.closed.Load() || isAuthFailure(err) {
+			break
 		}
-		if err := db.txnCall(ctx, r); err != nil {
-			return err
+	}
+	return nil, errors.Join(errs...)
+}
+
+func (db *DB) dialTarget(ctx context.Context, t target) (*client, error) {
+	nc, err := db.conns.Dial(ctx, t.network, t.addr)
+	if err != nil {
+		return nil, err
+	}
+	hc, err := newConn(nc.(*netconn.Conn), t.authority)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	c := &client{conn: hc, db: db}
+	if db.cred.Password != "" {
+		c.user = db.cred.User
+		if c.user == "" {
+			c.user = dbms.EtcdUser
 		}
-		keys, values = keys[n:], values[n:]
-	}
-	return nil
-}
-
-// reset empties r's transaction and makes room for n puts without moving what add writes.
-func (r *req) reset(n int) {
-	if cap(r.opv) < n {
-		r.opv = make([]pb.RequestOp, n)
-		r.ops = make([]*pb.RequestOp, n)
-		r.wrap = make([]pb.RequestOp_RequestPut, n)
-		r.puts = make([]pb.PutRequest, n)
-	}
-	r.ops = r.ops[:0]
-	r.keys = r.keys[:0]
-}
-
-// add appends one put per field of key to r's transaction. The keys are written into r.keys
-// first and sliced once it is complete (txnCall), so that growing it moves nothing referenced.
-func (r *req) add(t *table, key string, fields []string, values [][]byte) {
-	for i, f := range fields {
-		j := len(r.ops)
-		start := len(r.keys)
-		r.keys = append(t.recordKey(r.keys, key), f...)
-		r.puts[j] = pb.PutRequest{Value: values[i]}
-		r.puts[j].Key = r.keys[start:len(r.keys):len(r.keys)] // re-sliced in txnCall
-		r.wrap[j].RequestPut = &r.puts[j]
-		r.opv[j].Request = &r.wrap[j]
-		r.ops = append(r.ops, &r.opv[j])
-	}
-}
-
-func (db *DB) txnCall(ctx context.Context, r *req) error {
-	// r.keys may have moved while it grew: point every put at its final place.
-	off := 0
-	for j := range r.ops {
-		n := len(r.puts[j].Key)
-		r.puts[j].Key = r.keys[off : off+n : off+n]
-		off += n
-	}
-	r.txn = pb.TxnRequest{Success: r.ops}
-	err := db.conn().Invoke(ctx, methodTxn, &r.txn, &r.tresp)
-	r.tresp.Responses = r.tresp.Responses[:0]
-	return db.wrap(ctx, err)
-}
-
-// Close closes every client; an operation in flight fails with an error that is
-// net.ErrClosed. Idempotent.
-func (db *DB) Close() error {
-	db.once.Do(func() {
-		db.closed.Store(true)
-		for _, c := range db.clis {
-			_ = c.Close()
+		if err := db.authenticate(ctx, c); err != nil {
+			c.close()
+			return nil, err
 		}
-	})
-	return nil
+	}
+	c.key = append(c.key[:0], "boxbench-ready"...)
+	if err := db.do(ctx, c, mRange, appendRange(c.request(), c.key, nil, 1)); err != nil {
+		c.close()
+		return nil, err
+	}
+	if _, err := countField(c.msg, fRangeRespKvs); err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
 }
 
-// wrap turns a gRPC error into the driver's: the context's own error when it ended,
-// net.ErrClosed after Close.
-func (db *DB) wrap(ctx context.Context, err error) error {
-	if err == nil {
-		return nil
+// authenticate gets a token for c's connection and puts it in its header blocks.
+func (db *DB) authenticate(ctx context.Context, c *client) error {
+	if err := db.roundTrip(ctx, c, mAuthenticate, appendAuthenticate(c.request(), c.user, db.cred.Password)); err != nil {
+		return fmt.Errorf("authenticate as %s: %w", c.user, err)
 	}
-	if db.closed.Load() {
-		return fmt.Errorf("etcd: %w: %v", net.ErrClosed, err)
-	}
-	if cerr := ctx.Err(); cerr != nil {
-		return fmt.Errorf("etcd: %w", cerr)
-	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+	tok, err := bytesField(c.msg, fAuthRespToken)
+	if err != nil {
 		return err
 	}
-	return fmt.Errorf("etcd: %w", err)
+	if len(tok) == 0 {
+		return fmt.Errorf("authenticate as %s: the server returned no token (is auth enabled?)", c.user)
+	}
+	c.setToken(tok)
+	return nil
+}
+
+// isAuthFailure: wrong user or password, the same on every member.
+func isAuthFailure(err error) bool {
+	var se *StatusError
+	return errors.As(err, &se) && se.Code == codeInvalidArgument
+}
+
+// do is roundTrip, re-authenticating and retrying once when the token is refused. msg is
+// kept (the retry sends it again).
+func (db *DB) do(ctx context.Context, c *client, m method, msg []byte) error {
+	err := db.roundTrip(ctx, c, m, msg)
+	if err == nil || !needsAuth(err) || db.cred.Password == "" {
+		return err
+	}
+	saved := append([]byte(nil), msg...) // rare: authenticate reuses the request buffer
+	if aerr := db.authenticate(ctx, c); aerr != nil {
+		return fmt.Errorf("%w (re-authenticating: %v)", err, aerr)
+	}
+	return db.roundTrip(ctx, c, m, append(c.request()[:0], saved...))
+}
+
+// roundTrip makes one call on c. A context that can be cancelled costs a watcher per call
+// (context.AfterFunc) that closes the connection when it ends, which is what stops a call
+// blocked in the kernel; the generator's workers use a context that cannot be cancelled and
+// stop stuck calls by closing the pool (Close) instead.
+func (db *DB) roundTrip(ctx context.Context, c *client, m method, msg []byte) error {
+	var stop func() bool
+	if ctx.Done() != nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		stop = context.AfterFunc(ctx, func() { c.nc.Conn.Close() })
+	}
+	err := c.call(m, msg)
+	if stop != nil && !stop() { // the context ended: its watcher closed the connection
+		c.broken = true
+		if err != nil {
+			err = ctx.Err()
+		}
+	}
+	return err
 }

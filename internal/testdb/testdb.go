@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -72,5 +73,45 @@ func Pauser(t testing.TB, box platform.Box) (pause, resume func()) {
 		}
 	}
 	t.Cleanup(func() { signal(syscall.SIGCONT) })
-	return func() { signal(syscall.SIGSTOP) }, func() { signal(syscall.SIGCONT) }
+	pause = func() {
+		signal(syscall.SIGSTOP)
+		// kill returns before the process has stopped: one thread takes the signal and stops
+		// the others when it next runs, and on a loaded host a fast client's request can be
+		// served meanwhile. Wait until every thread is stopped.
+		deadline := time.Now().Add(10 * time.Second)
+		for !allStopped(pids) {
+			if time.Now().After(deadline) {
+				t.Fatalf("server pids %v did not stop within 10s of SIGSTOP", pids)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return pause, func() { signal(syscall.SIGCONT) }
+}
+
+// allStopped says every thread of every live process in pids is stopped (state T in
+// /proc/PID/task/TID/stat).
+func allStopped(pids []int) bool {
+	for _, p := range pids {
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", p))
+		if err != nil {
+			continue // exited
+		}
+		for _, task := range tasks {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", p, task.Name()))
+			if err != nil {
+				continue
+			}
+			// "TID (comm) STATE …": comm may hold spaces and parentheses; the state follows
+			// the last ')'.
+			i := strings.LastIndexByte(string(b), ')')
+			if i < 0 || i+2 >= len(b) {
+				continue
+			}
+			if st := b[i+2]; st != 'T' && st != 't' {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -1,0 +1,63 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/platform/native"
+)
+
+// TestUnixSocket: `network: unix` reaches etcd's unix listener (HTTP/2 on a unix socket,
+// authority "localhost"), with a password.
+func TestUnixSocket(t *testing.T) {
+	testenv.NeedRoot(t)
+	testenv.NeedCommands(t, "etcd", "setpriv")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	d, _ := dbms.Get("etcd")
+	d = dbms.WithPassword(d, dbms.NewPassword())
+	exp := fmt.Sprintf("test-etcdunix-%d", os.Getpid())
+	b, err := native.New().Provision(ctx, platform.Request{Experiment: exp, Run: "r0001",
+		WorkDir: filepath.Join(testenv.WorkRoot(t), exp, "r0001"), DBMS: d,
+		Choice: platform.Choice{Storage: "bind", Network: "unix"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := b.Teardown(context.Background()); err != nil {
+			t.Errorf("teardown: %v", err)
+		}
+		_ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + exp})
+	})
+	ep := b.Endpoint()
+	if ep.Unix == "" {
+		t.Fatalf("endpoint %+v is not a unix socket", ep)
+	}
+	db, err := New(ctx, ep, d.Client(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tbl := driver.Table{Name: "usertable", FieldCount: 2}
+	if err := db.Setup(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Insert(ctx, "user1", tbl.Fields(), [][]byte{[]byte("a"), []byte("b")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Read(ctx, "user1", nil); err != nil {
+		t.Errorf("read: %v", err)
+	}
+	if err := db.Read(ctx, "user2", nil); err != driver.ErrNotFound {
+		t.Errorf("read of a missing record: %v, want ErrNotFound", err)
+	}
+}
