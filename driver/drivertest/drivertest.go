@@ -30,6 +30,10 @@ type Binding struct {
 	// HashOrder says a scan runs in the order of the keys' hashes (Cassandra's token order, as
 	// in YCSB's binding), not of the keys: a scan from past the last key still finds records.
 	HashOrder bool
+	// FreshInserts makes BenchmarkOps time Insert for a binding without upserts too: each
+	// iteration inserts a record under a new key ("new1", "new2", …), after the other
+	// operations, so that the growing table does not slow them.
+	FreshInserts bool
 }
 
 // open starts the binding's server (testdb.Start: torn down when the test ends) and opens a
