@@ -186,36 +186,19 @@ func (db *DB) Setup(ctx context.Context, t driver.Table) error {
 }
 
 func (db *DB) Read(ctx context.Context, key string, fields []string) error {
-	if err := checkNames(fields); err != nil {
-		return err
-	}
-	c, err := db.pool.Get(ctx)
-	if err != nil {
-		return err
-	}
-	c.find(*db.coll.Load(), db.db, key, false, 1, fields)
-	r, err := db.roundTrip(ctx, c)
-	n := 0
-	if err == nil {
-		n, err = documents(r.batch)
-	}
-	if errors.Is(err, errProtocol) {
-		c.broken = true
-	}
-	db.pool.Put(c)
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return driver.ErrNotFound
-	}
-	return nil
+	return db.find(ctx, key, false, 1, fields)
 }
 
 func (db *DB) Scan(ctx context.Context, key string, count int, fields []string) error {
 	if count < 1 || count > 1<<20 {
 		return fmt.Errorf("mongodb scan: count %d: must be 1..%d", count, 1<<20)
 	}
+	return db.find(ctx, key, true, int32(count), fields)
+}
+
+// find runs a read (gte false) or a scan (gte true) and counts the documents it returns:
+// none is ErrNotFound.
+func (db *DB) find(ctx context.Context, key string, gte bool, limit int32, fields []string) error {
 	if err := checkNames(fields); err != nil {
 		return err
 	}
@@ -223,14 +206,13 @@ func (db *DB) Scan(ctx context.Context, key string, count int, fields []string) 
 	if err != nil {
 		return err
 	}
-	c.find(*db.coll.Load(), db.db, key, true, int32(count), fields)
+	c.find(*db.coll.Load(), db.db, key, gte, limit, fields)
 	r, err := db.roundTrip(ctx, c)
 	n := 0
 	if err == nil {
-		n, err = documents(r.batch)
-	}
-	if errors.Is(err, errProtocol) {
-		c.broken = true
+		if n, err = documents(r.batch); err != nil {
+			c.broken = true // a reply this client cannot read: do not trust the stream
+		}
 	}
 	db.pool.Put(c)
 	if err != nil {

@@ -168,10 +168,11 @@ func (r *result) readCursor(doc bsoncore.Document) error {
 	return nil
 }
 
-// documents counts the documents of a batch, checking that each is one.
+// documents counts the documents of a find's first batch, checking that each is one; a reply
+// without a batch is a protocol error.
 func documents(batch bsoncore.Array) (int, error) {
-	if batch == nil { // no firstBatch at all
-		return 0, nil
+	if batch == nil {
+		return 0, fmt.Errorf("%w: find reply without cursor.firstBatch", errProtocol)
 	}
 	rest, ok := elements(batch)
 	if !ok {

@@ -256,6 +256,13 @@ func TestDecode(t *testing.T) {
 		if !errors.Is(err, errProtocol) {
 			t.Errorf("a batch of numbers: %v, want a protocol error", err)
 		}
+		r, err = decode(okDoc())
+		if err == nil {
+			_, err = documents(r.batch)
+		}
+		if !errors.Is(err, errProtocol) {
+			t.Errorf("a find reply without a cursor: %v, want a protocol error", err)
+		}
 	})
 	t.Run("update", func(t *testing.T) {
 		r, err := decode(okDoc(bsoncore.AppendInt32Element(nil, "n", 0), bsoncore.AppendInt32Element(nil, "nModified", 0)))
