@@ -33,6 +33,10 @@ type Binding struct {
 	// Server, when set, returns the running server the suite uses instead of starting one
 	// (a package that runs several suites on one slow-starting server).
 	Server func(testing.TB) (platform.Box, dbms.DBMS)
+	// FreshInserts makes BenchmarkOps time Insert for a binding without upserts too: each
+	// iteration inserts a record under a new key ("new1", "new2", …), after the other
+	// operations, so that the growing table does not slow them.
+	FreshInserts bool
 }
 
 // open starts the binding's server (testdb.Start: torn down when the test ends) and opens a

@@ -1,19 +1,34 @@
-// Package mongodb drives a MongoDB wire-protocol server (FerretDB, `dbms: ferretdb`) through the
-// official MongoDB Go driver (go.mongodb.org/mongo-driver/v2), in the data model of YCSB's
-// MongoDB binding: one collection named after the table, one document per record whose _id is
-// the key and whose other fields are FIELD0..n (binary values).
+// Package mongodb drives a MongoDB wire-protocol server (FerretDB, `dbms: ferretdb`) in the
+// data model of YCSB's MongoDB binding: one collection named after the table, one document per
+// record whose _id is the key and whose other fields are FIELD0..n (binary values).
 //
-//   - read: findOne by _id, with a projection of the named fields.
-//   - scan: find _id ≥ key, sorted by _id, limited to count, with the projection.
-//   - update: updateOne by _id with $set of the fields; a missing record is ErrNotFound.
-//   - insert: insertOne (a duplicate key fails, as with YCSB's default mongodb.upsert=false);
-//     batch insert: one ordered insertMany.
+//   - read: find {_id: key} with a projection of the named fields, limit 1, batchSize 1,
+//     singleBatch; no document is ErrNotFound.
+//   - scan: find {_id: {$gte: key}} sorted by _id, limit and batchSize count, singleBatch, with
+//     the projection; no document is ErrNotFound.
+//   - update: one update statement {q: {_id: key}, u: {$set: fields}}; none matched is
+//     ErrNotFound.
+//   - insert: one insert (a duplicate key is a *WriteError with code 11000, as with YCSB's
+//     default mongodb.upsert=false); batch insert: one ordered insert of all the documents
+//     (split only where the server's maxWriteBatchSize or maxMessageSizeBytes says so).
 //
-// Writes use the driver's default write concern (acknowledged) and reads the default read
-// preference (primary), as YCSB's binding does without settings. The driver keeps its own pool
-// of connections (maxPoolSize = the generator's pool size) and allocates on every operation
-// (its operation, its BSON documents, a cursor per find): BenchmarkOps reports how much, and
-// docs/performance.md the client CPU it costs.
+// Writes use the server's default write concern (acknowledged) and reads its default read
+// preference, as YCSB's binding does without settings; the connection is direct.
+//
+// The client is the package's own (wire.go: OP_MSG; command.go: the commands; reply.go: the
+// replies), one connection per worker (driver/internal/pool, netconn: one write and one read
+// per round trip). It replaced the official Go driver (go.mongodb.org/mongo-driver/v2), which
+// allocated 73–94 objects per operation (its operation, BSON documents through reflection, a
+// cursor and a session per find) and kept background goroutines (server monitoring, pool
+// maintenance) whose CPU the generator's client was charged with. BSON is still the official
+// driver's: commands are built with bsoncore's Append* functions into a reused buffer and
+// replies are read in place with bsoncore (no decoding into Go values), so an operation
+// allocates nothing. Only the message framing and the handshake are written here.
+//
+// Handshake: hello (client metadata), then, with a password, SASL PLAIN on $external: the
+// mechanism FerretDB 1.x offers without its experimental authentication, which hands the
+// credentials to PostgreSQL (dbms.FerretDB). The official driver stays in dbms.FerretDB.Ready
+// (not a hot path; this package imports dbms, so dbms cannot use it).
 package mongodb
 
 import (
@@ -21,103 +36,187 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/driver/internal/netconn"
+	"github.com/boxbench/boxbench/driver/internal/pool"
 )
 
-// DB is the driver's client (a pool of connections). Safe for concurrent use.
+// DB is a pool of connections to one server. Safe for concurrent use.
 type DB struct {
-	cli    *mongo.Client
-	db     *mongo.Database
-	coll   atomic.Pointer[mongo.Collection]
-	closed atomic.Bool
-	once   sync.Once
+	ep    driver.Endpoint
+	cred  dbms.Credentials
+	db    string                 // the database ($db) of every command
+	coll  atomic.Pointer[string] // the collection the operations use
+	conns netconn.Conns
+	pool  *pool.Pool[conn]
+	once  sync.Once
 }
 
 var _ driver.DB = (*DB)(nil)
 
-// New connects to ep with up to poolSize connections and checks the server answers (a ping);
-// ctx bounds the check.
+// New connects to ep with up to poolSize connections (at least one), authenticates, and checks
+// that the server answers a ping (which, on FerretDB, reaches PostgreSQL with the credentials:
+// a wrong password fails here). The context bounds it all.
 func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int) (driver.DB, error) {
-	o := dbms.MongoOptions(ep, cred).SetMaxPoolSize(uint64(max(1, poolSize)))
-	cli, err := mongo.Connect(o)
+	db := &DB{ep: ep, cred: cred, db: cred.Database}
+	if db.db == "" {
+		db.db = "ycsb"
+	}
+	coll := "usertable"
+	db.coll.Store(&coll)
+	c, err := db.dial(ctx)
+	if err == nil {
+		c.simple("ping", "", db.db)
+		if _, err = db.roundTrip(ctx, c); err != nil {
+			c.nc.Close()
+			err = fmt.Errorf("ping: %w", err)
+		}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("mongodb %s: %w", ep, err)
-	}
-	name := cred.Database
-	if name == "" {
-		name = "ycsb"
-	}
-	db := &DB{cli: cli, db: cli.Database(name)}
-	db.coll.Store(db.db.Collection("usertable"))
-	if err := db.db.RunCommand(ctx, bson.D{{Key: "ping", Value: 1}}).Err(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("mongodb %s: %w", ep, err)
 	}
+	db.pool = pool.New(poolSize, c, db.dial, func(c *conn) bool { return c.broken },
+		func(c *conn) { c.nc.Close() }, errPoolClosed)
 	return db, nil
+}
+
+// dial opens one connection: hello, and SASL PLAIN when there is a password.
+func (db *DB) dial(ctx context.Context) (*conn, error) {
+	network, addr := "tcp", db.ep.String()
+	if db.ep.Unix != "" {
+		network, addr = "unix", db.ep.Unix
+	}
+	nc, err := db.conns.Dial(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	c := newConn(nc.(*netconn.Conn))
+	c.hello()
+	r, err := db.roundTrip(ctx, c)
+	if err != nil {
+		c.nc.Close()
+		return nil, fmt.Errorf("hello: %w", err)
+	}
+	if r.limits.maxMessage > minMessage {
+		c.maxMessage = int(min(r.limits.maxMessage, 1<<30))
+	}
+	if r.limits.maxBatch > 0 {
+		c.maxBatch = int(min(r.limits.maxBatch, 1<<30))
+	}
+	if db.cred.Password != "" {
+		c.saslStartPlain(db.cred.User, db.cred.Password)
+		r, err = db.roundTrip(ctx, c)
+		if err == nil && !r.done {
+			err = errors.New("the server wants more than one PLAIN step")
+		}
+		if err != nil {
+			c.nc.Close()
+			return nil, fmt.Errorf("authenticate %s with PLAIN: %w", db.cred.User, err)
+		}
+	}
+	return c, nil
+}
+
+// roundTrip sends the message built in c and decodes the reply (see decode for its errors).
+//
+// A context that can be cancelled costs a watcher per call (context.AfterFunc) that closes
+// the connection when it ends, which is what stops an operation blocked in the kernel; the
+// generator's workers use a context that cannot be cancelled and stop stuck operations by
+// closing the pool (Close) instead.
+func (db *DB) roundTrip(ctx context.Context, c *conn) (result, error) {
+	var stop func() bool
+	if ctx.Done() != nil {
+		if err := ctx.Err(); err != nil {
+			return result{}, err
+		}
+		stop = context.AfterFunc(ctx, func() { c.nc.Conn.Close() })
+	}
+	body, err := c.exchange()
+	if stop != nil && !stop() { // the context ended: its watcher closed the connection
+		c.broken = true
+		if err != nil {
+			err = ctx.Err()
+		}
+	}
+	if err != nil {
+		return result{}, err
+	}
+	r, err := decode(body)
+	if errors.Is(err, errProtocol) {
+		c.broken = true
+	}
+	return r, err
 }
 
 // UseTable names the collection the following operations use; Setup does it too. The
 // generator calls it before a run whose load ran elsewhere.
-func (db *DB) UseTable(t driver.Table) { db.coll.Store(db.db.Collection(t.Name)) }
+func (db *DB) UseTable(t driver.Table) {
+	name := t.Name
+	db.coll.Store(&name)
+}
 
-// Setup drops the collection; the first insert creates it again.
+// Setup drops the collection (a missing one is not an error); the first insert creates it
+// again.
 func (db *DB) Setup(ctx context.Context, t driver.Table) error {
-	c := db.db.Collection(t.Name)
-	db.coll.Store(c)
-	return db.wrap(ctx, c.Drop(ctx))
-}
-
-// projection selects the named fields (all of them when fields is nil).
-func projection(fields []string) bson.D {
-	if fields == nil {
-		return nil
+	if t.Name == "" || strings.ContainsAny(t.Name, "\x00$") {
+		return fmt.Errorf("mongodb setup: collection name %q: must be non-empty, without NUL or '$'", t.Name)
 	}
-	p := make(bson.D, len(fields))
-	for i, f := range fields {
-		p[i] = bson.E{Key: f, Value: 1}
+	db.UseTable(t)
+	c, err := db.pool.Get(ctx)
+	if err != nil {
+		return fmt.Errorf("mongodb setup: %w", err)
 	}
-	return p
-}
-
-func (db *DB) Read(ctx context.Context, key string, fields []string) error {
-	o := options.FindOne()
-	if fields != nil {
-		o.SetProjection(projection(fields))
+	c.simple("drop", t.Name, db.db)
+	_, err = db.roundTrip(ctx, c)
+	db.pool.Put(c)
+	var se *ServerError
+	if errors.As(err, &se) && se.Code == codeNamespaceNotFound {
+		err = nil
 	}
-	r := db.coll.Load().FindOne(ctx, bson.D{{Key: "_id", Value: key}}, o)
-	if err := r.Err(); err != nil {
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return driver.ErrNotFound
-		}
-		return db.wrap(ctx, err)
+	if err != nil {
+		return fmt.Errorf("mongodb setup: drop %s: %w", t.Name, err)
 	}
 	return nil
 }
 
+func (db *DB) Read(ctx context.Context, key string, fields []string) error {
+	return db.find(ctx, key, false, 1, fields)
+}
+
 func (db *DB) Scan(ctx context.Context, key string, count int, fields []string) error {
-	o := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(count))
-	if fields != nil {
-		o.SetProjection(projection(fields))
+	if count < 1 || count > 1<<20 {
+		return fmt.Errorf("mongodb scan: count %d: must be 1..%d", count, 1<<20)
 	}
-	cur, err := db.coll.Load().Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$gte", Value: key}}}}, o)
+	return db.find(ctx, key, true, int32(count), fields)
+}
+
+// find runs a read (gte false) or a scan (gte true) and counts the documents it returns:
+// none is ErrNotFound.
+func (db *DB) find(ctx context.Context, key string, gte bool, limit int32, fields []string) error {
+	if err := checkNames(fields); err != nil {
+		return err
+	}
+	c, err := db.pool.Get(ctx)
 	if err != nil {
-		return db.wrap(ctx, err)
+		return err
 	}
-	defer cur.Close(context.WithoutCancel(ctx))
+	c.find(*db.coll.Load(), db.db, key, gte, limit, fields)
+	r, err := db.roundTrip(ctx, c)
 	n := 0
-	for cur.Next(ctx) {
-		n++
+	if err == nil {
+		if n, err = documents(r.batch); err != nil {
+			c.broken = true // a reply this client cannot read: do not trust the stream
+		}
 	}
-	if err := cur.Err(); err != nil {
-		return db.wrap(ctx, err)
+	db.pool.Put(c)
+	if err != nil {
+		return err
 	}
 	if n == 0 {
 		return driver.ErrNotFound
@@ -125,69 +224,116 @@ func (db *DB) Scan(ctx context.Context, key string, count int, fields []string) 
 	return nil
 }
 
-// document is the record's fields (and _id when key is not "").
-func document(key string, fields []string, values [][]byte) bson.D {
-	d := make(bson.D, 0, len(fields)+1)
-	if key != "" {
-		d = append(d, bson.E{Key: "_id", Value: key})
-	}
-	for i, f := range fields {
-		d = append(d, bson.E{Key: f, Value: bson.Binary{Data: values[i]}})
-	}
-	return d
-}
-
 func (db *DB) Update(ctx context.Context, key string, fields []string, values [][]byte) error {
-	r, err := db.coll.Load().UpdateOne(ctx, bson.D{{Key: "_id", Value: key}},
-		bson.D{{Key: "$set", Value: document("", fields, values)}})
-	if err != nil {
-		return db.wrap(ctx, err)
+	if err := checkRow(fields, values); err != nil {
+		return err
 	}
-	if r.MatchedCount == 0 {
+	c, err := db.pool.Get(ctx)
+	if err != nil {
+		return err
+	}
+	c.update(*db.coll.Load(), db.db, key, fields, values)
+	r, err := db.roundTrip(ctx, c)
+	db.pool.Put(c)
+	if err != nil {
+		return err
+	}
+	if r.n == 0 {
 		return driver.ErrNotFound
 	}
 	return nil
 }
 
 func (db *DB) Insert(ctx context.Context, key string, fields []string, values [][]byte) error {
-	_, err := db.coll.Load().InsertOne(ctx, document(key, fields, values))
-	return db.wrap(ctx, err)
-}
-
-func (db *DB) BatchInsert(ctx context.Context, keys []string, fields []string, values [][][]byte) error {
-	docs := make([]any, len(keys))
-	for i, k := range keys {
-		docs[i] = document(k, fields, values[i])
+	if err := checkRow(fields, values); err != nil {
+		return err
 	}
-	_, err := db.coll.Load().InsertMany(ctx, docs)
-	return db.wrap(ctx, err)
+	c, err := db.pool.Get(ctx)
+	if err != nil {
+		return err
+	}
+	c.insertStart(*db.coll.Load(), db.db)
+	c.appendRecord(key, fields, values)
+	c.finish()
+	_, err = db.roundTrip(ctx, c)
+	db.pool.Put(c)
+	return err
 }
 
-// Close disconnects; an operation in flight fails with an error that is net.ErrClosed.
+// BatchInsert inserts all the records with one ordered insert command, or several in a row
+// when they exceed the server's maxWriteBatchSize or maxMessageSizeBytes; it stops at the first
+// write error, whose Index is the record's position in keys.
+func (db *DB) BatchInsert(ctx context.Context, keys []string, fields []string, values [][][]byte) error {
+	if len(keys) != len(values) {
+		return fmt.Errorf("mongodb batch insert: %d keys, %d value rows", len(keys), len(values))
+	}
+	for _, v := range values {
+		if err := checkRow(fields, v); err != nil {
+			return err
+		}
+	}
+	c, err := db.pool.Get(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { db.pool.Put(c) }()
+	coll := *db.coll.Load()
+	for i := 0; i < len(keys); {
+		first := i
+		c.insertStart(coll, db.db)
+		for i < len(keys) && i-first < c.maxBatch {
+			mark := len(c.wbuf)
+			c.appendRecord(keys[i], fields, values[i])
+			if len(c.wbuf) > c.maxMessage && i > first { // the next message takes it
+				c.wbuf = c.wbuf[:mark]
+				break
+			}
+			i++
+		}
+		c.finish()
+		if _, err := db.roundTrip(ctx, c); err != nil {
+			var we *WriteError
+			if errors.As(err, &we) && we.Index >= 0 {
+				we.Index += first
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// checkRow refuses a record the encoder cannot write: values of another length than fields,
+// or a bad field name (checkNames).
+func checkRow(fields []string, values [][]byte) error {
+	if len(values) != len(fields) {
+		return fmt.Errorf("mongodb: %d fields, %d values", len(fields), len(values))
+	}
+	return checkNames(fields)
+}
+
+// checkNames refuses a field name with a NUL byte: a BSON key is a C string (bsoncore would
+// panic).
+func checkNames(fields []string) error {
+	for _, f := range fields {
+		if strings.IndexByte(f, 0) >= 0 {
+			return fmt.Errorf("mongodb: field name %q contains a NUL byte", f)
+		}
+	}
+	return nil
+}
+
+// Close closes every connection, idle or in use: an operation blocked on one (a stopped
+// server) returns an error that is net.ErrClosed at once, and later operations fail.
 // Idempotent.
 func (db *DB) Close() error {
 	db.once.Do(func() {
-		db.closed.Store(true)
-		ctx, cancel := context.WithTimeout(context.Background(), 0)
-		defer cancel()
-		// An expired context: Disconnect closes the connections at once instead of waiting for
-		// operations in flight (a stopped server would never end them).
-		_ = db.cli.Disconnect(ctx)
+		if db.pool != nil { // nil when New failed before the pool existed
+			db.pool.Close()
+		}
+		db.conns.CloseAll()
 	})
 	return nil
 }
 
-// wrap turns a driver error into the contract's: the context's error when it ended,
-// net.ErrClosed after Close.
-func (db *DB) wrap(ctx context.Context, err error) error {
-	if err == nil {
-		return nil
-	}
-	if db.closed.Load() {
-		return fmt.Errorf("mongodb: %w: %v", net.ErrClosed, err)
-	}
-	if cerr := ctx.Err(); cerr != nil {
-		return fmt.Errorf("mongodb: %w (%v)", cerr, err)
-	}
-	return fmt.Errorf("mongodb: %w", err)
-}
+// errPoolClosed wraps net.ErrClosed so that the generator counts it as a connection error.
+var errPoolClosed = fmt.Errorf("mongodb: pool closed: %w", net.ErrClosed)
