@@ -46,6 +46,11 @@ const (
 	CodeErrorRate     = "error_rate_high"
 	CodeTooFewOps     = "too_few_ops_for_percentile"
 	CodeScanInServer  = "ferretdb_full_collection_reads"
+	// The server's own counters (Facts.Server; rules in server.go).
+	CodeGCPauses     = "jvm_gc_pauses"
+	CodeCompaction   = "compaction_during_window"
+	CodeDropped      = "dropped_messages"
+	CodeBlockedTasks = "thread_pool_blocked"
 )
 
 // Dataset bounds.
@@ -59,6 +64,8 @@ type OpCount struct {
 	Op     string // "read", "update", ...
 	Count  int64  // successful operations
 	Errors int64  // failed operations
+	// P99 is the operation's 99th percentile latency over the window (0 = unknown).
+	P99 time.Duration
 }
 
 // Facts are what is known about one run. Zero values mean "unknown": the checks that need them
@@ -91,6 +98,9 @@ type Facts struct {
 	Applied *resource.Limits
 	// DBMS is the cell's database ("" unknown): a few checks concern one database's behaviour.
 	DBMS string
+	// Server are the run's server_… metrics: what the database itself reported about the
+	// measured window (dbms.Observer). Nil or a missing name skips the checks on it.
+	Server map[string]float64
 }
 
 // DefaultPercentiles are the percentiles checked when Facts.Percentiles is nil.
@@ -115,6 +125,16 @@ type Thresholds struct {
 	// maximum: percentile q needs TailOps / (1 - q/100) operations (p99 100, p99.9 1000 with
 	// the default 1).
 	TailOps float64
+	// GCPauseRatio: the JVM's stop-the-world pauses as a share of the window above which they
+	// matter; default 0.02. GCPauseSeconds: their total must also be at least this; default 0.1.
+	GCPauseRatio   float64
+	GCPauseSeconds float64
+	// GCPauseMaxSeconds: a single pause longer than an operation's p99 matters only when it is
+	// at least this long; default 0.01 (10 ms).
+	GCPauseMaxSeconds float64
+	// CompactionBytes: compactions that rewrote at least this much during the window matter;
+	// default 1 MiB (a compaction under way at either end of the window always does).
+	CompactionBytes float64
 }
 
 // DefaultThresholds returns the thresholds used for zero fields.
@@ -132,6 +152,10 @@ func DefaultThresholds() Thresholds {
 		ErrorRatio:           0.01,
 		LimitTolerance:       0.01,
 		TailOps:              1,
+		GCPauseRatio:         0.02,
+		GCPauseSeconds:       0.1,
+		GCPauseMaxSeconds:    0.01,
+		CompactionBytes:      1 << 20,
 	}
 }
 
@@ -154,6 +178,10 @@ func (t Thresholds) withDefaults() Thresholds {
 	or(&t.ErrorRatio, d.ErrorRatio)
 	or(&t.LimitTolerance, d.LimitTolerance)
 	or(&t.TailOps, d.TailOps)
+	or(&t.GCPauseRatio, d.GCPauseRatio)
+	or(&t.GCPauseSeconds, d.GCPauseSeconds)
+	or(&t.GCPauseMaxSeconds, d.GCPauseMaxSeconds)
+	or(&t.CompactionBytes, d.CompactionBytes)
 	return t
 }
 
@@ -167,7 +195,7 @@ func Evaluate(f Facts, th Thresholds) []Warning {
 	var out []Warning
 	for _, c := range []func(Facts, Thresholds) []Warning{
 		clientCPU, clientWaited, throttled, swap, hostBusy, datasetIO, limits, errorRate, tooFewOps,
-		scanInServer,
+		scanInServer, gcPauses, compaction, dropped, blockedTasks,
 	} {
 		out = append(out, c(f, th)...)
 	}
