@@ -51,6 +51,9 @@ const (
 	CodeCompaction   = "compaction_during_window"
 	CodeDropped      = "dropped_messages"
 	CodeBlockedTasks = "thread_pool_blocked"
+	CodeCheckpoint   = "checkpoint_during_window"
+	CodeForked       = "background_save_during_window"
+	CodeEvicted      = "keys_evicted"
 )
 
 // Dataset bounds.
@@ -135,6 +138,9 @@ type Thresholds struct {
 	// CompactionBytes: compactions that rewrote at least this much during the window matter;
 	// default 1 MiB (a compaction under way at either end of the window always does).
 	CompactionBytes float64
+	// CheckpointBytes: checkpoints that wrote at least this much during the window matter;
+	// default 1 MiB.
+	CheckpointBytes float64
 }
 
 // DefaultThresholds returns the thresholds used for zero fields.
@@ -156,6 +162,7 @@ func DefaultThresholds() Thresholds {
 		GCPauseSeconds:       0.1,
 		GCPauseMaxSeconds:    0.01,
 		CompactionBytes:      1 << 20,
+		CheckpointBytes:      1 << 20,
 	}
 }
 
@@ -182,6 +189,7 @@ func (t Thresholds) withDefaults() Thresholds {
 	or(&t.GCPauseSeconds, d.GCPauseSeconds)
 	or(&t.GCPauseMaxSeconds, d.GCPauseMaxSeconds)
 	or(&t.CompactionBytes, d.CompactionBytes)
+	or(&t.CheckpointBytes, d.CheckpointBytes)
 	return t
 }
 
@@ -195,7 +203,7 @@ func Evaluate(f Facts, th Thresholds) []Warning {
 	var out []Warning
 	for _, c := range []func(Facts, Thresholds) []Warning{
 		clientCPU, clientWaited, throttled, swap, hostBusy, datasetIO, limits, errorRate, tooFewOps,
-		scanInServer, gcPauses, compaction, dropped, blockedTasks,
+		scanInServer, gcPauses, compaction, dropped, blockedTasks, checkpoint, forked, evicted,
 	} {
 		out = append(out, c(f, th)...)
 	}

@@ -121,3 +121,59 @@ func times(n float64) string {
 
 // ms renders seconds as milliseconds.
 func ms(s float64) string { return fmt.Sprintf("%.1f ms", s*float64(time.Second/time.Millisecond)) }
+
+// checkpoint: the database wrote its dirty pages to the data files during the window (a
+// PostgreSQL checkpoint). The writes compete with the workload for the disk, and after a
+// checkpoint the first change to each page logs the whole page (full-page writes), so a write
+// workload slows down; whether a run catches one depends on its timing.
+func checkpoint(f Facts, th Thresholds) []Warning {
+	written, ok := f.server("server_checkpoint_written_bytes_total")
+	if !ok || written < th.CheckpointBytes {
+		return nil
+	}
+	n, _ := f.server("server_checkpoints_total")
+	write, _ := f.server("server_checkpoint_write_seconds_total")
+	sync, _ := f.server("server_checkpoint_sync_seconds_total")
+	return []Warning{{Code: CodeCheckpoint, Severity: SeverityWarning,
+		Message: fmt.Sprintf("the server checkpointed during the measured window (%.0f completed, %s written in %.1f s, "+
+			"%.1f s syncing; threshold %s): the checkpoint's writes compete with the workload for the disk and the "+
+			"first change to each page afterwards logs the whole page, so writes slow down; whether a run catches a "+
+			"checkpoint depends on its timing, so the cell's runs spread; run longer than checkpoint_timeout or compare "+
+			"runs that all did", n, bytes(written), write, sync, bytes(th.CheckpointBytes))}}
+}
+
+// forked: the server forked for a background save or a rewrite of its append-only file (Redis)
+// during the window. The fork copies the page tables of the whole data set (a stall of every
+// client for that long) and copy-on-write then duplicates each page written, so latency and
+// memory both rise for the rest of the save.
+func forked(f Facts, _ Thresholds) []Warning {
+	n, ok1 := f.server("server_forks_total")
+	active, ok2 := f.server("server_background_save_active_max")
+	if (!ok1 || n == 0) && (!ok2 || active == 0) {
+		return nil
+	}
+	var parts []string
+	if n > 0 {
+		parts = append(parts, fmt.Sprintf("%.0f forks", n))
+	}
+	if active > 0 {
+		parts = append(parts, "one under way at the start or end")
+	}
+	return []Warning{{Code: CodeForked, Severity: SeverityWarning,
+		Message: fmt.Sprintf("the server forked for a background save or append-only-file rewrite during the measured "+
+			"window (%s): the fork stalls every client while it copies the page tables, and copy-on-write then "+
+			"duplicates each page written, so latency and memory rise for as long as the save runs; whether a run "+
+			"catches one depends on its timing", strings.Join(parts, ", "))}}
+}
+
+// evicted: the server evicted keys to stay under its memory limit (Redis maxmemory).
+func evicted(f Facts, _ Thresholds) []Warning {
+	n, ok := f.server("server_evicted_keys_total")
+	if !ok || n == 0 {
+		return nil
+	}
+	return []Warning{{Code: CodeEvicted, Severity: SeverityWarning,
+		Message: fmt.Sprintf("the server evicted %.0f keys during the measured window to stay under its memory limit: "+
+			"the data set does not fit, reads of evicted keys miss (they are not failures to the client), and the "+
+			"run measures a cache, not the data set; raise the limit or shrink the data set", n)}}
+}

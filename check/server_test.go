@@ -46,6 +46,22 @@ func TestServerChecks(t *testing.T) {
 		{name: "dropped and blocked", f: Facts{Ops: read, Wall: 10 * time.Second, Server: map[string]float64{
 			"server_dropped_messages_total": 12, "server_threadpool_blocked_total": 7}},
 			want: []string{"dropped_messages/warning", "thread_pool_blocked/warning"}, says: []string{"dropped 12 messages", "7 tasks were blocked"}},
+
+		{name: "postgresql checkpoint", f: Facts{Ops: read, Wall: 10 * time.Second, Server: map[string]float64{
+			"server_checkpoints_total": 1, "server_checkpoint_written_bytes_total": 96 << 20,
+			"server_checkpoint_write_seconds_total": 4.5, "server_checkpoint_sync_seconds_total": 0.2}},
+			want: []string{"checkpoint_during_window/warning"}, says: []string{"1 completed, 96.0 MiB written in 4.5 s", "0.2 s syncing"}},
+		{name: "postgresql checkpoint that wrote little", f: Facts{Ops: read, Wall: 10 * time.Second, Server: map[string]float64{
+			"server_checkpoints_total": 1, "server_checkpoint_written_bytes_total": 64 << 10}}},
+		{name: "redis quiet", f: Facts{Ops: read, Wall: 10 * time.Second, Server: map[string]float64{
+			"server_forks_total": 0, "server_background_save_active_max": 0, "server_evicted_keys_total": 0, "server_expired_keys_total": 5}}},
+		{name: "redis rewrite and evictions", f: Facts{Ops: read, Wall: 10 * time.Second, Server: map[string]float64{
+			"server_forks_total": 1, "server_background_save_active_max": 1, "server_evicted_keys_total": 1200}},
+			want: []string{"background_save_during_window/warning", "keys_evicted/warning"},
+			says: []string{"1 forks, one under way", "evicted 1200 keys"}},
+		{name: "redis rewrite under way since before", f: Facts{Ops: read, Wall: 10 * time.Second, Server: map[string]float64{
+			"server_forks_total": 0, "server_background_save_active_max": 1}},
+			want: []string{"background_save_during_window/warning"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
