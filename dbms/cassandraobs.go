@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -89,16 +91,17 @@ func cassandraWindow(start, end cassandraReading) ServerWindow {
 		w.Metrics["server_gc_pause_seconds_total"] = v / 1000
 	}
 	for name, metric := range cassandraLevels {
-		a, okA := start.values[name]
-		b, okB := end.values[name]
-		switch {
-		case okA && okB:
-			w.Metrics[metric] = max(a, b)
-		case okA || okB:
-			w.Metrics[metric] = a + b // the one that was read
-		default:
-			w.Missing = append(w.Missing, metric+": "+end.missing[name])
+		var vs []float64
+		for _, r := range []cassandraReading{start, end} {
+			if v, ok := r.values[name]; ok {
+				vs = append(vs, v)
+			}
 		}
+		if len(vs) == 0 {
+			w.Missing = append(w.Missing, metric+": "+end.missing[name])
+			continue
+		}
+		w.Metrics[metric] = slices.Max(vs) // what either reading saw
 	}
 	for _, name := range []string{"heap_used_bytes", "heap_max_bytes"} {
 		if v, ok := end.values[name]; ok {
@@ -125,6 +128,7 @@ func cassandraWindow(start, end cassandraReading) ServerWindow {
 			w.Missing = append(w.Missing, cassandraCounters[name]+": "+why)
 		}
 	}
+	sort.Strings(w.Missing)
 	w.Span = time.Duration((t1 - t0) * float64(time.Millisecond))
 	return w
 }
