@@ -25,10 +25,16 @@ func gcPauses(f Facts, th Thresholds) []Warning {
 		return nil
 	}
 	var why []string
-	if f.Wall > 0 {
-		if ratio := total / f.Wall.Seconds(); ratio > th.GCPauseRatio && total >= th.GCPauseSeconds {
+	// The pauses were counted between the server's two readings: their share is of that span
+	// when known (it differs from the workload's window by the readings' latency).
+	span := f.Wall.Seconds()
+	if s, ok := f.server("server_window_seconds"); ok && s > 0 {
+		span = s
+	}
+	if span > 0 {
+		if ratio := total / span; ratio > th.GCPauseRatio && total >= th.GCPauseSeconds {
 			why = append(why, fmt.Sprintf("%.3f s in all, %s of the %.1f s window (above %s and at least %g s): "+
-				"throughput is lower by about that share", total, pct(ratio), f.Wall.Seconds(), pct(th.GCPauseRatio), th.GCPauseSeconds))
+				"throughput is lower by about that share", total, pct(ratio), span, pct(th.GCPauseRatio), th.GCPauseSeconds))
 		}
 	}
 	if longest, ok := f.server("server_gc_pause_max_seconds"); ok && longest >= th.GCPauseMaxSeconds {

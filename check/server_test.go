@@ -25,6 +25,10 @@ func TestServerChecks(t *testing.T) {
 		{name: "gc share of the window", f: Facts{Ops: read, Wall: 10 * time.Second, Server: map[string]float64{
 			"server_gc_pauses_total": 40, "server_gc_pause_seconds_total": 0.5, "server_gc_pause_max_seconds": 0.015}},
 			want: []string{"jvm_gc_pauses/warning"}, says: []string{"paused 40 times", "0.500 s in all", "5.0 %", "2.0 %"}},
+		{name: "gc share of the server's own window", f: Facts{Ops: read, Wall: 10 * time.Second, Server: map[string]float64{
+			"server_gc_pauses_total": 10, "server_gc_pause_seconds_total": 0.15, "server_gc_pause_max_seconds": 0.015,
+			"server_window_seconds": 5}},
+			want: []string{"jvm_gc_pauses/warning"}, says: []string{"3.0 % of the 5.0 s window"}},
 		{name: "gc share but tiny in absolute terms", f: Facts{Ops: read, Wall: time.Second, Server: map[string]float64{
 			"server_gc_pauses_total": 4, "server_gc_pause_seconds_total": 0.05, "server_gc_pause_max_seconds": 0.005}}},
 		{name: "one pause longer than a p99", f: Facts{Ops: read, Wall: 100 * time.Second, Server: map[string]float64{
