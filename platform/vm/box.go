@@ -176,9 +176,13 @@ func (b *box) provision(ctx context.Context) error {
 	if err := b.applyAndRead(); err != nil {
 		return err
 	}
-	return platform.WaitReady(ctx, r.DBMS, b.ep, b.proc.Exited(), func() error {
+	limit := platform.ReadyTimeout
+	if b.facts[platform.FactEmulated] == "true" {
+		limit = platform.ReadyTimeoutEmulated // a JVM under TCG: Cassandra took over 3 minutes
+	}
+	return platform.WaitReadyFor(ctx, r.DBMS, b.ep, b.proc.Exited(), func() error {
 		return fmt.Errorf("QEMU exited (%v); see the console log %s", b.proc.Err(), b.consoleLog)
-	})
+	}, limit)
 }
 
 // size derives vCPUs and RAM from the resources: vCPUs are the cpuset's cores, else cpus rounded
