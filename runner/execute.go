@@ -316,8 +316,6 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	for _, n := range nbs {
 		n.start(wctx, clk, r.cfg.Log)
 	}
-	// The client's scheduling policy covers the workload only: servers and neighbours started
-	// before keep theirs, and the native platform resets it for whatever it starts meanwhile.
 	// The database's own counters over the measured window (dbms.Observer): read when the
 	// warm-up ends and after the workload.
 	var measuring chan struct{}
@@ -326,6 +324,8 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 		t.Measuring = sync.OnceFunc(func() { close(measuring) })
 	}
 	sw := watchServer(ctx, d, box, ws.Warmup.D(), measuring)
+	// The client's scheduling policy covers the workload only: servers and neighbours started
+	// before keep theirs, and the native platform resets it for whatever it starts meanwhile.
 	var res *workload.Result
 	var werr error
 	if remote != nil {
