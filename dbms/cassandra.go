@@ -310,7 +310,10 @@ func (Cassandra) Ready(ctx context.Context, ep driver.Endpoint, c Credentials) e
 	}
 	cl := CQLCluster(ep, c)
 	if dl, ok := ctx.Deadline(); ok {
-		cl.ConnectTimeout = min(cl.ConnectTimeout, max(time.Until(dl), time.Millisecond))
+		// The caller's deadline is the probe's time: short natively, long on an emulated CPU,
+		// where the connection's bcrypt check alone takes seconds.
+		cl.ConnectTimeout = max(time.Until(dl), time.Millisecond)
+		cl.Timeout = cl.ConnectTimeout
 	}
 	s, err := cl.CreateSession()
 	if err != nil {

@@ -17,16 +17,19 @@ import (
 const (
 	ReadyTimeout         = 180 * time.Second
 	ReadyTimeoutEmulated = 30 * time.Minute
+	// ReadyProbeEmulated is one probe's time on such a box.
+	ReadyProbeEmulated = 60 * time.Second
 )
 
 // WaitReady probes d at ep until it answers, the server exits (exited is closed; exitErr says
 // how), ctx ends, or ReadyTimeout passes. Each probe has two seconds.
 func WaitReady(ctx context.Context, d dbms.DBMS, ep driver.Endpoint, exited <-chan struct{}, exitErr func() error) error {
-	return WaitReadyFor(ctx, d, ep, exited, exitErr, ReadyTimeout)
+	return WaitReadyFor(ctx, d, ep, exited, exitErr, ReadyTimeout, 2*time.Second)
 }
 
-// WaitReadyFor is WaitReady with limit instead of ReadyTimeout.
-func WaitReadyFor(ctx context.Context, d dbms.DBMS, ep driver.Endpoint, exited <-chan struct{}, exitErr func() error, limit time.Duration) error {
+// WaitReadyFor is WaitReady with limit instead of ReadyTimeout and probe for each probe's
+// time (an emulated CPU needs seconds for one authenticated connection: Cassandra's bcrypt).
+func WaitReadyFor(ctx context.Context, d dbms.DBMS, ep driver.Endpoint, exited <-chan struct{}, exitErr func() error, limit, probe time.Duration) error {
 	deadline := time.Now().Add(limit)
 	var last error
 	for time.Now().Before(deadline) {
@@ -42,7 +45,7 @@ func WaitReadyFor(ctx context.Context, d dbms.DBMS, ep driver.Endpoint, exited <
 			return ctx.Err()
 		default:
 		}
-		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		pctx, cancel := context.WithTimeout(ctx, probe)
 		last = d.Ready(pctx, ep, d.Client())
 		cancel()
 		if last == nil {
