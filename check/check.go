@@ -46,6 +46,14 @@ const (
 	CodeErrorRate     = "error_rate_high"
 	CodeTooFewOps     = "too_few_ops_for_percentile"
 	CodeScanInServer  = "ferretdb_full_collection_reads"
+	// The server's own counters (Facts.Server; rules in server.go).
+	CodeGCPauses     = "jvm_gc_pauses"
+	CodeCompaction   = "compaction_during_window"
+	CodeDropped      = "dropped_messages"
+	CodeBlockedTasks = "thread_pool_blocked"
+	CodeCheckpoint   = "checkpoint_during_window"
+	CodeForked       = "background_save_during_window"
+	CodeEvicted      = "keys_evicted"
 )
 
 // Dataset bounds.
@@ -59,6 +67,8 @@ type OpCount struct {
 	Op     string // "read", "update", ...
 	Count  int64  // successful operations
 	Errors int64  // failed operations
+	// P99 is the operation's 99th percentile latency over the window (0 = unknown).
+	P99 time.Duration
 }
 
 // Facts are what is known about one run. Zero values mean "unknown": the checks that need them
@@ -91,6 +101,10 @@ type Facts struct {
 	Applied *resource.Limits
 	// DBMS is the cell's database ("" unknown): a few checks concern one database's behaviour.
 	DBMS string
+	// Server are the run's server_… metrics: what the database itself reported about the
+	// measured window (dbms.Observer). Nil or a missing name skips the checks on it.
+	Server map[string]float64
+
 	// Nodes are the nodes of a box of several (a cluster), the first included; nil for one
 	// server. When set, the checks of the database's own telemetry and limits (throttling, the
 	// database's swap, disk reads, limits) run on every node, each warning naming its node,
@@ -131,6 +145,19 @@ type Thresholds struct {
 	// maximum: percentile q needs TailOps / (1 - q/100) operations (p99 100, p99.9 1000 with
 	// the default 1).
 	TailOps float64
+	// GCPauseRatio: the JVM's stop-the-world pauses as a share of the window above which they
+	// matter; default 0.02. GCPauseSeconds: their total must also be at least this; default 0.1.
+	GCPauseRatio   float64
+	GCPauseSeconds float64
+	// GCPauseMaxSeconds: a single pause longer than an operation's p99 matters only when it is
+	// at least this long; default 0.01 (10 ms).
+	GCPauseMaxSeconds float64
+	// CompactionBytes: compactions that rewrote at least this much during the window matter;
+	// default 1 MiB (a compaction under way at either end of the window always does).
+	CompactionBytes float64
+	// CheckpointBytes: checkpoints that wrote at least this much during the window matter;
+	// default 1 MiB.
+	CheckpointBytes float64
 }
 
 // DefaultThresholds returns the thresholds used for zero fields.
@@ -148,6 +175,11 @@ func DefaultThresholds() Thresholds {
 		ErrorRatio:           0.01,
 		LimitTolerance:       0.01,
 		TailOps:              1,
+		GCPauseRatio:         0.02,
+		GCPauseSeconds:       0.1,
+		GCPauseMaxSeconds:    0.01,
+		CompactionBytes:      1 << 20,
+		CheckpointBytes:      1 << 20,
 	}
 }
 
@@ -170,6 +202,11 @@ func (t Thresholds) withDefaults() Thresholds {
 	or(&t.ErrorRatio, d.ErrorRatio)
 	or(&t.LimitTolerance, d.LimitTolerance)
 	or(&t.TailOps, d.TailOps)
+	or(&t.GCPauseRatio, d.GCPauseRatio)
+	or(&t.GCPauseSeconds, d.GCPauseSeconds)
+	or(&t.GCPauseMaxSeconds, d.GCPauseMaxSeconds)
+	or(&t.CompactionBytes, d.CompactionBytes)
+	or(&t.CheckpointBytes, d.CheckpointBytes)
 	return t
 }
 
@@ -183,7 +220,8 @@ func Evaluate(f Facts, th Thresholds) []Warning {
 	var out []Warning
 	for _, c := range []func(Facts, Thresholds) []Warning{
 		clientCPU, clientWaited, perNode(throttled), swap, hostBusy, perNode(datasetIO), perNode(limits),
-		errorRate, tooFewOps, scanInServer,
+		errorRate, tooFewOps, scanInServer, gcPauses, compaction, dropped, blockedTasks, checkpoint,
+		forked, evicted,
 	} {
 		out = append(out, c(f, th)...)
 	}

@@ -179,11 +179,11 @@ func TestEvaluate(t *testing.T) {
 			Samples: series("db-n2", "memory_swap_bytes", "", 0, 20*mib)},
 			want: []string{"swap_used/warning"}, says: []string{"node n2's cgroup had up to 20.0 MiB"}},
 
-		{name: "error rate", f: Facts{Ops: []OpCount{{"read", 8000, 150}, {"update", 1800, 50}}},
+		{name: "error rate", f: Facts{Ops: []OpCount{{Op: "read", Count: 8000, Errors: 150}, {Op: "update", Count: 1800, Errors: 50}}},
 			want: []string{"error_rate_high/warning"}, says: []string{"2.0 %", "(200 of 10000)", "1.0 %"}},
 		{name: "error rate at threshold", f: Facts{Ops: ops(99000, 1000)}},
 
-		{name: "too few ops", f: Facts{Ops: []OpCount{{"read", 5000, 0}, {"insert", 150, 0}}},
+		{name: "too few ops", f: Facts{Ops: []OpCount{{Op: "read", Count: 5000}, {Op: "insert", Count: 150}}},
 			want: []string{"too_few_ops_for_percentile/error"}, says: []string{"insert: 150", "p99.9 needs 1000"}},
 		{name: "too few for p99", f: Facts{Ops: ops(99, 0), Percentiles: []float64{50, 99}},
 			want: []string{"too_few_ops_for_percentile/error"}, says: []string{"p99 needs 100"}},

@@ -74,11 +74,11 @@ func (Cassandra) VersionCommand() []string {
 		`/lib/*' org.apache.cassandra.tools.GetVersion) on $(` + cassandraJava + ` -version 2>&1 | head -n 1)"`}
 }
 
-// BuiltFiles are the jars scripts/cassandra.sh cached (as its SHA256SUMS lists them) and the
-// launcher. Before `make setup` has run, the two files boxbench needs by name, so Missing says
+// BuiltFiles are the jars scripts/cassandra.sh cached (as its SHA256SUMS lists them), the
+// launcher and the observer (cassandraobs.go). Before `make setup` has run, the two files boxbench needs by name, so Missing says
 // they are not built.
 func (Cassandra) BuiltFiles() []string {
-	files := []string{cassandraLauncher}
+	files := []string{cassandraLauncher, cassandraObserverJar}
 	f, err := os.Open(CassandraHome + "/SHA256SUMS")
 	if err != nil {
 		return append(files, CassandraHome+"/lib/cassandra-all-"+CassandraVersion+".jar")
@@ -273,6 +273,7 @@ sed -e "s/@LISTEN@/$listen/g" -e "s/@RPC@/$addr/g" -e "s/@PORT@/$port/g" \
 cred=
 if [ "${5:-}" = setpassword ]; then cred=$d/` + credentialFile + `; fi
 exec ` + cassandraJava + ` ` + cassandraJVMOptions(z) + ` \
+  -javaagent:` + cassandraObserverJar + `="$d/` + cassandraStatsFile + `" \
   -Dlogback.configurationFile="$d/` + cassandraLogback + `" -Dcassandra.config="file://$run/` + cassandraYAML + `" \
   -Dcassandra.storagedir="$d" -Dcassandra.logdir="$run" -Dcassandra.triggers_dir="$run" -Djava.io.tmpdir="$run" \
   -Dcassandra-foreground=yes -Dcassandra.start_native_transport=false \
@@ -335,7 +336,10 @@ func (Cassandra) Ready(ctx context.Context, ep driver.Endpoint, c Credentials) e
 	}
 	cl := CQLCluster(ep, c)
 	if dl, ok := ctx.Deadline(); ok {
-		cl.ConnectTimeout = min(cl.ConnectTimeout, max(time.Until(dl), time.Millisecond))
+		// The caller's deadline is the probe's time: short natively, long on an emulated CPU,
+		// where the connection's bcrypt check alone takes seconds.
+		cl.ConnectTimeout = max(time.Until(dl), time.Millisecond)
+		cl.Timeout = cl.ConnectTimeout
 	}
 	s, err := cl.CreateSession()
 	if err != nil {

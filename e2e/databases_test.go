@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -50,10 +51,59 @@ func TestDatabases(t *testing.T) {
 					t.Errorf("run %s: status %s throughput %v dbms_version %q", r.ID, r.Status, r.Throughput, r.Env["dbms_version"])
 				}
 			}
+			if name == "cassandra" {
+				assertServerMetrics(t, b)
+			}
 			if testing.Verbose() {
 				table, _ := e.boxbench(ctx, "report", out).CombinedOutput()
 				os.Stdout.Write(table)
 			}
 		})
+	}
+}
+
+// assertServerMetrics: every Cassandra run stored what the node itself said about the measured
+// window (dbms.Observer: the observer in its JVM, read through the box's Exec natively and in
+// the container), with nothing missing, a heap as large as the limit gives, and a window about
+// as long as the workload's.
+func assertServerMetrics(t *testing.T, results []byte) {
+	t.Helper()
+	var got struct {
+		Runs []struct {
+			ID     string
+			Facts  map[string]string `json:"facts"`
+			Result struct {
+				Metrics map[string]float64 `json:"metrics"`
+			} `json:"result"`
+			Warnings []struct{ Code string } `json:"warnings"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(results, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range got.Runs {
+		m := r.Result.Metrics
+		for _, k := range []string{"server_gc_pauses_total", "server_gc_pause_seconds_total", "server_gc_pause_max_seconds",
+			"server_compactions_completed_total", "server_compacted_bytes_total", "server_dropped_messages_total",
+			"server_threadpool_blocked_total", "server_compactions_active_max"} {
+			if v, ok := m[k]; !ok || v < 0 {
+				t.Errorf("run %s: %s = %v (stored %v)", r.ID, k, v, ok)
+			}
+		}
+		// 512 MiB limit: a 256 MiB heap (dbms.CassandraSizing).
+		if m["server_heap_max_bytes"] != 256<<20 || m["server_heap_used_bytes"] <= 0 {
+			t.Errorf("run %s: heap %v of %v", r.ID, m["server_heap_used_bytes"], m["server_heap_max_bytes"])
+		}
+		if w := m["server_window_seconds"]; w < 1 || w > 10 {
+			t.Errorf("run %s: the server's window is %v s; the workload measured 2 s", r.ID, w)
+		}
+		if miss := r.Facts["server_metrics_missing"]; miss != "" {
+			t.Errorf("run %s: missing %s", r.ID, miss)
+		}
+		for _, w := range r.Warnings {
+			if w.Code == "server_counters_unavailable" {
+				t.Errorf("run %s: the server's counters could not be read", r.ID)
+			}
+		}
 	}
 }

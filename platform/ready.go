@@ -10,14 +10,27 @@ import (
 	"github.com/boxbench/boxbench/driver"
 )
 
-// ReadyTimeout bounds how long a server may take to answer its readiness probe.
-const ReadyTimeout = 180 * time.Second
+// ReadyTimeout bounds how long a server may take to answer its readiness probe;
+// ReadyTimeoutEmulated on a box whose CPU is emulated (FactEmulated), where a JVM's start
+// alone (Cassandra's) took longer than ReadyTimeout under QEMU's TCG. The provision's own
+// timeout (timeouts.provision) still bounds both.
+const (
+	ReadyTimeout         = 180 * time.Second
+	ReadyTimeoutEmulated = 30 * time.Minute
+	// ReadyProbeEmulated is one probe's time on such a box.
+	ReadyProbeEmulated = 60 * time.Second
+)
 
 // WaitReady probes d at ep until it answers, the server exits (exited is closed; exitErr says
 // how), ctx ends, or ReadyTimeout (or the longer time the database asks for:
 // dbms.ReadyTimeout) passes. Each probe has two seconds.
 func WaitReady(ctx context.Context, d dbms.DBMS, ep driver.Endpoint, exited <-chan struct{}, exitErr func() error) error {
-	limit := dbms.ReadyTimeout(d, ReadyTimeout)
+	return WaitReadyFor(ctx, d, ep, exited, exitErr, dbms.ReadyTimeout(d, ReadyTimeout), 2*time.Second)
+}
+
+// WaitReadyFor is WaitReady with limit instead of ReadyTimeout and probe for each probe's
+// time (an emulated CPU needs seconds for one authenticated connection: Cassandra's bcrypt).
+func WaitReadyFor(ctx context.Context, d dbms.DBMS, ep driver.Endpoint, exited <-chan struct{}, exitErr func() error, limit, probe time.Duration) error {
 	deadline := time.Now().Add(limit)
 	var last error
 	for time.Now().Before(deadline) {
@@ -33,7 +46,7 @@ func WaitReady(ctx context.Context, d dbms.DBMS, ep driver.Endpoint, exited <-ch
 			return ctx.Err()
 		default:
 		}
-		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		pctx, cancel := context.WithTimeout(ctx, probe)
 		last = d.Ready(pctx, ep, d.Client())
 		cancel()
 		if last == nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/boxbench/boxbench/check"
@@ -207,7 +208,8 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 	}
 
 	r.cfg.Progress.Phase(run, "warmup+measure")
-	res, samples, missing, err := r.measure(ctx, box, d, wl, ws, nbs, c.ClientPolicy, rec.Env)
+	var srv serverOutcome
+	res, samples, missing, err := r.measure(ctx, box, d, wl, ws, nbs, c.ClientPolicy, rec.Env, &srv)
 	rec.Result = res
 	for _, s := range samples {
 		rec.Series = append(rec.Series, results.Point{T: s.T, Source: s.Source, Metric: s.Metric, Label: s.Label, Value: s.Value})
@@ -235,6 +237,7 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 		return
 	}
 	rec.Status = "ok"
+	rec.Warnings = append(rec.Warnings, serverResult(srv, res, rec.Facts)...)
 	rec.Warnings = append(rec.Warnings, r.validity(c, res, samples, box, lim)...)
 	// After the checks, which read the whole window as the workload ran it.
 	r.steadyState(res, rec)
@@ -259,7 +262,7 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 // state) and through the whole workload, on one clock. The workload runs under the client
 // policy given; env["client_policy"] records the policy the kernel reports for the client then.
 func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl workload.Workload, ws *spec.Workload,
-	nbs []*neighbour, policy string, env map[string]string) (*workload.Result, []telemetry.Sample, []string, error) {
+	nbs []*neighbour, policy string, env map[string]string, srv *serverOutcome) (*workload.Result, []telemetry.Sample, []string, error) {
 	e := r.cfg.Spec
 	clk := workload.Clock{Start: time.Now()}
 	targets, closeDB, err := targetsOf("db", box.Observe())
@@ -314,6 +317,14 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	for _, n := range nbs {
 		n.start(wctx, clk, r.cfg.Log)
 	}
+	// The database's own counters over the measured window (dbms.Observer): read when the
+	// warm-up ends and after the workload.
+	var measuring chan struct{}
+	if _, ok := wl.(workload.MeasureNotifier); ok && remote == nil {
+		measuring = make(chan struct{})
+		t.Measuring = sync.OnceFunc(func() { close(measuring) })
+	}
+	sw := watchServer(ctx, d, box, ws.Warmup.D(), measuring)
 	// The client's scheduling policy covers the workload only: servers and neighbours started
 	// before keep theirs, and the native platform resets it for whatever it starts meanwhile.
 	var res *workload.Result
@@ -324,6 +335,12 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 		res, werr = runBounded(wctx, wl, t, clk)
 	} else {
 		res, werr = r.runLocal(wctx, wl, t, clk, policy, env)
+	}
+	if sw != nil && werr == nil && res != nil && ctx.Err() == nil {
+		srv.ran = true
+		srv.win, srv.err = sw.end(ctx)
+	} else {
+		sw.abort()
 	}
 	for _, n := range nbs {
 		n.wait()
@@ -535,7 +552,15 @@ func (r *Runner) validity(c *plan.Cell, res *workload.Result, samples []telemetr
 	}
 	for _, o := range res.Ops {
 		if o.Series == "latency" {
-			f.Ops = append(f.Ops, check.OpCount{Op: o.Op, Count: o.Count, Errors: o.Errors})
+			f.Ops = append(f.Ops, check.OpCount{Op: o.Op, Count: o.Count, Errors: o.Errors, P99: time.Duration(o.P99)})
+		}
+	}
+	for k, v := range res.Metrics {
+		if strings.HasPrefix(k, "server_") {
+			if f.Server == nil {
+				f.Server = map[string]float64{}
+			}
+			f.Server[k] = v
 		}
 	}
 	for _, s := range samples {

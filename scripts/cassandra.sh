@@ -6,6 +6,7 @@
 #
 #   /var/cache/boxbench/cassandra/<version>/lib/*.jar, SHA256SUMS
 #   /var/cache/boxbench/cassandra/<version>/launcher/BoxbenchCassandra.class, SOURCE.sha256
+#   /var/cache/boxbench/cassandra/<version>/observer/boxbench-observer.jar, SOURCE.sha256
 #
 # Debian has no Cassandra. The version is pinned (scripts/cassandra/pom.xml's
 # cassandra.version, overridable with CASSANDRA_VERSION); the dependencies' versions are the ones
@@ -71,5 +72,27 @@ if [ "$(cat "$DIR/launcher/SOURCE.sha256" 2>/dev/null)" != "$want" ] || [ ! -f "
   trap - EXIT
   exec 9>&-
   echo "cassandra: launcher compiled into $DIR/launcher" >&2
+fi
+# The observer (cassandra/BoxbenchObserver.java, dbms/cassandraobs.go): a Java agent that writes
+# the JVM's and the node's own counters when a run asks; its own jar, recompiled the same way.
+src=$PWD/cassandra/BoxbenchObserver.java
+want=$(sha256sum <"$src" | cut -d' ' -f1)
+if [ "$(cat "$DIR/observer/SOURCE.sha256" 2>/dev/null)" != "$want" ] || [ ! -f "$DIR/observer/boxbench-observer.jar" ]; then
+  exec 9>"$ROOT/.lock"
+  flock 9
+  tmp=$(mktemp -d "$DIR/.observer-XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  javac -nowarn -d "$tmp/classes" "$src" >&2
+  printf 'Premain-Class: BoxbenchObserver\n' >"$tmp/manifest"
+  # A fixed timestamp: the same source gives the same jar (its sha256 is in the image recipe).
+  jar --create --date=2026-01-01T00:00:00Z --file "$tmp/boxbench-observer.jar" --manifest "$tmp/manifest" -C "$tmp/classes" . >&2
+  rm -rf "$tmp/classes" "$tmp/manifest"
+  echo "$want" >"$tmp/SOURCE.sha256"
+  chmod -R a+rX "$tmp"
+  rm -rf "$DIR/observer"
+  mv "$tmp" "$DIR/observer"
+  trap - EXIT
+  exec 9>&-
+  echo "cassandra: observer compiled into $DIR/observer" >&2
 fi
 echo "$DIR/lib"

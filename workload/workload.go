@@ -46,6 +46,16 @@ type Target struct {
 	Box      Executor        // runs commands inside the box; may be nil for client-only workloads
 	DataDir  string          // data directory as seen inside the box (for storage workloads)
 	Log      *slog.Logger
+	// Measuring, when set, is called once by a workload that implements MeasureNotifier, from
+	// its own goroutine, when its measured window starts (warm-up over); it must not block.
+	Measuring func()
+}
+
+// MeasureNotifier is implemented by a workload whose Run calls Target.Measuring when its
+// measured window starts. For the others the start is only known after Run (Result.Warmup
+// from the start of Run, which may include connecting).
+type MeasureNotifier interface {
+	NotifiesMeasuring()
 }
 
 // Clock is the run's time origin. Workload intervals and telemetry samples are offsets from

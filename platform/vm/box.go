@@ -176,9 +176,15 @@ func (b *box) provision(ctx context.Context) error {
 	if err := b.applyAndRead(); err != nil {
 		return err
 	}
-	return platform.WaitReady(ctx, r.DBMS, b.ep, b.proc.Exited(), func() error {
+	limit, probe := platform.ReadyTimeout, 2*time.Second
+	if b.facts[platform.FactEmulated] == "true" {
+		// A JVM under TCG: Cassandra took over 3 minutes to open its port, and then an
+		// authenticated connection (a bcrypt check) more than the usual 2 s probe.
+		limit, probe = platform.ReadyTimeoutEmulated, platform.ReadyProbeEmulated
+	}
+	return platform.WaitReadyFor(ctx, r.DBMS, b.ep, b.proc.Exited(), func() error {
 		return fmt.Errorf("QEMU exited (%v); see the console log %s", b.proc.Err(), b.consoleLog)
-	})
+	}, limit, probe)
 }
 
 // size derives vCPUs and RAM from the resources: vCPUs are the cpuset's cores, else cpus rounded

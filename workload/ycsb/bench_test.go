@@ -61,7 +61,7 @@ func BenchmarkRunNoop(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	res, err := w.run(context.Background(), noop.DB{}, workload.Clock{Start: time.Now()})
+	res, err := w.run(context.Background(), noop.DB{}, workload.Clock{Start: time.Now()}, nil)
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)

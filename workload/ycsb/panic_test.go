@@ -46,7 +46,7 @@ func TestWorkerPanicIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := w.run(context.Background(), &panicky{}, workload.Clock{Start: time.Now()})
+	res, err := w.run(context.Background(), &panicky{}, workload.Clock{Start: time.Now()}, nil)
 	var pe *recovery.Error
 	if !errors.As(err, &pe) {
 		t.Fatalf("want a recovered panic, got %v", err)

@@ -185,11 +185,15 @@ func (w *Workload) Run(ctx context.Context, t workload.Target, clk workload.Cloc
 	if tu, ok := db.(TableUser); ok {
 		tu.UseTable(w.table())
 	}
-	return w.run(ctx, db, clk)
+	return w.run(ctx, db, clk, t.Measuring)
 }
 
+// NotifiesMeasuring: Run calls Target.Measuring when warm-up ends (workload.MeasureNotifier).
+func (w *Workload) NotifiesMeasuring() {}
+
 // run is Run on an open driver.
-func (w *Workload) run(ctx context.Context, db driver.DB, clk workload.Clock) (*workload.Result, error) {
+// measuring (may be nil) is called when the measured window starts.
+func (w *Workload) run(ctx context.Context, db driver.DB, clk workload.Clock, measuring func()) (*workload.Result, error) {
 	c := w.cfg
 	sh, recs, workers := w.prepare(db)
 	open := sh.periodNs > 0
@@ -240,6 +244,9 @@ func (w *Workload) run(ctx context.Context, db driver.DB, clk workload.Clock) (*
 	var cpuMeasure0 time.Duration
 	if phase == workload.PhaseMeasure {
 		cpuMeasure0 = cpu0
+		if measuring != nil {
+			measuring()
+		}
 	}
 	measureStart := c.Warmup
 	next := c.Interval
@@ -277,6 +284,9 @@ loop:
 			phase = workload.PhaseMeasure
 			cpuMeasure0 = cpuTime()
 			next = c.Warmup + c.Interval
+			if measuring != nil {
+				measuring()
+			}
 		} else {
 			next += c.Interval
 			if phase == workload.PhaseWarmup && next > c.Warmup {

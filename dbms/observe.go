@@ -1,0 +1,112 @@
+package dbms
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/boxbench/boxbench/driver"
+)
+
+// Observer is implemented by a database that can report its own counters for the measured
+// window: what the server itself says it did (garbage collection, compactions, checkpoints,
+// evictions, dropped requests), which the box's cgroup cannot show.
+//
+// Contract: the runner calls Watch once, when the measured window starts (warm-up over), and
+// the returned ServerWatch's End once, when the window ends. Both talk to the running server
+// through ServerAccess (its client protocol, or a command in the box); neither may change
+// the server's state or take more than a few hundred milliseconds of its CPU. An error from
+// either means "nothing known": the run records it as a warning and is not failed by it.
+// Watch and End are called from one goroutine; Watch for different boxes may run at once.
+type Observer interface {
+	Watch(ctx context.Context, a ServerAccess) (ServerWatch, error)
+}
+
+// ServerWatch is an Observer's reading at the start of a window.
+type ServerWatch interface {
+	// End reads the counters again and returns what happened since Watch.
+	End(ctx context.Context) (ServerWindow, error)
+}
+
+// ServerAccess is how an Observer reaches the server.
+type ServerAccess struct {
+	Endpoint    driver.Endpoint // where boxbench's own client reaches it (may be unreachable from the host for a box whose client runs elsewhere)
+	Credentials Credentials     // the run's client credentials
+	// Exec runs argv in the box as root, in the data directory (platform.Box.Exec).
+	Exec func(ctx context.Context, argv []string) ([]byte, error)
+}
+
+// ServerWindow is what the server reported about one window.
+type ServerWindow struct {
+	// Metrics are the run metrics, each named server_… with its unit (_total for a count over
+	// the window, _seconds, _bytes), stored unrounded: counters as end minus start, levels as
+	// said by each name's documentation (docs/databases.md, "What the server says").
+	Metrics map[string]float64
+	// Missing names each metric the server could not give, with why ("server_x: why").
+	Missing []string
+	// Span is the time between the two readings on the server's own clock (0 = unknown): the
+	// window the metrics cover, which may differ from the workload's by the readings' latency.
+	Span time.Duration
+}
+
+// ObserverOf returns d's Observer through the wrappers (WithPassword), or nil when d reports
+// nothing of its own. An idle box has no server to ask.
+func ObserverOf(d DBMS) Observer {
+	for {
+		switch w := d.(type) {
+		case idle:
+			return nil
+		case Observer:
+			return w
+		case secured:
+			d = w.DBMS
+		default:
+			return nil
+		}
+	}
+}
+
+// counterWindow turns two readings of the same counters into a window: for each name in
+// counters, end minus start; a name read at only one end is missing. A counter that went
+// down (a server restarted between the readings) is missing too: its difference means nothing.
+func counterWindow(start, end map[string]float64, counters map[string]string, w *ServerWindow) {
+	names := make([]string, 0, len(counters))
+	for n := range counters {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		metric := counters[n]
+		a, okA := start[n]
+		b, okB := end[n]
+		switch {
+		case !okA:
+			w.Missing = append(w.Missing, metric+": not reported at the start of the window")
+		case !okB:
+			w.Missing = append(w.Missing, metric+": not reported at the end of the window")
+		case b < a:
+			w.Missing = append(w.Missing, fmt.Sprintf("%s: the counter went down (%g to %g): the server restarted during the window", metric, a, b))
+		default:
+			w.Metrics[metric] = b - a
+		}
+	}
+}
+
+// keyValues parses "name value" lines (other lines and unparsable values are skipped; the
+// caller decides what is missing).
+func keyValues(text string) map[string]float64 {
+	out := map[string]float64{}
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		var v float64
+		if _, err := fmt.Sscan(f[1], &v); err == nil {
+			out[f[0]] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,99 @@
+package runner_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"testing"
+
+	"github.com/boxbench/boxbench/builtin"
+	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/results"
+	"github.com/boxbench/boxbench/runner"
+	"github.com/boxbench/boxbench/spec"
+)
+
+const observedSpec = `apiVersion: boxbench/v1alpha1
+kind: Experiment
+name: runner-observed
+workload: {type: ycsb, mix: a, threads: 2, duration: 3s, warmup: 1s}
+dataset: {records: 500, fieldCount: 2, fieldLength: 20}
+limits: {memory: 256MiB}
+matrix:
+  dbms: [redis, postgresql]
+  platform: [native]
+repetitions: 1
+`
+
+// Real native Redis and PostgreSQL runs store what each server said about the measured window
+// (dbms.Observer, read at the end of warm-up and after the workload): Redis's INFO counters,
+// PostgreSQL's checkpointer statistics, and the window they cover on the server's clock.
+// (Cassandra's, read from its JVM, are checked by e2e.TestDatabases, which starts it anyway.)
+func TestServerCountersStored(t *testing.T) {
+	testenv.NeedRoot(t)
+	testenv.NeedCommands(t, "redis-server", "psql")
+	work, out := testenv.WorkRoot(t), t.TempDir()
+	log := slog.New(slog.DiscardHandler)
+	ps := map[string]platform.Platform{"native": builtin.Platforms(log)["native"]}
+	e, err := spec.Parse([]byte(observedSpec), "observed.yaml", builtin.Vocabulary(ps))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := runner.Run(context.Background(), runner.Config{Spec: e, SpecText: []byte(observedSpec), OutDir: out,
+		WorkRoot: work, Platforms: ps, Workloads: builtin.Workload, Neighbours: builtin.Neighbour, DBMS: builtin.DBMS,
+		Check: builtin.Checker(ps, false), Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.OK != 2 {
+		t.Fatalf("summary %+v", sum)
+	}
+	st, err := results.OpenExisting(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rows, err := st.Runs()
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("runs %v %v", rows, err)
+	}
+	want := map[string][]string{
+		"redis": {"server_evicted_keys_total", "server_expired_keys_total", "server_forks_total",
+			"server_background_save_active_max", "server_memory_used_bytes"},
+		"postgresql": {"server_checkpoints_total", "server_checkpoint_write_seconds_total",
+			"server_checkpoint_sync_seconds_total", "server_checkpoint_written_bytes_total"},
+	}
+	for _, row := range rows {
+		var res struct {
+			Metrics map[string]float64 `json:"metrics"`
+		}
+		if err := json.Unmarshal(row.Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		db := "redis"
+		if _, ok := res.Metrics["server_checkpoints_total"]; ok {
+			db = "postgresql"
+		}
+		for _, m := range want[db] {
+			if v, ok := res.Metrics[m]; !ok || v < 0 {
+				t.Errorf("%s (%s): %s = %v, stored %v (have %v)", row.ID, db, m, v, ok, res.Metrics)
+			}
+		}
+		if db == "redis" && res.Metrics["server_memory_used_bytes"] <= 0 {
+			t.Errorf("%s: redis used no memory", row.ID)
+		}
+		// The readings bracket the 3 s window: taken when warm-up ends and after the workload.
+		if w := res.Metrics[runner.MetricServerWindow]; w < 2 || w > 15 {
+			t.Errorf("%s (%s): server window %v s for a 3 s measurement", row.ID, db, w)
+		}
+		if m := row.Facts["server_metrics_missing"]; m != "" {
+			t.Errorf("%s: missing %s", row.ID, m)
+		}
+		for _, w := range row.Warnings {
+			if w.Code == runner.CodeServerCounters {
+				t.Errorf("%s: %s", row.ID, w.Message)
+			}
+		}
+	}
+}
