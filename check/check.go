@@ -106,9 +106,9 @@ type Facts struct {
 	Server map[string]float64
 
 	// Nodes are the nodes of a box of several (a cluster), the first included; nil for one
-	// server. When set, the checks of the database's own telemetry and limits (throttling, the
-	// database's swap, disk reads, limits) run on every node, each warning naming its node,
-	// and DBSource and Applied are not used.
+	// server. When set, the checks of the database's own telemetry, limits and counters
+	// (throttling, the database's swap, disk reads, limits, the server_… checks) run on every
+	// node, each warning naming its node, and DBSource, Applied and Server are not used.
 	Nodes []Node
 
 	// cpusetShare: Spec.Cpuset is the cluster's, of which a node has a share (nodes.go).
@@ -121,6 +121,8 @@ type Node struct {
 	Name    string // "n1", …
 	Source  string // "db" for the first, "db-n2", …
 	Applied *resource.Limits
+	// Server are the node's server_… metrics under their plain names (Facts.Server's).
+	Server map[string]float64
 }
 
 // DefaultPercentiles are the percentiles checked when Facts.Percentiles is nil.
@@ -220,8 +222,8 @@ func Evaluate(f Facts, th Thresholds) []Warning {
 	var out []Warning
 	for _, c := range []func(Facts, Thresholds) []Warning{
 		clientCPU, clientWaited, perNode(throttled), swap, hostBusy, perNode(datasetIO), perNode(limits),
-		errorRate, tooFewOps, scanInServer, gcPauses, compaction, dropped, blockedTasks, checkpoint,
-		forked, evicted,
+		errorRate, tooFewOps, scanInServer, perNode(gcPauses), perNode(compaction), perNode(dropped),
+		perNode(blockedTasks), perNode(checkpoint), perNode(forked), perNode(evicted),
 	} {
 		out = append(out, c(f, th)...)
 	}

@@ -31,7 +31,7 @@ func perNode(c func(Facts, Thresholds) []Warning) func(Facts, Thresholds) []Warn
 		byCode := map[string]*found{}
 		for _, n := range f.Nodes {
 			g := f
-			g.DBSource, g.Applied, g.Nodes, g.cpusetShare = n.Source, n.Applied, nil, true
+			g.DBSource, g.Applied, g.Server, g.Nodes, g.cpusetShare = n.Source, n.Applied, n.Server, nil, true
 			for _, w := range c(g, th) {
 				x := byCode[w.Code]
 				if x == nil {

@@ -66,6 +66,19 @@ func TestServerChecks(t *testing.T) {
 		{name: "redis rewrite under way since before", f: Facts{Ops: read, Wall: 10 * time.Second, Server: map[string]float64{
 			"server_forks_total": 0, "server_background_save_active_max": 1}},
 			want: []string{"background_save_during_window/warning"}},
+
+		// A cluster: every node's counters are checked and the warning names the node; the
+		// first node's quiet counters do not hide the second's pauses.
+		{name: "ring: pauses on one node", f: Facts{Ops: read, Wall: 10 * time.Second, Nodes: []Node{
+			{Name: "n1", Source: "db", Server: map[string]float64{"server_gc_pauses_total": 1, "server_gc_pause_seconds_total": 0.01, "server_gc_pause_max_seconds": 0.01}},
+			{Name: "n2", Source: "db-n2", Server: map[string]float64{"server_gc_pauses_total": 2, "server_gc_pause_seconds_total": 0.4, "server_gc_pause_max_seconds": 0.3}},
+			{Name: "n3", Source: "db-n3"}}},
+			want: []string{"jvm_gc_pauses/warning"}, says: []string{"node n2: the server's JVM paused 2 times", "the longest pause, 300.0 ms"}},
+		{name: "ring: dropped on two nodes", f: Facts{Ops: read, Wall: 10 * time.Second, Nodes: []Node{
+			{Name: "n1", Source: "db", Server: map[string]float64{"server_dropped_messages_total": 0}},
+			{Name: "n2", Source: "db-n2", Server: map[string]float64{"server_dropped_messages_total": 12}},
+			{Name: "n3", Source: "db-n3", Server: map[string]float64{"server_dropped_messages_total": 3}}}},
+			want: []string{"dropped_messages/warning"}, says: []string{"node n2: the server dropped 12 messages", "; node n3: the server dropped 3"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string

@@ -29,6 +29,15 @@ func (e Endpoint) String() string {
 	return fmt.Sprintf("%s:%d", e.Host, e.Port)
 }
 
+// Address is the network and address to dial e with (net.Dial's arguments): its unix socket
+// when it has one, else TCP to host:port.
+func (e Endpoint) Address() (network, addr string) {
+	if e.Unix != "" {
+		return "unix", e.Unix
+	}
+	return "tcp", e.String()
+}
+
 // Table is the YCSB data model every driver implements: a table named Name whose rows have a
 // key and FieldCount string fields named FIELD0..FIELDn-1 (SQL: a usertable with YCSB_KEY and
 // FIELD0..n; Redis: one hash per key).

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -232,6 +233,26 @@ func TestTopologyCassandra(t *testing.T) {
 				f["cluster_schema_version"], f["cluster_replication_factor"], f["cluster_consistency"])
 		case r.Throughput == nil || *r.Throughput <= 0:
 			t.Errorf("run %s: no throughput", r.ID)
+		}
+	}
+	// Every node's JVM was asked what it did in the window (dbms.Observer on each node).
+	var got struct {
+		Runs []struct {
+			ID     string
+			Result struct {
+				Metrics map[string]float64 `json:"metrics"`
+			} `json:"result"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range got.Runs {
+		m := r.Result.Metrics
+		for _, node := range []string{"server_", "server_n2_", "server_n3_"} {
+			if m[node+"heap_used_bytes"] <= 0 || m[node+"window_seconds"] <= 0 {
+				t.Errorf("run %s: %sheap_used_bytes %v, %swindow_seconds %v", r.ID, node, m[node+"heap_used_bytes"], node, m[node+"window_seconds"])
+			}
 		}
 	}
 }

@@ -338,7 +338,7 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	}
 	if sw != nil && werr == nil && res != nil && ctx.Err() == nil {
 		srv.ran = true
-		srv.win, srv.err = sw.end(ctx)
+		srv.nodes = sw.end(ctx)
 	} else {
 		sw.abort()
 	}
@@ -555,13 +555,15 @@ func (r *Runner) validity(c *plan.Cell, res *workload.Result, samples []telemetr
 			f.Ops = append(f.Ops, check.OpCount{Op: o.Op, Count: o.Count, Errors: o.Errors, P99: time.Duration(o.P99)})
 		}
 	}
-	for k, v := range res.Metrics {
-		if strings.HasPrefix(k, "server_") {
-			if f.Server == nil {
-				f.Server = map[string]float64{}
-			}
-			f.Server[k] = v
+	var others []string // the nodes after the first, whose metrics are named after them
+	for i, n := range f.Nodes {
+		if i > 0 {
+			others = append(others, n.Name)
 		}
+	}
+	f.Server = serverMetrics(res.Metrics, 0, "", others)
+	for i := range f.Nodes {
+		f.Nodes[i].Server = serverMetrics(res.Metrics, i, f.Nodes[i].Name, others)
 	}
 	for _, s := range samples {
 		if s.T <= interval+50*time.Millisecond {

@@ -1,21 +1,15 @@
 package runner_test
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/boxbench/boxbench/builtin"
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/placement"
-	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/runner"
-	"github.com/boxbench/boxbench/spec"
 )
 
 const placedSpec = `apiVersion: boxbench/v1alpha1
@@ -47,31 +41,7 @@ func TestPlacementQuietStartAndSteadyStateOnARealRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = unix.SchedSetaffinity(0, &before) }() // the runner pins this process
-	work, out := testenv.WorkRoot(t), t.TempDir()
-	log := slog.New(slog.DiscardHandler)
-	ps := map[string]platform.Platform{"native": builtin.Platforms(log)["native"]}
-	e, err := spec.Parse([]byte(placedSpec), "placed.yaml", builtin.Vocabulary(ps))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := runner.Run(context.Background(), runner.Config{Spec: e, SpecText: []byte(placedSpec), OutDir: out,
-		WorkRoot: work, Platforms: ps, Workloads: builtin.Workload, Neighbours: builtin.Neighbour, DBMS: builtin.DBMS,
-		Check: builtin.Checker(ps, false), Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.OK != 1 {
-		t.Fatalf("summary %+v", sum)
-	}
-	st, err := results.OpenExisting(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	rows, err := st.Runs()
-	if err != nil || len(rows) != 1 {
-		t.Fatalf("runs %v %v", rows, err)
-	}
+	rows := runStored(t, placedSpec, 1)
 	row := rows[0]
 	if row.Env["server_cpus"] != "0" || row.Env["client_cpus"] != "1" {
 		t.Errorf("env server_cpus %q client_cpus %q, want 0 and 1", row.Env["server_cpus"], row.Env["client_cpus"])

@@ -3,7 +3,9 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
@@ -23,28 +25,43 @@ const (
 const CodeServerCounters = "server_counters_unavailable"
 
 // serverWatch reads the database's own counters at the start of the measured window (when the
-// warm-up ends) and at its end. It never fails a run: what it cannot read is recorded.
+// warm-up ends) and at its end, on every node of a cluster. It never fails a run: what it
+// cannot read is recorded.
 type serverWatch struct {
-	done   chan struct{}
-	cancel context.CancelFunc
+	done    chan struct{}
+	cancel  context.CancelFunc
+	targets []serverTarget
+	limit   time.Duration
+}
+
+// serverTarget is one server the watch reads: the box itself, or one node of a cluster.
+type serverTarget struct {
+	node   string // "" for a single server, else the node's name
+	access dbms.ServerAccess
 	watch  dbms.ServerWatch
 	err    error
-	limit  time.Duration
 }
 
 // serverOutcome is what the window's readings gave (ran: there was an Observer and the
-// workload completed, so both readings were tried).
+// workload completed, so both readings were tried): one window per server, in node order.
 type serverOutcome struct {
-	ran bool
-	win dbms.ServerWindow
-	err error
+	ran   bool
+	nodes []nodeWindow
+}
+
+// nodeWindow is one server's window, or why it could not be read.
+type nodeWindow struct {
+	node string // "" for a single server
+	win  dbms.ServerWindow
+	err  error
 }
 
 // watchServer starts the reading at the end of warm-up, on a goroutine of its own (the
 // workload is running then); nil when d reports nothing of its own. The reading is taken when
 // measuring is closed (a workload.MeasureNotifier's signal), else warmup after now (the
 // workload starts right after this call; its connecting, if slow, then shifts the reading
-// into the warm-up, and server_window_seconds shows by how much).
+// into the warm-up, and server_window_seconds shows by how much). A box of several
+// (platform.Multi) has every node read, at once.
 func watchServer(ctx context.Context, d dbms.DBMS, box platform.Box, warmup time.Duration, measuring <-chan struct{}) *serverWatch {
 	o := dbms.ObserverOf(d)
 	if o == nil {
@@ -55,7 +72,16 @@ func watchServer(ctx context.Context, d dbms.DBMS, box platform.Box, warmup time
 	if box.Facts()[platform.FactEmulated] == "true" {
 		w.limit = serverReadTimeoutEmulated
 	}
-	a := dbms.ServerAccess{Endpoint: box.Endpoint(), Credentials: d.Client(), Exec: box.Exec}
+	access := func(b platform.Box) dbms.ServerAccess {
+		return dbms.ServerAccess{Endpoint: b.Endpoint(), Credentials: d.Client(), Exec: b.Exec}
+	}
+	if nodes := platform.NodesOf(box); len(nodes) > 0 {
+		for _, n := range nodes {
+			w.targets = append(w.targets, serverTarget{node: n.Name, access: access(n.Box)})
+		}
+	} else {
+		w.targets = []serverTarget{{access: access(box)}}
+	}
 	go func() {
 		defer close(w.done)
 		start := measuring
@@ -75,14 +101,29 @@ func watchServer(ctx context.Context, d dbms.DBMS, box platform.Box, warmup time
 		select {
 		case <-start:
 		case <-ctx.Done():
-			w.err = ctx.Err()
+			for i := range w.targets {
+				w.targets[i].err = ctx.Err()
+			}
 			return
 		}
 		rctx, cancel := context.WithTimeout(ctx, w.limit)
 		defer cancel()
-		w.watch, w.err = o.Watch(rctx, a)
+		w.each(func(_ int, t *serverTarget) { t.watch, t.err = o.Watch(rctx, t.access) })
 	}()
 	return w
+}
+
+// each runs f on every target at once and waits for all.
+func (w *serverWatch) each(f func(int, *serverTarget)) {
+	var wg sync.WaitGroup
+	for i := range w.targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(i, &w.targets[i])
+		}()
+	}
+	wg.Wait()
 }
 
 // abort stops a reading that has not started (a failed workload: the box may be torn down
@@ -94,49 +135,104 @@ func (w *serverWatch) abort() {
 	}
 }
 
-// end waits for the start reading and takes the end one.
-func (w *serverWatch) end(ctx context.Context) (dbms.ServerWindow, error) {
+// end waits for the start readings and takes the end ones.
+func (w *serverWatch) end(ctx context.Context) []nodeWindow {
 	defer w.cancel()
 	<-w.done
-	if w.err != nil {
-		return dbms.ServerWindow{}, fmt.Errorf("at the start of the window: %w", w.err)
-	}
 	rctx, cancel := context.WithTimeout(ctx, w.limit)
 	defer cancel()
-	win, err := w.watch.End(rctx)
-	if err != nil {
-		return dbms.ServerWindow{}, fmt.Errorf("at the end of the window: %w", err)
-	}
-	return win, nil
+	out := make([]nodeWindow, len(w.targets))
+	w.each(func(i int, t *serverTarget) {
+		out[i].node = t.node
+		if t.err != nil {
+			out[i].err = fmt.Errorf("at the start of the window: %w", t.err)
+			return
+		}
+		win, err := t.watch.End(rctx)
+		if err != nil {
+			out[i].err = fmt.Errorf("at the end of the window: %w", err)
+			return
+		}
+		out[i].win = win
+	})
+	return out
 }
 
 // MetricServerWindow is the time between the two readings of the server's counters, on the
 // server's clock: the window its server_… metrics cover.
 const MetricServerWindow = "server_window_seconds"
 
-// serverResult stores a window's server_… metrics in res, what is missing in facts, and a
-// failure as a warning.
+// serverResult stores each window's server_… metrics in res (a cluster's first node under the
+// plain names, every other node's under nodeMetric's), what is missing in facts, and each
+// server that could not be read as one warning naming it.
 func serverResult(o serverOutcome, res *workload.Result, facts map[string]string) []results.Warning {
 	if !o.ran || res == nil {
 		return nil
 	}
-	win, err := o.win, o.err
-	if err != nil {
-		return []results.Warning{{Code: CodeServerCounters, Severity: "info",
-			Message: "the database's own counters (garbage collection, compactions, dropped requests …) could not be read, " +
-				"so the checks that rest on them were not made; the run's numbers stand: " + err.Error()}}
+	var failed, missing []string
+	for i, n := range o.nodes {
+		label := ""
+		if n.node != "" {
+			label = "node " + n.node + ": "
+		}
+		if n.err != nil {
+			failed = append(failed, label+n.err.Error())
+			continue
+		}
+		if res.Metrics == nil {
+			res.Metrics = map[string]float64{}
+		}
+		for k, v := range n.win.Metrics {
+			res.Metrics[nodeMetric(k, i, n.node)] = v
+		}
+		if n.win.Span > 0 {
+			res.Metrics[nodeMetric(MetricServerWindow, i, n.node)] = n.win.Span.Seconds()
+		}
+		for _, m := range n.win.Missing {
+			missing = append(missing, label+m)
+		}
 	}
-	if res.Metrics == nil {
-		res.Metrics = map[string]float64{}
+	if len(missing) > 0 {
+		facts["server_metrics_missing"] = strings.Join(missing, "; ")
 	}
-	for k, v := range win.Metrics {
-		res.Metrics[k] = v
+	if len(failed) == 0 {
+		return nil
 	}
-	if win.Span > 0 {
-		res.Metrics[MetricServerWindow] = win.Span.Seconds()
+	return []results.Warning{{Code: CodeServerCounters, Severity: "info",
+		Message: "the database's own counters (garbage collection, compactions, dropped requests …) could not be read, " +
+			"so the checks that rest on them were not made; the run's numbers stand: " + strings.Join(failed, "; ")}}
+}
+
+// nodeMetric names server metric name (server_…) of node i of a cluster named node: the first
+// node's, like a single server's, is name itself; every other node's is server_<node>_… (a
+// node's name is n1 … n9, which no metric's own name starts with).
+func nodeMetric(name string, i int, node string) string {
+	if i == 0 {
+		return name
 	}
-	if len(win.Missing) > 0 {
-		facts["server_metrics_missing"] = strings.Join(win.Missing, "; ")
+	return "server_" + node + "_" + strings.TrimPrefix(name, "server_")
+}
+
+// serverMetrics picks the server_… metrics of node i named node out of a run's metrics, under
+// their plain names (nodeMetric's inverse); nil when there are none.
+func serverMetrics(metrics map[string]float64, i int, node string, others []string) map[string]float64 {
+	var out map[string]float64
+	for k, v := range metrics {
+		rest, ok := strings.CutPrefix(k, "server_")
+		if !ok {
+			continue
+		}
+		if i > 0 {
+			if rest, ok = strings.CutPrefix(rest, node+"_"); !ok {
+				continue
+			}
+		} else if slices.ContainsFunc(others, func(o string) bool { return strings.HasPrefix(rest, o+"_") }) {
+			continue
+		}
+		if out == nil {
+			out = map[string]float64{}
+		}
+		out["server_"+rest] = v
 	}
-	return nil
+	return out
 }

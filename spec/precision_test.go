@@ -56,6 +56,8 @@ func TestPlacementAgainstTheHost(t *testing.T) {
 		{"duet on 8 cpus", "order: duet\n", 8, nil, 0},
 		{"duet pinned, one server cpu", "order: duet\nplacement: {client: \"0-1\", server: \"2\"}\n", 8,
 			[]string{`splits placement.server between the two sides and needs at least 2 cpus in it; "2" has 1`}, 1},
+		{"duet with a tool's client", "order: duet\n" + "workload: {type: sysbench, test: oltp_read_only, duration: 20s}\n", 2,
+			[]string{"order: duet runs each side's client as a pinned boxbench agent, which runs only the built-in generator: workload.type sysbench cannot be a duet's client (valid: ycsb)"}, 1},
 		{"bad quiet start", "quietStart: {cpuBusy: 150%, window: 10ms, timeout: 2h}\n", 2,
 			[]string{`"150%" is not a percentage between 0 and 100 (write it like 2%) (field quietStart.cpuBusy)`, "quietStart.window: 10ms is out of range (valid: 200ms to 1m)", "quietStart.timeout: 2h0m0s is too long"}, 3},
 		{"bad switches", "steadyState: mser5\ncache: hot\n", 2,
@@ -63,6 +65,9 @@ func TestPlacementAgainstTheHost(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			text := strings.Replace(good, "limits: {cpus: 1, memory: 2GiB}\n", "", 1) + tc.add
+			if strings.Contains(tc.add, "workload:") {
+				text = strings.Replace(text, "workload: {type: ycsb, mix: read-heavy, threads: 8, duration: 20s, warmup: 5s}\n", "", 1)
+			}
 			if !strings.Contains(tc.add, "limits:") {
 				text += "limits: {cpus: 1, memory: 2GiB}\n"
 			}

@@ -88,10 +88,7 @@ func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSiz
 
 // dial opens one connection: hello, and SASL PLAIN when there is a password.
 func (db *DB) dial(ctx context.Context) (*conn, error) {
-	network, addr := "tcp", db.ep.String()
-	if db.ep.Unix != "" {
-		network, addr = "unix", db.ep.Unix
-	}
+	network, addr := db.ep.Address()
 	nc, err := db.conns.Dial(ctx, network, addr)
 	if err != nil {
 		return nil, err

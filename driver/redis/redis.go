@@ -71,10 +71,7 @@ func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSiz
 
 // dial opens one connection and authenticates it if there is a password.
 func (db *DB) dial(ctx context.Context) (*client, error) {
-	network, addr := "tcp", db.ep.String()
-	if db.ep.Unix != "" {
-		network, addr = "unix", db.ep.Unix
-	}
+	network, addr := db.ep.Address()
 	nc, err := db.conns.Dial(ctx, network, addr)
 	if err != nil {
 		return nil, err
