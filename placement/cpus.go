@@ -55,10 +55,15 @@ func FormatList(cpus []int) string {
 	return strings.Join(parts, ",")
 }
 
-// HostCPUs lists the cpus this process may run on (its affinity mask at start, which is what
-// a cpuset can give a box: a container engine or cgroup refuses cpus outside the parent's
-// set), falling back to /sys/devices/system/cpu/online.
-func HostCPUs() []int {
+// HostCPUs lists the cpus this process was given when it started (its affinity mask then,
+// which is what a cpuset can give a box: a container engine or cgroup refuses cpus outside the
+// parent's set), falling back to /sys/devices/system/cpu/online. It is read once, before Pin
+// narrows the process to placement.client.
+func HostCPUs() []int { return append([]int(nil), startCPUs...) }
+
+var startCPUs = readHostCPUs()
+
+func readHostCPUs() []int {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err == nil && set.Count() > 0 {
 		var out []int

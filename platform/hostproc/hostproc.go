@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/boxbench/boxbench/placement"
 )
 
 // Proc is a started process. Its methods may be called from any goroutine.
@@ -87,9 +89,20 @@ const joinScript = `while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; 
 	`chrt --other --pid 0 $$ || exit 125; exec "$@"`
 
 // InGroup returns argv prefixed so that the process joins the control groups whose cgroup.procs
-// files are procs before it execs: it never runs a moment outside them.
+// files are procs before it execs: it never runs a moment outside them. It runs Unpinned.
 func InGroup(procs, argv []string) []string {
 	full := append([]string{"/bin/sh", "-c", joinScript, "sh"}, procs...)
 	full = append(full, "--")
+	return Unpinned(full, argv)
+}
+
+// Unpinned returns prefix, then argv prefixed so that it runs on every cpu boxbench was given
+// at start (placement.HostCPUs), not only on the client's. A child inherits its parent's
+// affinity, boxbench pins itself to placement.client, and the kernel keeps a mask set that way
+// when the child later joins a cpuset cgroup (it intersects the two): without this a server
+// started natively, in LXC or as a VM would share the client's cpus. A box's own cpuset still
+// narrows it.
+func Unpinned(prefix, argv []string) []string {
+	full := append(append([]string(nil), prefix...), "taskset", "--cpu-list", placement.FormatList(placement.HostCPUs()))
 	return append(full, argv...)
 }

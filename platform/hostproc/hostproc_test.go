@@ -8,6 +8,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/placement"
 )
 
 // A process that ignores SIGTERM is killed with its whole group: a child it forked (in its
@@ -40,4 +43,31 @@ func TestWaitOrKillsTheGroup(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Errorf("child %d of the killed process survived", child)
+}
+
+// A server started while boxbench is pinned to the client's cpus runs on every cpu boxbench
+// was given (a child would inherit the pin, and the kernel keeps it across a cpuset).
+func TestServerNotPinnedWithTheClient(t *testing.T) {
+	host := placement.HostCPUs()
+	if len(host) < 2 {
+		testenv.Skip(t, "needs 2 cpus to tell the client's pin from the host's")
+	}
+	defer func() { _, _ = placement.Pin(placement.FormatList(host)) }()
+	if _, err := placement.Pin(strconv.Itoa(host[0])); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "log")
+	p, err := Start(InGroup(nil, []string{"grep", "Cpus_allowed_list", "/proc/self/status"}), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.WaitOr(10*time.Second, nil) {
+		t.Fatal("did not exit")
+	}
+	b, _ := os.ReadFile(log)
+	got, err := placement.ParseList(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(b)), "Cpus_allowed_list:")))
+	if err != nil || placement.FormatList(got) != placement.FormatList(host) {
+		t.Errorf("the server's cpus %q (%v), want the host's %s", b, err, placement.FormatList(host))
+	}
 }

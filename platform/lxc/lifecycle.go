@@ -19,7 +19,7 @@ import (
 // stderr (the log file, with LXC's own errors), and its exit is the container's.
 func (b *box) start() error {
 	argv := b.lxc("lxc-start", "-F")
-	proc, err := hostproc.Start(argv, b.logPath)
+	proc, err := hostproc.Start(hostproc.Unpinned(nil, argv), b.logPath)
 	if err != nil {
 		return err
 	}
