@@ -61,9 +61,11 @@ func FormatList(cpus []int) string {
 // narrows the process to placement.client.
 func HostCPUs() []int { return append([]int(nil), startCPUs...) }
 
-var startCPUs = readHostCPUs()
+var startCPUs = OwnCPUs()
 
-func readHostCPUs() []int {
+// OwnCPUs lists the cpus this process may run on now (after Pin: the client's), falling back
+// to /sys/devices/system/cpu/online.
+func OwnCPUs() []int {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err == nil && set.Count() > 0 {
 		var out []int

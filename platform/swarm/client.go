@@ -115,7 +115,7 @@ func (b *box) connect(ctx context.Context, ep driver.Endpoint) error {
 var errExit124 = errors.New("exit status 124")
 
 // ownCPUs is this process's cpu list: the client's placement (placement.client pins it).
-func ownCPUs() string { return placement.FormatList(placement.HostCPUs()) }
+func ownCPUs() string { return placement.FormatList(placement.OwnCPUs()) }
 
 // ClientCPUs is the cpu list the client container runs on (platform.PinnedSite): this
 // process's, so placement.client holds for the client on the overlay too.
