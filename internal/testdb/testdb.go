@@ -90,7 +90,8 @@ func Pauser(t testing.TB, box platform.Box) (pause, resume func()) {
 }
 
 // allStopped says every thread of every live process in pids is stopped (state T in
-// /proc/PID/task/TID/stat).
+// /proc/PID/task/TID/stat) or dead (Z, X: a backend that exited as the server stopped stays a
+// zombie, its parent stopped too, and runs nothing).
 func allStopped(pids []int) bool {
 	for _, p := range pids {
 		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", p))
@@ -108,7 +109,7 @@ func allStopped(pids []int) bool {
 			if i < 0 || i+2 >= len(b) {
 				continue
 			}
-			if st := b[i+2]; st != 'T' && st != 't' {
+			if st := b[i+2]; st != 'T' && st != 't' && st != 'Z' && st != 'X' {
 				return false
 			}
 		}
