@@ -555,15 +555,9 @@ func (r *Runner) validity(c *plan.Cell, res *workload.Result, samples []telemetr
 			f.Ops = append(f.Ops, check.OpCount{Op: o.Op, Count: o.Count, Errors: o.Errors, P99: time.Duration(o.P99)})
 		}
 	}
-	var others []string // the nodes after the first, whose metrics are named after them
-	for i, n := range f.Nodes {
-		if i > 0 {
-			others = append(others, n.Name)
-		}
-	}
-	f.Server = serverMetrics(res.Metrics, 0, "", others)
+	f.Server = serverMetrics(res.Metrics, 0, "")
 	for i := range f.Nodes {
-		f.Nodes[i].Server = serverMetrics(res.Metrics, i, f.Nodes[i].Name, others)
+		f.Nodes[i].Server = serverMetrics(res.Metrics, i, f.Nodes[i].Name)
 	}
 	for _, s := range samples {
 		if s.T <= interval+50*time.Millisecond {

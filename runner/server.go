@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -215,7 +214,7 @@ func nodeMetric(name string, i int, node string) string {
 
 // serverMetrics picks the server_… metrics of node i named node out of a run's metrics, under
 // their plain names (nodeMetric's inverse); nil when there are none.
-func serverMetrics(metrics map[string]float64, i int, node string, others []string) map[string]float64 {
+func serverMetrics(metrics map[string]float64, i int, node string) map[string]float64 {
 	var out map[string]float64
 	for k, v := range metrics {
 		rest, ok := strings.CutPrefix(k, "server_")
@@ -226,7 +225,7 @@ func serverMetrics(metrics map[string]float64, i int, node string, others []stri
 			if rest, ok = strings.CutPrefix(rest, node+"_"); !ok {
 				continue
 			}
-		} else if slices.ContainsFunc(others, func(o string) bool { return strings.HasPrefix(rest, o+"_") }) {
+		} else if otherNode(rest) {
 			continue
 		}
 		if out == nil {
@@ -235,4 +234,14 @@ func serverMetrics(metrics map[string]float64, i int, node string, others []stri
 		out["server_"+rest] = v
 	}
 	return out
+}
+
+// otherNode says rest (a server metric's name after "server_") is another node's: it starts
+// with a node's name, n followed by digits, and "_".
+func otherNode(rest string) bool {
+	name, _, ok := strings.Cut(rest, "_")
+	if !ok || len(name) < 2 || name[0] != 'n' {
+		return false
+	}
+	return strings.Trim(name[1:], "0123456789") == ""
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/native"
+	"github.com/prometheus/procfs"
 )
 
 var seq atomic.Int64
@@ -89,27 +90,25 @@ func Pauser(t testing.TB, box platform.Box) (pause, resume func()) {
 	return pause, func() { signal(syscall.SIGCONT) }
 }
 
-// allStopped says every thread of every live process in pids is stopped (state T in
-// /proc/PID/task/TID/stat) or dead (Z, X: a backend that exited as the server stopped stays a
-// zombie, its parent stopped too, and runs nothing).
+// allStopped says every thread of every live process in pids is stopped (state T or t) or
+// dead (Z, X: a backend that exited as the server stopped stays a zombie, its parent stopped
+// too, and runs nothing).
 func allStopped(pids []int) bool {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return false
+	}
 	for _, p := range pids {
-		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", p))
+		threads, err := fs.AllThreads(p)
 		if err != nil {
 			continue // exited
 		}
-		for _, task := range tasks {
-			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", p, task.Name()))
+		for _, th := range threads {
+			st, err := th.Stat()
 			if err != nil {
 				continue
 			}
-			// "TID (comm) STATE …": comm may hold spaces and parentheses; the state follows
-			// the last ')'.
-			i := strings.LastIndexByte(string(b), ')')
-			if i < 0 || i+2 >= len(b) {
-				continue
-			}
-			if st := b[i+2]; st != 'T' && st != 't' && st != 'Z' && st != 'X' {
+			if !strings.ContainsAny(st.State, "TtZX") {
 				return false
 			}
 		}
