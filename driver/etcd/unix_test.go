@@ -2,18 +2,13 @@ package etcd
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/internal/testdb"
 	"github.com/boxbench/boxbench/internal/testenv"
-	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/platform/native"
 )
 
 // TestUnixSocket: `network: unix` reaches etcd's unix listener (HTTP/2 on a unix socket,
@@ -24,20 +19,7 @@ func TestUnixSocket(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	d, _ := dbms.Get("etcd")
-	d = dbms.WithPassword(d, dbms.NewPassword())
-	exp := fmt.Sprintf("test-etcdunix-%d", os.Getpid())
-	b, err := native.New().Provision(ctx, platform.Request{Experiment: exp, Run: "r0001",
-		WorkDir: filepath.Join(testenv.WorkRoot(t), exp, "r0001"), DBMS: d,
-		Choice: platform.Choice{Storage: "bind", Network: "unix"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := b.Teardown(context.Background()); err != nil {
-			t.Errorf("teardown: %v", err)
-		}
-		_ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + exp})
-	})
+	b, d := testdb.StartOn(t, dbms.WithPassword(d, dbms.NewPassword()), "unix")
 	ep := b.Endpoint()
 	if ep.Unix == "" {
 		t.Fatalf("endpoint %+v is not a unix socket", ep)

@@ -3,19 +3,14 @@ package mongodb
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/internal/testdb"
 	"github.com/boxbench/boxbench/internal/testenv"
-	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/platform/native"
 )
 
 // TestAuthentication: against FerretDB with a run's password (as the runner starts it), New
@@ -26,23 +21,10 @@ func TestAuthentication(t *testing.T) {
 	testenv.NeedRoot(t)
 	base := dbms.FerretDB{}
 	testenv.NeedCommands(t, dbms.ServerBinary(base), "setpriv")
-	exp := fmt.Sprintf("test-mongowire-auth-%d", os.Getpid())
 	pw := dbms.NewPassword()
-	d := dbms.WithPassword(base, pw)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	box, err := native.New().Provision(ctx, platform.Request{Experiment: exp, Run: "auth",
-		WorkDir: filepath.Join(testenv.WorkRoot(t), exp), DBMS: d,
-		Choice: platform.Choice{Storage: "bind", Network: "host"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := box.Teardown(context.Background()); err != nil {
-			t.Errorf("teardown: %v", err)
-		}
-		_ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + exp})
-	})
+	box, d := testdb.StartDBMS(t, dbms.WithPassword(base, pw))
 	ep := box.Endpoint()
 
 	good, err := New(ctx, ep, d.Client(), 1)

@@ -38,6 +38,12 @@ func Start(t testing.TB, name string) (platform.Box, dbms.DBMS) {
 // StartDBMS is Start for a dbms value, such as one dbms.WithPassword wraps.
 func StartDBMS(t testing.TB, d dbms.DBMS) (platform.Box, dbms.DBMS) {
 	t.Helper()
+	return StartOn(t, d, "host")
+}
+
+// StartOn is StartDBMS on the native platform's network (host or unix).
+func StartOn(t testing.TB, d dbms.DBMS, network string) (platform.Box, dbms.DBMS) {
+	t.Helper()
 	testenv.NeedRoot(t)
 	name := d.Name()
 	testenv.NeedCommands(t, dbms.ServerBinary(d), "setpriv")
@@ -47,7 +53,7 @@ func StartDBMS(t testing.TB, d dbms.DBMS) (platform.Box, dbms.DBMS) {
 	defer cancel()
 	b, err := native.New().Provision(ctx, platform.Request{Experiment: exp, Run: run,
 		WorkDir: filepath.Join(testenv.WorkRoot(t), run), DBMS: d,
-		Choice: platform.Choice{Storage: "bind", Network: "host"}})
+		Choice: platform.Choice{Storage: "bind", Network: network}})
 	if err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
