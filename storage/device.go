@@ -156,19 +156,9 @@ func devicesUnder(path string) []string {
 // signature runs blkid in low-level probe mode: filesystems, RAID members and partition tables.
 // Exit status 2 means nothing was found.
 func signature(ctx context.Context, dev string) (string, error) {
-	out, err := command.Run(ctx, "blkid", "-p", "-o", "export", dev)
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == 2 {
-		return "", nil
-	}
-	if err != nil {
+	kv, err := probe(ctx, dev)
+	if err != nil || kv == nil {
 		return "", err
-	}
-	kv := map[string]string{}
-	for _, line := range strings.Split(string(out), "\n") {
-		if k, v, ok := strings.Cut(line, "="); ok {
-			kv[k] = v
-		}
 	}
 	var parts []string
 	for _, k := range []string{"TYPE", "PTTYPE", "USAGE", "LABEL", "UUID"} {
@@ -180,6 +170,26 @@ func signature(ctx context.Context, dev string) (string, error) {
 		return "an unrecognised signature", nil
 	}
 	return "a signature (" + strings.Join(parts, " ") + ")", nil
+}
+
+// probe is blkid's low-level probe of dev as KEY=value pairs (TYPE, LABEL, UUID…); empty when
+// blkid found nothing (exit status 2).
+func probe(ctx context.Context, dev string) (map[string]string, error) {
+	out, err := command.Run(ctx, "blkid", "-p", "-o", "export", dev)
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 2 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	kv := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			kv[k] = v
+		}
+	}
+	return kv, nil
 }
 
 // mountedDevices reads /proc/self/mountinfo: maj:min → mount point.

@@ -116,7 +116,7 @@ func Leftovers(ctx context.Context, root string, keep func(path string) bool) ([
 		if len(f) < 2 || !strings.HasPrefix(f[1], root+"/") || keep(f[1]) {
 			continue
 		}
-		if err := detachLoop(ctx, f[0]); err != nil && firstErr == nil {
+		if err := detachLoop(ctx, f[0], root); err != nil && firstErr == nil {
 			firstErr = err
 		} else if err == nil {
 			done = append(done, "loop device "+f[0]+" ("+f[1]+")")

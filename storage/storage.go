@@ -122,7 +122,7 @@ func (d *Dir) mountBlockdev(ctx context.Context, dir string, o Options) error {
 			return fmt.Errorf("attach loop device: %w", err)
 		}
 		dev = strings.TrimSpace(string(out))
-		d.push(func(ctx context.Context) error { return detachLoop(ctx, dev) })
+		d.push(func(ctx context.Context) error { return detachLoop(ctx, dev, dir) })
 		d.Facts["backing"] = "loop device over a file on the host filesystem (two journals: not a dedicated disk)"
 		d.Facts["loop_file"] = img
 	} else {
@@ -191,31 +191,55 @@ func unmount(ctx context.Context, path string) error {
 	return nil
 }
 
-func detachLoop(ctx context.Context, dev string) error {
+// detachLoop detaches loop device dev, which boxbench made under root, and waits until the
+// kernel has let it go (waitDetached).
+func detachLoop(ctx context.Context, dev, root string) error {
 	if _, err := command.Run(ctx, "losetup", "-d", dev); err != nil {
 		return fmt.Errorf("detach %s: %w", dev, err)
 	}
-	return waitDetached(ctx, dev, detachWait)
+	return waitDetached(ctx, dev, root, detachWait)
 }
 
-// detachWait bounds how long a detached loop device may stay attached: losetup -d on a device
-// still in use (a lazily unmounted filesystem whose last user, such as a dying container's
-// mount namespace, is going away) only marks it for release when its last user closes it,
-// which the kernel does asynchronously.
-const detachWait = 10 * time.Second
+// detachWait bounds how long a detached loop device may stay attached. losetup -d on a device
+// still in use only marks it for release when its last user lets go: a copy of the mount in a
+// mount namespace cloned while it was mounted (released below when the device is boxbench's
+// own), or an open file, or a dying container's namespace that the kernel is tearing down on a
+// loaded host (seconds, not minutes).
+const detachWait = 60 * time.Second
 
-// waitDetached waits until the kernel has let go of loop device dev, or says it has not.
-func waitDetached(ctx context.Context, dev string, limit time.Duration) error {
+// releaseEvery is how often waitDetached looks for holders and releases copies of the mount.
+const releaseEvery = time.Second
+
+// waitDetached waits until the kernel has let go of loop device dev. Meanwhile, when dev is
+// boxbench's own (isOwnLoop under root), it unmounts the copies of its filesystem that other
+// mount namespaces hold (releaseCopies); it never signals a process. When dev is still
+// attached after limit, the error names every holder it found (pid, command, what).
+func waitDetached(ctx context.Context, dev, root string, limit time.Duration) error {
 	backing := filepath.Join("/sys/block", filepath.Base(dev), "loop", "backing_file")
+	majmin, _ := devNumber(dev)
+	own := isOwnLoop(ctx, dev, root)
 	deadline := time.Now().Add(limit)
+	next := time.Now().Add(100 * time.Millisecond) // the usual case needs no scan at all
 	for {
 		if _, err := os.Stat(backing); err != nil {
 			return nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			b, _ := os.ReadFile(backing)
-			return fmt.Errorf("loop device %s (%s) is still in use %s after losetup -d: the kernel releases it when its last user closes it",
-				dev, strings.TrimSpace(string(b)), limit)
+			var names []string
+			for _, h := range holdersOf(majmin, root) {
+				names = append(names, h.String())
+			}
+			held := "no holder found (a dying mount namespace, or a namespace kept open without a process)"
+			if len(names) > 0 {
+				held = "held by " + strings.Join(names, "; ")
+			}
+			return fmt.Errorf("loop device %s (%s) is still in use %s after losetup -d: %s",
+				dev, strings.TrimSpace(string(b)), limit, held)
+		}
+		if own && time.Now().After(next) {
+			releaseCopies(ctx, holdersOf(majmin, root))
+			next = time.Now().Add(releaseEvery)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
