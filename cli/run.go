@@ -20,7 +20,10 @@ func (a *app) planCmd() *cobra.Command {
 		Use:   "plan FILE",
 		Short: "Validate a spec and print its cells and runs in run order, with skipped cells and why",
 		Long: "plan validates the spec, expands the matrix, filters what this host cannot run (with the\n" +
-			"reason) and prints the runs in the order run would execute them. Nothing is started.",
+			"reason) and prints the runs in the order run would execute them. Nothing is started.\n" +
+			"It ends with what decides precision here (wake-up costs, cpus, load and steal over one\n" +
+			"second, the last calibration kept under --work-root) and what the spec can resolve:\n" +
+			"the detectable effect at its runs per cell and the runs its targetEffect needs.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ps := builtin.Platforms(a.log)
@@ -40,6 +43,7 @@ func (a *app) planCmd() *cobra.Command {
 				return err
 			}
 			printPlan(a.stdout, e, p)
+			writePrecision(a.stdout, lookAtHost(a.workRoot), e)
 			return nil
 		},
 	}
