@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/boxbench/boxbench/builtin"
+	"github.com/boxbench/boxbench/placement"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/runner"
 	"github.com/boxbench/boxbench/spec"
@@ -101,6 +102,13 @@ func printPlan(w io.Writer, e *spec.Experiment, p *plan.Plan) {
 		}
 	}
 	if e.Order == "duet" {
+		if sides, err := runner.DuetSides(e); err == nil {
+			how := "placement.duet"
+			if e.Placement.Duet == "" {
+				how = fmt.Sprintf("chosen for %d cpus; placement.duet sets it", len(placement.HostCPUs()))
+			}
+			fmt.Fprintf(w, "\nduet layout %s (%s): side A %s; side B %s\n", sides[0].Layout, how, sides[0], sides[1])
+		}
 		fmt.Fprintln(w, "\nduets, in order (side A | side B, at the same time):")
 		for i := 0; i+1 < len(p.Runs); i += 2 {
 			fmt.Fprintf(w, "  %3d  %s | %s\n", i/2+1, p.Runs[i].ID(), p.Runs[i+1].ID())

@@ -178,6 +178,14 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 	}
 
 	site, remote := box.(platform.ClientSite)
+	if remote && slot.duet != nil {
+		// Its client would run at the box's own site, not on this side's cpus: the two sides'
+		// clients could meet on one cpu, and the pair's ratio would not be a duet's.
+		where, _ := site.ClientPlace()
+		fail("duet", fmt.Errorf("order: duet pins each side's client to the side's cpus on this host (side %s: %s), but this box's client runs at %s, which cannot be pinned there: run this platform with order: randomized",
+			slot.duet.name, slot.duet.side, where))
+		return
+	}
 	if !remote && slot.duet != nil {
 		site, remote = slot.duet.site(r.cfg.Agent, box.Endpoint()), true
 	}
