@@ -80,9 +80,10 @@ type Facts struct {
 	Percentiles []float64
 	// Wall is the length of the measured window (warm-up excluded).
 	Wall time.Duration
-	// ClientCPU is the load generator's user+system CPU time over the measured window. When
+	// ClientCPU is the load generator's user+system CPU time over ClientCPUWall, the wall-clock
+	// time it was charged in (workload.Result.ClientCores; zero means Wall). When ClientCPU is
 	// zero, the "client" source's telemetry is used instead.
-	ClientCPU time.Duration
+	ClientCPU, ClientCPUWall time.Duration
 	// ClientCores is how many cores the client may use (its cpuset or quota, else the host's).
 	ClientCores float64
 	// Samples is the run's telemetry; DBSource names the database's source ("" means "db").

@@ -62,6 +62,11 @@ func TestEvaluate(t *testing.T) {
 		{name: "client saturated", f: Facts{Ops: enough, Wall: 10 * time.Second, ClientCPU: 19 * time.Second, ClientCores: 2},
 			want: []string{"client_cpu_saturated/warning"}, says: []string{"1.90 of its 2", "95.0 %", "90.0 %", "bottleneck"}},
 		{name: "client below threshold", f: Facts{Ops: enough, Wall: 10 * time.Second, ClientCPU: 17 * time.Second, ClientCores: 2}},
+		// The CPU of warm-up and window (8 s) over the 6 s window read 1.2 cores of 1.
+		{name: "client over the time it was charged in", f: Facts{Ops: enough, Wall: 6 * time.Second, ClientCPU: 6 * time.Second,
+			ClientCPUWall: 8 * time.Second, ClientCores: 1}},
+		{name: "client saturated over its own wall", f: Facts{Ops: enough, Wall: 6 * time.Second, ClientCPU: 6 * time.Second,
+			ClientCPUWall: 6200 * time.Millisecond, ClientCores: 1}, want: []string{"client_cpu_saturated/warning"}},
 		{name: "client from telemetry", f: Facts{Ops: enough, Wall: 3 * time.Second, ClientCores: 1, Samples: join(
 			series("client", "cpu_user_seconds_per_second", "", 0.8, 0.8, 0.8),
 			series("client", "cpu_system_seconds_per_second", "", 0.15, 0.15, 0.15))},

@@ -49,6 +49,7 @@ func (a *app) doctorCmd() *cobra.Command {
 			}
 			fs := diagnose(cmd.Context(), ps, a.workRoot)
 			printFindings(a.stdout, fs)
+			writePrecision(a.stdout, lookAtHost(a.workRoot), nil)
 			return nil
 		},
 	}
@@ -102,7 +103,7 @@ func diagnose(ctx context.Context, ps map[string]platform.Platform, workRoot str
 		{Area: "host", Name: "cpus", OK: true, Detail: env["num_cpu"] + " online (" + env["cpus_online"] + "), " + env["cpu_model"]},
 		{Area: "host", Name: "root", OK: os.Geteuid() == 0, Detail: "cgroups, mounts and loop devices need root", Fix: "run boxbench as root"},
 	}
-	fs = append(fs, ioWeightFinding(workRoot), wakeupFinding())
+	fs = append(fs, ioWeightFinding(workRoot))
 	fs = append(fs, v2ControllerFindings()...)
 	if _, err := os.Stat("/dev/kvm"); err == nil {
 		fs = append(fs, platform.Finding{Area: "host", Name: "kvm", OK: true, Detail: "/dev/kvm present (whether a guest boots under it needs a trial)"})
@@ -148,16 +149,6 @@ func diagnose(ctx context.Context, ps map[string]platform.Platform, workRoot str
 		}
 	}
 	return fs
-}
-
-// wakeupFinding measures what waking a thread on the same and on another CPU costs: the share of
-// every request–reply round trip that depends on where the client runs.
-func wakeupFinding() platform.Finding {
-	w, err := hostenv.MeasureWakeup(2000)
-	if err != nil {
-		return platform.Finding{Area: "host", Name: "wake-ups", Detail: "probe failed: " + err.Error()}
-	}
-	return platform.Finding{Area: "host", Name: "wake-ups", OK: true, Detail: w.Describe()}
 }
 
 // ioWeightFinding: proportional io shares need the BFQ scheduler on the device that holds the

@@ -38,6 +38,7 @@ func (a *app) reportCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			a.keepCalibration(r)
 			if html != "" {
 				if err := writeHTML(html, r, st); err != nil {
 					return err
@@ -88,6 +89,7 @@ func (a *app) finalReport(dir string) error {
 	if err != nil {
 		return err
 	}
+	a.keepCalibration(r)
 	html := filepath.Join(dir, "report.html")
 	if err := writeHTML(html, r, st); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/boxbench/boxbench/builtin"
+	"github.com/boxbench/boxbench/placement"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/runner"
 	"github.com/boxbench/boxbench/spec"
@@ -20,7 +21,10 @@ func (a *app) planCmd() *cobra.Command {
 		Use:   "plan FILE",
 		Short: "Validate a spec and print its cells and runs in run order, with skipped cells and why",
 		Long: "plan validates the spec, expands the matrix, filters what this host cannot run (with the\n" +
-			"reason) and prints the runs in the order run would execute them. Nothing is started.",
+			"reason) and prints the runs in the order run would execute them. Nothing is started.\n" +
+			"It ends with what decides precision here (wake-up costs, cpus, load and steal over one\n" +
+			"second, the last calibration kept under --work-root) and what the spec can resolve:\n" +
+			"the detectable effect at its runs per cell and the runs its targetEffect needs.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ps := builtin.Platforms(a.log)
@@ -40,6 +44,7 @@ func (a *app) planCmd() *cobra.Command {
 				return err
 			}
 			printPlan(a.stdout, e, p)
+			writePrecision(a.stdout, lookAtHost(a.workRoot), e)
 			return nil
 		},
 	}
@@ -97,6 +102,13 @@ func printPlan(w io.Writer, e *spec.Experiment, p *plan.Plan) {
 		}
 	}
 	if e.Order == "duet" {
+		if sides, err := runner.DuetSides(e); err == nil {
+			how := "placement.duet"
+			if e.Placement.Duet == "" {
+				how = fmt.Sprintf("chosen for %d cpus; placement.duet sets it", len(placement.HostCPUs()))
+			}
+			fmt.Fprintf(w, "\nduet layout %s (%s): side A %s; side B %s\n", sides[0].Layout, how, sides[0], sides[1])
+		}
 		fmt.Fprintln(w, "\nduets, in order (side A | side B, at the same time):")
 		for i := 0; i+1 < len(p.Runs); i += 2 {
 			fmt.Fprintf(w, "  %3d  %s | %s\n", i/2+1, p.Runs[i].ID(), p.Runs[i+1].ID())

@@ -15,7 +15,9 @@ import (
 // (/proc/diskstats io_ticks, ms).
 type Load struct {
 	CPUBusy, CPUTotal float64
-	IOTicks           map[string]uint64
+	// CPUSteal is the part of CPUBusy the hypervisor gave to something else (steal).
+	CPUSteal float64
+	IOTicks  map[string]uint64
 }
 
 // ReadLoad reads the counters under procRoot ("/proc" on the host; a captured tree in tests).
@@ -33,7 +35,7 @@ func ReadLoad(procRoot string) (Load, error) {
 	c := st.CPUTotal
 	idle := c.Idle + c.Iowait // iowait is idle: a CPU waiting for a disk runs nothing
 	busy := c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
-	l := Load{CPUBusy: busy, CPUTotal: busy + idle, IOTicks: map[string]uint64{}}
+	l := Load{CPUBusy: busy, CPUTotal: busy + idle, CPUSteal: c.Steal, IOTicks: map[string]uint64{}}
 	bfs, err := blockdevice.NewFS(procRoot, "/sys")
 	if err != nil {
 		return Load{}, err

@@ -75,15 +75,15 @@ func TestCheckPlacement(t *testing.T) {
 	}
 }
 
-func TestDuetSplit(t *testing.T) {
+func TestDuet(t *testing.T) {
 	// One cpu: refused, with the count needed and the count there is.
-	_, _, err := DuetSplit(Sets{}, hostOf(1))
+	_, _, err := Duet(Sets{}, hostOf(1), "")
 	if err == nil || !strings.Contains(err.Error(), "at least 2 cpus; this host offers 1 (0)") {
 		t.Errorf("1 cpu: %v", err)
 	}
 	// This host's size and 3: one cpu per side, shared by its client and server.
 	for _, n := range []int{2, 3} {
-		a, b, err := DuetSplit(Sets{}, hostOf(n))
+		a, b, err := Duet(Sets{}, hostOf(n), "")
 		if err != nil || !slices.Equal(a.Server, []int{0}) || !slices.Equal(a.Client, []int{0}) ||
 			!slices.Equal(b.Server, []int{1}) || !slices.Equal(b.Client, []int{1}) || !a.Shared() || !b.Shared() {
 			t.Errorf("%d cpus: A %+v B %+v %v", n, a, b, err)
@@ -93,7 +93,7 @@ func TestDuetSplit(t *testing.T) {
 		}
 	}
 	// 8 cpus, unpinned: halves, the client on each half's first cpu.
-	a, b, err := DuetSplit(Sets{}, hostOf(8))
+	a, b, err := Duet(Sets{}, hostOf(8), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestDuetSplit(t *testing.T) {
 		t.Errorf("8 cpus: side A %q", a.String())
 	}
 	// Pinned: each list halved; the sides are disjoint.
-	a, b, err = DuetSplit(Sets{Client: []int{0, 1}, Server: []int{2, 3, 4, 5}}, hostOf(6))
+	a, b, err = Duet(Sets{Client: []int{0, 1}, Server: []int{2, 3, 4, 5}}, hostOf(6), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,11 +113,35 @@ func TestDuetSplit(t *testing.T) {
 		!slices.Equal(a.Server, []int{2, 3}) || !slices.Equal(b.Server, []int{4, 5}) {
 		t.Errorf("pinned: A %+v B %+v", a, b)
 	}
-	if _, _, err := DuetSplit(Sets{Client: []int{1}, Server: []int{0}}, hostOf(2)); err == nil ||
+	if _, _, err := Duet(Sets{Client: []int{1}, Server: []int{0}}, hostOf(2), ""); err == nil ||
 		!strings.Contains(err.Error(), `placement.server between the two sides and needs at least 2 cpus in it; "0" has 1`) {
 		t.Errorf("pinned on 2 cpus: %v", err)
 	}
-	if _, _, err := DuetSplit(Sets{Client: []int{0, 1}, Server: []int{2, 3}, Neighbours: []int{4}}, hostOf(6)); err == nil ||
+	// The layout is explicit when given: shared on 8 cpus halves them, each half shared by its
+	// server and client; disjoint on 2 cpus is refused with the count it needs.
+	a, b, err = Duet(Sets{}, hostOf(8), DuetShared)
+	if err != nil || !slices.Equal(a.Server, []int{0, 1, 2, 3}) || !slices.Equal(a.Client, a.Server) ||
+		!slices.Equal(b.Server, []int{4, 5, 6, 7}) || a.Layout != DuetShared || b.Layout != DuetShared {
+		t.Errorf("8 cpus shared: A %+v B %+v %v", a, b, err)
+	}
+	if a, _, _ := Duet(Sets{}, hostOf(2), ""); a.Layout != DuetShared {
+		t.Errorf("2 cpus chose %q", a.Layout)
+	}
+	if a, _, _ := Duet(Sets{}, hostOf(4), ""); a.Layout != DuetDisjoint {
+		t.Errorf("4 cpus chose %q", a.Layout)
+	}
+	if _, _, err := Duet(Sets{}, hostOf(2), DuetDisjoint); err == nil ||
+		!strings.Contains(err.Error(), "at least 4 cpus; this host offers 2 (0-1): use placement.duet shared") {
+		t.Errorf("disjoint on 2 cpus: %v", err)
+	}
+	if _, _, err := Duet(Sets{Client: []int{0, 1}, Server: []int{2, 3}}, hostOf(4), DuetShared); err == nil ||
+		!strings.Contains(err.Error(), "placement.duet disjoint") {
+		t.Errorf("shared with placed server and client: %v", err)
+	}
+	if _, _, err := Duet(Sets{}, hostOf(2), "both"); err == nil || !strings.Contains(err.Error(), `"both" is not a layout`) {
+		t.Errorf("unknown layout: %v", err)
+	}
+	if _, _, err := Duet(Sets{Client: []int{0, 1}, Server: []int{2, 3}, Neighbours: []int{4}}, hostOf(6), ""); err == nil ||
 		!strings.Contains(err.Error(), "neighbours") {
 		t.Errorf("with neighbours: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 // On a host of 2 or 3 cpus a side's client and server share its one cpu (Shared).
 type Side struct {
 	Server, Client []int
+	Layout         string // DuetShared or DuetDisjoint
 }
 
 // Shared says the side's client and server share cpus.
@@ -29,26 +30,60 @@ func (s Side) String() string {
 	return "server cpus " + FormatList(s.Server) + ", client cpus " + FormatList(s.Client)
 }
 
-// MinDuetCPUs is the fewest cpus a duet needs: one per side. From DisjointDuetCPUs on, each
-// side has a cpu for its client and others for its server; below, a side's client and server
-// share its cpu (as they share the host on a 2-cpu machine without a duet), so that the two
-// sides still never share a core.
+// Duet layouts (placement.duet): how each side of a duet holds its server and its client.
+const (
+	// DuetShared gives each side one set of cpus that its server and its client share: on a
+	// small host the request's wake-up stays on one cpu, the cheap one (6 µs against 106 µs
+	// across cpus on the AMD 2-vCPU development VM; the runs' wakeup_* env), and the two sides
+	// still never share a core.
+	DuetShared = "shared"
+	// DuetDisjoint gives each side's client a cpu of its own beside its server's (DisjointDuetCPUs).
+	DuetDisjoint = "disjoint"
+)
+
+// DuetLayouts lists the valid values of placement.duet ("" chooses by the cpu count:
+// DefaultDuetLayout).
+var DuetLayouts = []string{DuetShared, DuetDisjoint}
+
+// DefaultDuetLayout is the layout chosen when placement.duet is not given: disjoint where the host
+// has DisjointDuetCPUs or placement.server and .client are given (disjoint), shared below.
+func DefaultDuetLayout(s Sets, host []int) string {
+	if len(s.Server) > 0 || len(s.Client) > 0 || len(host) >= DisjointDuetCPUs {
+		return DuetDisjoint
+	}
+	return DuetShared
+}
+
+// MinDuetCPUs is the fewest cpus a duet needs: one per side (DuetShared). DisjointDuetCPUs is
+// the fewest for DuetDisjoint: per side a cpu for the client and one or more for the server.
 const (
 	MinDuetCPUs      = 2
 	DisjointDuetCPUs = 4
 )
 
-// DuetSplit divides the cpus between the two sides of a duet (order: duet: a cell and its
-// baseline run at the same time, compared pairwise). With placement.server and .client given,
-// each list is halved (the first half to side A); without them the host's cpus are halved and,
-// from DisjointDuetCPUs on, each side gives its first cpu to the client and the rest to the
-// server. It fails, saying how many cpus are needed and how many there are, when a side would
-// get no cpu, and when neighbours are placed (they would be shared by both sides).
-func DuetSplit(s Sets, host []int) (a, b Side, err error) {
+// Duet divides the cpus between the two sides of a duet (order: duet: a cell and its baseline
+// run at the same time, compared pairwise) in the layout given ("" = DefaultDuetLayout). With
+// placement.server and .client given, each list is halved (the first half to side A; disjoint
+// only); without them the host's cpus are halved, and under disjoint each side gives its first
+// cpu to the client and the rest to the server, under shared each side's server and client
+// share its half. It fails, saying how many cpus are needed and how many there are, when a
+// side would get no cpu (or, disjoint, no cpu for its server), and when neighbours are placed
+// (they would be shared by both sides).
+func Duet(s Sets, host []int, layout string) (a, b Side, err error) {
+	if layout == "" {
+		layout = DefaultDuetLayout(s, host)
+	}
+	if !slices.Contains(DuetLayouts, layout) {
+		return a, b, fmt.Errorf("placement.duet %q is not a layout (valid: %v)", layout, DuetLayouts)
+	}
 	if len(s.Neighbours) > 0 {
 		return a, b, fmt.Errorf("duet cannot place neighbours: both sides would share them (placement.neighbours %s)", FormatList(s.Neighbours))
 	}
-	if len(s.Server) > 0 || len(s.Client) > 0 {
+	pinned := len(s.Server) > 0 || len(s.Client) > 0
+	if pinned && layout == DuetShared {
+		return a, b, fmt.Errorf("placement.duet shared halves the host's cpus between the sides; placement.server and placement.client place the server and client apart (give placement.duet disjoint, or leave them out)")
+	}
+	if pinned {
 		for _, r := range []struct {
 			field string
 			cpus  []int
@@ -59,15 +94,20 @@ func DuetSplit(s Sets, host []int) (a, b Side, err error) {
 			}
 		}
 		hs, hc := len(s.Server)/2, len(s.Client)/2
-		return Side{Server: s.Server[:hs], Client: s.Client[:hc]}, Side{Server: s.Server[hs : 2*hs], Client: s.Client[hc : 2*hc]}, nil
+		return Side{Server: s.Server[:hs], Client: s.Client[:hc], Layout: layout},
+			Side{Server: s.Server[hs : 2*hs], Client: s.Client[hc : 2*hc], Layout: layout}, nil
 	}
 	if len(host) < MinDuetCPUs {
 		return a, b, fmt.Errorf("duet runs a cell and its baseline at the same time on disjoint cpus, at least one per side, so at least %d cpus; this host offers %d (%s)",
 			MinDuetCPUs, len(host), FormatList(host))
 	}
-	if len(host) < DisjointDuetCPUs {
-		return Side{Client: host[:1], Server: host[:1]}, Side{Client: host[1:2], Server: host[1:2]}, nil
-	}
 	h := len(host) / 2
-	return Side{Client: host[:1], Server: host[1:h]}, Side{Client: host[h : h+1], Server: host[h+1 : 2*h]}, nil
+	if layout == DuetShared {
+		return Side{Client: host[:h], Server: host[:h], Layout: layout}, Side{Client: host[h : 2*h], Server: host[h : 2*h], Layout: layout}, nil
+	}
+	if len(host) < DisjointDuetCPUs {
+		return a, b, fmt.Errorf("placement.duet disjoint gives each side a cpu for its client and at least one for its server, so at least %d cpus; this host offers %d (%s): use placement.duet shared",
+			DisjointDuetCPUs, len(host), FormatList(host))
+	}
+	return Side{Client: host[:1], Server: host[1:h], Layout: layout}, Side{Client: host[h : h+1], Server: host[h+1 : 2*h], Layout: layout}, nil
 }

@@ -7,6 +7,7 @@ const (
 	FactDuetPair    = "duet_pair"    // the same token on both runs of one duet
 	FactDuetPartner = "duet_partner" // the other run's id
 	FactDuetSide    = "duet_side"    // "A: server and client share cpus 0", ...
+	FactDuetLayout  = "duet_layout"  // placement.DuetShared or DuetDisjoint, given or chosen by the cpu count
 )
 
 // Pair is one duet: a cell and its baseline run at the same time, each on its own side of the

@@ -123,12 +123,8 @@ func WriteCSV(w io.Writer, store *results.Store) error {
 				num(micros(o.P999)), num(micros(o.Max)), num(o.Mean/1e3))
 		}
 		if hasRes && res.ClientCPU > 0 {
-			row = append(row, num(res.ClientCPU.Seconds()))
-			if res.Measured > 0 {
-				row = append(row, num(res.ClientCPU.Seconds()/res.Measured.Seconds()))
-			} else {
-				row = append(row, "")
-			}
+			cores, _ := res.ClientCores() // over the time the CPU was charged in
+			row = append(row, num(res.ClientCPU.Seconds()), num(cores))
 		} else {
 			row = append(row, "", "")
 		}

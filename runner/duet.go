@@ -15,6 +15,7 @@ import (
 	"github.com/boxbench/boxbench/placement"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/results"
+	"github.com/boxbench/boxbench/spec"
 )
 
 // AgentCommand starts `boxbench agent` on this host, for order: duet's pinned clients. The
@@ -55,6 +56,7 @@ func (d *duetSide) facts(rec *results.RunRecord) {
 	rec.Facts[plan.FactDuetPair] = d.token
 	rec.Facts[plan.FactDuetPartner] = d.partner
 	rec.Facts[plan.FactDuetSide] = d.name + ": " + d.side.String()
+	rec.Facts[plan.FactDuetLayout] = d.side.Layout
 }
 
 // wait blocks until both sides reached phase, or fails when the partner failed or ctx ended.
@@ -157,7 +159,7 @@ func (s *pinnedSite) RunAgent(ctx context.Context, stdin io.Reader, stdout io.Wr
 // whole (a duet is only a duet when both ran together), storing the missing run: its token
 // differs from the stored partner's, so the analysis does not pair them.
 func (r *Runner) runDuets(ctx context.Context, pairs []plan.Pair, done map[string]bool) error {
-	sides, err := r.duetSides()
+	sides, err := DuetSides(r.cfg.Spec)
 	if err != nil {
 		return err
 	}
@@ -186,14 +188,15 @@ func (r *Runner) runDuets(ctx context.Context, pairs []plan.Pair, done map[strin
 	return nil
 }
 
-// duetSides splits the host's cpus for the duets (the spec checked that it can).
-func (r *Runner) duetSides() ([2]placement.Side, error) {
-	p := r.cfg.Spec.Placement
+// DuetSides splits this host's cpus for the duets of e in its layout (placement.duet, else
+// chosen by the cpu count; the spec checked that it can).
+func DuetSides(e *spec.Experiment) ([2]placement.Side, error) {
+	p := e.Placement
 	sets, problems := placement.Check(p.Client, p.Server, p.Neighbours, placement.HostCPUs())
 	if len(problems) > 0 {
 		return [2]placement.Side{}, fmt.Errorf("%s: %s", problems[0].Field, problems[0].Message)
 	}
-	a, b, err := placement.DuetSplit(sets, placement.HostCPUs())
+	a, b, err := placement.Duet(sets, placement.HostCPUs(), p.Duet)
 	return [2]placement.Side{a, b}, err
 }
 

@@ -2,6 +2,8 @@ package runner_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -16,41 +18,63 @@ import (
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/runner"
 	"github.com/boxbench/boxbench/spec"
+	"github.com/boxbench/boxbench/workload"
 )
 
+// duetSpec is an A/A duet: two cells that differ only in their replica label, on one platform.
 const duetSpec = `apiVersion: boxbench/v1alpha1
 kind: Experiment
-name: runner-duet
+name: runner-duet-%s
 dbms: redis
 workload: {type: ycsb, mix: read-heavy, threads: 1, duration: 2s, warmup: 1s}
 dataset: {records: 500, fieldCount: 2, fieldLength: 20}
 limits: {memory: 256MiB}
 matrix:
-  platform: [native]
-  storage: [bind, tmpfs]
-baseline: {storage: bind}
+  platform: [%s]
+  storage: [bind]
+  network: [host]
+  replica: [a, b]
+baseline: {replica: a}
 repetitions: 2
 order: duet
 quietStart: {timeout: 0s}
 `
 
 // order: duet runs each cell beside its baseline: both runs of a pair overlap in time, on the
-// two sides' cpus, each with its client pinned there, and carry the same pair token.
+// two sides' cpus, each with its client pinned there, and carry the same pair token. On a
+// host of 2 or 3 cpus each side is one cpu holding its server and its client (the shared
+// layout, recorded), natively and in Docker containers.
 func TestDuet(t *testing.T) {
 	testenv.NeedRoot(t)
 	testenv.NeedCommands(t, "redis-server", "taskset")
 	if n := len(placement.HostCPUs()); n < placement.MinDuetCPUs {
 		testenv.Skip(t, "a duet needs 2 cpus")
 	}
+	for _, name := range []string{"native", "docker"} {
+		t.Run(name, func(t *testing.T) {
+			if name == "docker" {
+				testenv.NeedDocker(t)
+			}
+			duetAA(t, name)
+		})
+	}
+}
+
+func duetAA(t *testing.T, name string) {
 	work, out := testenv.WorkRoot(t), t.TempDir()
 	log := slog.New(slog.DiscardHandler)
-	ps := map[string]platform.Platform{"native": builtin.Platforms(log)["native"]}
-	e, err := spec.Parse([]byte(duetSpec), "duet.yaml", builtin.Vocabulary(ps))
+	ps := map[string]platform.Platform{name: builtin.Platforms(log)[name]}
+	text := fmt.Sprintf(duetSpec, name, name)
+	e, err := spec.Parse([]byte(text), "duet.yaml", builtin.Vocabulary(ps))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sides, err := runner.DuetSides(e)
 	if err != nil {
 		t.Fatal(err)
 	}
 	argv, env := agenttest.Command()
-	sum, err := runner.Run(context.Background(), runner.Config{Spec: e, SpecText: []byte(duetSpec), OutDir: out,
+	sum, err := runner.Run(context.Background(), runner.Config{Spec: e, SpecText: []byte(text), OutDir: out,
 		WorkRoot: work, Platforms: ps, Workloads: builtin.Workload, Neighbours: builtin.Neighbour, DBMS: builtin.DBMS,
 		Check: builtin.Checker(ps, false), Log: log, Agent: runner.AgentCommand{Argv: argv, Env: env}})
 	if err != nil {
@@ -73,6 +97,21 @@ func TestDuet(t *testing.T) {
 			if w.Code == "client_placement_remote" {
 				t.Errorf("%s: %s (the duet's client is pinned)", r.ID, w.Message)
 			}
+		}
+		if r.Facts[plan.FactDuetLayout] != sides[0].Layout {
+			t.Errorf("%s: duet_layout %q, want %q", r.ID, r.Facts[plan.FactDuetLayout], sides[0].Layout)
+		}
+		if sides[0].Layout == placement.DuetShared && r.Env["client_cpus"] != appliedCpuset(r) {
+			t.Errorf("%s: shared layout, but the client ran on cpus %q and the server on %q", r.ID, r.Env["client_cpus"], appliedCpuset(r))
+		}
+		// The agent's own account: the cpus it could run on, and a CPU reading within them.
+		var res workload.Result
+		if err := json.Unmarshal(r.Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		cpus, _ := placement.ParseList(r.Env["client_cpus"])
+		if cores, ok := res.ClientCores(); res.ClientCPUs != len(cpus) || !ok || cores > 1.02*float64(res.ClientCPUs) {
+			t.Errorf("%s: the client on cpus %q read %.3f cores of %d", r.ID, r.Env["client_cpus"], cores, res.ClientCPUs)
 		}
 	}
 	if len(byPair) != 2 {

@@ -178,6 +178,14 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 	}
 
 	site, remote := box.(platform.ClientSite)
+	if remote && slot.duet != nil {
+		// Its client would run at the box's own site, not on this side's cpus: the two sides'
+		// clients could meet on one cpu, and the pair's ratio would not be a duet's.
+		where, _ := site.ClientPlace()
+		fail("duet", fmt.Errorf("order: duet pins each side's client to the side's cpus on this host (side %s: %s), but this box's client runs at %s, which cannot be pinned there: run this platform with order: randomized",
+			slot.duet.name, slot.duet.side, where))
+		return
+	}
 	if !remote && slot.duet != nil {
 		site, remote = slot.duet.site(r.cfg.Agent, box.Endpoint()), true
 	}
@@ -238,7 +246,7 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 	}
 	rec.Status = "ok"
 	rec.Warnings = append(rec.Warnings, serverResult(srv, res, rec.Facts)...)
-	rec.Warnings = append(rec.Warnings, r.validity(c, res, samples, box, lim)...)
+	rec.Warnings = append(rec.Warnings, r.validity(c, res, samples, box, lim, rec.Env)...)
 	// After the checks, which read the whole window as the workload ran it.
 	r.steadyState(res, rec)
 	if res.Metrics == nil {
@@ -407,6 +415,7 @@ func (r *Runner) remoteClient(site platform.ClientSite, wl workload.Workload, c 
 	var lost []string
 	if r.cfg.Spec.Placement.Client != "" && !pinned {
 		lost = append(lost, "placement.client")
+		delete(rec.Env, "client_cpus") // boxbench's own pin, not this client's
 	}
 	if c.ClientPolicy != "" && c.ClientPolicy != placement.PolicyNormal {
 		lost = append(lost, "clientPolicy")
@@ -527,14 +536,20 @@ func (r *Runner) neighbourResults(res *workload.Result, samples []telemetry.Samp
 	return nil
 }
 
-// validity turns the run's facts into warnings.
-func (r *Runner) validity(c *plan.Cell, res *workload.Result, samples []telemetry.Sample, box platform.Box, lim resource.Limits) []results.Warning {
+// validity turns the run's facts into warnings. env is the run's environment: client_cpus
+// there is where this run's client was pinned (boxbench's own pin, or its site's).
+func (r *Runner) validity(c *plan.Cell, res *workload.Result, samples []telemetry.Sample, box platform.Box, lim resource.Limits,
+	env map[string]string) []results.Warning {
 	interval := r.cfg.Spec.Telemetry.Interval.D()
+	// The client's own account of its cpus first: it read its affinity wherever it ran (a
+	// container, a pod, a duet side's agent).
 	cores := float64(runtime.NumCPU())
-	if pinned := r.env["client_cpus"]; pinned != "" {
-		cores = float64(strings.Count(pinned, ",") + 1)
+	if res.ClientCPUs > 0 {
+		cores = float64(res.ClientCPUs)
+	} else if pinned, err := placement.ParseList(env["client_cpus"]); err == nil && len(pinned) > 0 {
+		cores = float64(len(pinned)) // "0-1" from a site, "0,1" from placement.Pin
 	}
-	f := check.Facts{Wall: res.Measured, ClientCPU: res.ClientCPU, ClientCores: cores,
+	f := check.Facts{Wall: res.Measured, ClientCPU: res.ClientCPU, ClientCPUWall: res.ClientCPUWall, ClientCores: cores,
 		DBSource: "db", Dataset: c.Bound, WarmupEnd: interval + res.Warmup,
 		Spec: lim, DBMS: c.DBMS}
 	a := box.Applied().Limits

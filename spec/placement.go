@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"slices"
 	"time"
 
 	"github.com/boxbench/boxbench/placement"
@@ -34,9 +35,16 @@ func (c *checker) placement() {
 			}
 		}
 	}
+	if p.Duet != "" {
+		if e.Order != "duet" {
+			c.add("placement.duet", "%q is the layout of order: duet; this spec's order is %q (leave placement.duet out)", p.Duet, e.Order)
+		} else if !slices.Contains(placement.DuetLayouts, p.Duet) {
+			c.add("placement.duet", "%q is not a layout (valid: %v)", p.Duet, placement.DuetLayouts)
+		}
+	}
 	if e.Order == "duet" && len(problems) == 0 {
-		if e.vocab.CPUs != nil {
-			if _, _, err := placement.DuetSplit(sets, e.vocab.CPUs); err != nil {
+		if e.vocab.CPUs != nil && (p.Duet == "" || slices.Contains(placement.DuetLayouts, p.Duet)) {
+			if _, _, err := placement.Duet(sets, e.vocab.CPUs, p.Duet); err != nil {
 				c.add("order", "%s", err.Error())
 			}
 		}

@@ -160,6 +160,8 @@ type Placement struct {
 	ClientPolicy string `yaml:"clientPolicy"`
 	Server       string `yaml:"server"`
 	Neighbours   string `yaml:"neighbours"`
+	// Duet is order: duet's layout (placement.DuetLayouts); "" chooses by the cpu count.
+	Duet string `yaml:"duet"`
 }
 
 // QuietStart bounds the wait for an idle host before each run. Timeout 0 turns it off.

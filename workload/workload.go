@@ -94,13 +94,36 @@ type Result struct {
 	Ops []OpSummary `json:"ops"`
 	// Intervals are the per-interval histograms (warm-up included, marked by Phase).
 	Intervals []Interval `json:"-"`
-	// ClientCPU is the client's own CPU time (user+system) during the run, when known.
+	// ClientCPU is the client's own CPU time (user+system) over ClientCPUWall, when known.
 	ClientCPU time.Duration `json:"client_cpu_ns"`
+	// ClientCPUWall is the wall-clock time ClientCPU was charged in, between the two instants
+	// the client read its CPU time: the measured window as it really ran for the built-in
+	// generator (warm-up excluded), the tool's whole life for sysbench. A share of cores is
+	// ClientCPU over this, never over Measured, whose ends are nominal (ClientCores).
+	ClientCPUWall time.Duration `json:"client_cpu_wall_ns,omitempty"`
+	// ClientCPUs is how many cpus the client's threads may run on (its affinity, read as the
+	// window opens), 0 when unknown: the client's own account, wherever it ran.
+	ClientCPUs int `json:"client_cpus,omitempty"`
 	// Errors counts failed operations by kind (e.g. "timeout", "not_found", "conn").
 	Errors map[string]int64 `json:"errors,omitempty"`
 	// Metrics are workload-specific scalar results with the unit in the name
 	// (e.g. "tps_per_second", "fsync_p99_ns").
 	Metrics map[string]float64 `json:"metrics,omitempty"`
+}
+
+// ClientCores is the client's CPU use in cores: ClientCPU over the wall-clock time it was
+// charged in. Results stored before ClientCPUWall existed charged the warm-up too (the
+// built-in generator) or the tool's whole life (sysbench), so warm-up and window are the
+// divisor then. ok is false when the client's CPU is unknown.
+func (r *Result) ClientCores() (cores float64, ok bool) {
+	wall := r.ClientCPUWall
+	if wall <= 0 {
+		wall = r.Warmup + r.Measured
+	}
+	if r.ClientCPU <= 0 || wall <= 0 {
+		return 0, false
+	}
+	return r.ClientCPU.Seconds() / wall.Seconds(), true
 }
 
 // Throughput is the run's headline figure: successful operations per second of the measured

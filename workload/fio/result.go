@@ -95,7 +95,7 @@ func (w *Workload) result(r *Report, end time.Duration) (*workload.Result, error
 		}
 	}
 	measured := time.Duration(runtimeMS) * time.Millisecond
-	res.Measured, res.ClientCPU = measured, cpu
+	res.Measured, res.ClientCPU, res.ClientCPUWall = measured, cpu, measured
 	var clamped int64
 	for _, a := range aggs {
 		if a.n == 0 && a.ios == 0 {

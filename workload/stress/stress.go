@@ -99,6 +99,7 @@ func (w *Workload) Run(ctx context.Context, t workload.Target, clk workload.Cloc
 		res.Metrics[m.Stressor+"_bogo_ops_per_second"] = m.PerSecond
 		res.ClientCPU += time.Duration((m.User + m.System) * float64(time.Second))
 	}
+	res.ClientCPUWall = res.Measured
 	return res, nil
 }
 

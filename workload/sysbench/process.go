@@ -30,9 +30,10 @@ func lookPath() (string, error) {
 // run is one finished sysbench process.
 type run struct {
 	output  []byte
-	started time.Time // when "Threads started!" was read; zero if never
-	begun   time.Time // when the process was started
-	cpu     time.Duration
+	started time.Time     // when "Threads started!" was read; zero if never
+	begun   time.Time     // when the process was started
+	cpu     time.Duration // user+system over its whole life
+	life    time.Duration // from begun until it was reaped: the wall time cpu was charged in
 }
 
 // runProcess runs argv to completion with stdout and stderr merged, noting when sysbench
@@ -75,6 +76,7 @@ func runProcess(ctx context.Context, argv []string, env []string) (*run, error) 
 	}
 	pr.Close()
 	waitErr := cmd.Wait()
+	r.life = time.Since(r.begun)
 	r.output = buf.Bytes()
 	if cmd.ProcessState != nil {
 		r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()

@@ -18,8 +18,9 @@ type timing struct {
 	// started is the offset from Clock.Start at which sysbench printed "Threads started!",
 	// the origin of its own timer (interval times, "total time").
 	started time.Duration
-	// cpu is the sysbench process's user+system CPU time over its whole life.
-	cpu time.Duration
+	// cpu is the sysbench process's user+system CPU time over its whole life, life that life's
+	// wall-clock length (start to reaped).
+	cpu, life time.Duration
 }
 
 // result turns a parsed output into the run's Result. It returns what it could build with an
@@ -28,7 +29,7 @@ func (c Config) result(out *Output, tm timing) (*workload.Result, error) {
 	iv := c.Interval
 	warmupS := int(c.Warmup / time.Second)
 	res := &workload.Result{Mode: workload.ModeClosed, Threads: c.Threads, Warmup: c.Warmup,
-		ClientCPU: tm.cpu, Metrics: map[string]float64{}}
+		ClientCPU: tm.cpu, ClientCPUWall: tm.life, Metrics: map[string]float64{}}
 	if c.Rate > 0 {
 		res.Mode, res.TargetOps = workload.ModeOpen, c.Rate
 	}

@@ -25,7 +25,8 @@
 //     Service time alone is not measured, so only the "latency" series is stored. The queue
 //     holds 131072 events; when the server cannot keep up that long sysbench aborts with
 //     "The event queue is full", which is returned as an error.
-//   - ClientCPU is the sysbench process's user+system time over its whole life (rusage).
+//   - ClientCPU is the sysbench process's user+system time over its whole life (rusage), and
+//     ClientCPUWall that life's wall-clock length: its start-up and warm-up are in both.
 package sysbench
 
 import (
@@ -134,7 +135,7 @@ func (w *Workload) Run(ctx context.Context, t workload.Target, clk workload.Cloc
 		started = r.begun
 	}
 	out, perr := Parse(strings.NewReader(string(r.output)))
-	res, rerr := c.result(out, timing{started: clk.Since(started), cpu: r.cpu})
+	res, rerr := c.result(out, timing{started: clk.Since(started), cpu: r.cpu, life: r.life})
 	if runErr != nil {
 		return res, fmt.Errorf("sysbench run: %w", runErr)
 	}

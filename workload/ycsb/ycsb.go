@@ -16,8 +16,9 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
@@ -199,6 +200,7 @@ func (w *Workload) run(ctx context.Context, db driver.DB, clk workload.Clock, me
 	open := sh.periodNs > 0
 	col := newCollector(recs, open, c.props, 0)
 
+	cpus := allowedCPUs()
 	cpu0 := cpuTime()
 	sh.origin = time.Now()
 	pr := startProcs(c.ClientProcs, cpu0, sh.origin)
@@ -241,9 +243,12 @@ func (w *Workload) run(ctx context.Context, db driver.DB, clk workload.Clock, me
 	if c.Warmup == 0 {
 		phase = workload.PhaseMeasure
 	}
+	// The client's CPU time and the wall clock are read together as the window opens and
+	// closes, so that the CPU is divided by the time it was charged in (workload.Result).
 	var cpuMeasure0 time.Duration
+	var wallMeasure0 time.Time
 	if phase == workload.PhaseMeasure {
-		cpuMeasure0 = cpu0
+		cpuMeasure0, wallMeasure0 = cpu0, sh.origin
 		if measuring != nil {
 			measuring()
 		}
@@ -282,7 +287,7 @@ loop:
 		pr.adapt(cpuTime(), time.Now())
 		if phase == workload.PhaseWarmup && target >= c.Warmup {
 			phase = workload.PhaseMeasure
-			cpuMeasure0 = cpuTime()
+			cpuMeasure0, wallMeasure0 = cpuTime(), time.Now()
 			next = c.Warmup + c.Interval
 			if measuring != nil {
 				measuring()
@@ -295,7 +300,7 @@ loop:
 		}
 	}
 	sh.stop.Store(true)
-	cpuEnd := cpuTime()
+	cpuEnd, wallEnd := cpuTime(), time.Now()
 	// Wait for operations in flight, then break the connections of those still stuck.
 	select {
 	case <-allDone:
@@ -312,8 +317,11 @@ loop:
 	measured := max(stopAt-measureStart, 0)
 
 	res := &workload.Result{Mode: workload.ModeClosed, Threads: c.Threads, Warmup: min(c.Warmup, stopAt),
-		Measured: measured, Intervals: col.ivs, ClientCPU: cpuEnd - cpu0, Errors: col.errorCounts(),
-		Metrics: map[string]float64{}}
+		Measured: measured, Intervals: col.ivs, ClientCPU: cpuEnd - cpu0, ClientCPUWall: wallEnd.Sub(sh.origin),
+		ClientCPUs: cpus, Errors: col.errorCounts(), Metrics: map[string]float64{}}
+	if !wallMeasure0.IsZero() { // the window opened: its CPU, not the warm-up's
+		res.ClientCPU, res.ClientCPUWall = cpuEnd-cpuMeasure0, wallEnd.Sub(wallMeasure0)
+	}
 	if open {
 		res.Mode, res.TargetOps = workload.ModeOpen, c.TargetRate
 	}
@@ -329,8 +337,8 @@ loop:
 	if measured > 0 {
 		res.Metrics["throughput_ops_per_second"] = float64(ops) / measured.Seconds()
 	}
-	if cpuMeasure0 > 0 || c.Warmup == 0 {
-		cpuM := cpuEnd - cpuMeasure0
+	if !wallMeasure0.IsZero() {
+		cpuM := res.ClientCPU
 		res.Metrics["client_cpu_measured_seconds"] = cpuM.Seconds()
 		if ops > 0 {
 			res.Metrics["client_cpu_per_op_ns"] = float64(cpuM.Nanoseconds()) / float64(ops)
@@ -393,11 +401,21 @@ func (w *Workload) prepare(db driver.DB) (*shared, []*recorder, []*worker) {
 	return sh, recs, workers
 }
 
+// allowedCPUs is how many cpus this thread may run on (its affinity; placement.Pin and taskset
+// set every thread's alike), 0 when unknown.
+func allowedCPUs() int {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return 0
+	}
+	return set.Count()
+}
+
 // cpuTime is the process's user+system CPU time (getrusage RUSAGE_SELF): the generator, its
 // drivers and the collector, and anything else the process runs.
 func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())

@@ -1,0 +1,111 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// CalibrationFile is where the last calibration of this host is kept, under the work root
+// (a directory of boxbench's own on this host, like the seeds and locks): `plan` and `doctor`
+// read it to say what a spec can resolve before it runs (docs/precision.md).
+const CalibrationFile = "calibration.json"
+
+// StoredCalibration is the part of a calibration that forecasts other experiments on the
+// same host: the A/A noise floors by sample size, and which host they were taken on.
+type StoredCalibration struct {
+	Experiment string `json:"experiment"`
+	CreatedAt  string `json:"created_at"`
+	// Host is the recorded environment that identifies the host: cpu_model, num_cpu, kernel.
+	Host map[string]string `json:"host"`
+	// Duet says the calibration ran under order: duet (its paired floors are the duets').
+	Duet   bool          `json:"duet"`
+	Series string        `json:"series"`
+	Floors []StoredFloor `json:"floors"`
+}
+
+// StoredFloor is the median A/A noise floor (95 % CI half-width of the ratio, percent) at N
+// runs per cell over Tests A/A tests, unpaired and paired.
+type StoredFloor struct {
+	N        int     `json:"n"`
+	Tests    int     `json:"aa_tests"`
+	Unpaired float64 `json:"unpaired_pct"`
+	Paired   float64 `json:"paired_pct"`
+}
+
+// hostKeys identify a host in a stored calibration.
+var hostKeys = []string{"cpu_model", "num_cpu", "kernel"}
+
+// Stored is the report's calibration in the shape that is kept (the headline series); false
+// when the experiment has no A/A test.
+func (r *Report) Stored() (*StoredCalibration, bool) {
+	cals := r.calibrations()
+	if len(cals) == 0 {
+		return nil, false
+	}
+	c := cals[0]
+	s := &StoredCalibration{Experiment: r.Experiment.ID, CreatedAt: r.Experiment.CreatedAt, Series: c.Series,
+		Host: map[string]string{}}
+	for _, k := range hostKeys {
+		s.Host[k] = r.Env[k]
+	}
+	for _, cell := range r.Cells {
+		for _, t := range cell.Duets {
+			s.Duet = s.Duet || t != ""
+		}
+	}
+	for _, at := range c.Sizes {
+		if at.AATests == 0 {
+			continue
+		}
+		s.Floors = append(s.Floors, StoredFloor{N: at.N, Tests: at.AATests,
+			Unpaired: at.NoiseFloorUnpaired.Median, Paired: at.NoiseFloorPaired.Median})
+	}
+	return s, len(s.Floors) > 0
+}
+
+// SameHost says whether the calibration was taken on a host whose environment env matches.
+func (s *StoredCalibration) SameHost(env map[string]string) bool {
+	for _, k := range hostKeys {
+		if s.Host[k] != env[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// SaveCalibration keeps s as the last calibration under dir (written whole, then renamed).
+func SaveCalibration(dir string, s *StoredCalibration) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, CalibrationFile)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// LoadCalibration reads the last calibration kept under dir; nil without error when none is.
+func LoadCalibration(dir string) (*StoredCalibration, error) {
+	b, err := os.ReadFile(filepath.Join(dir, CalibrationFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s StoredCalibration
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, CalibrationFile), err)
+	}
+	return &s, nil
+}
