@@ -5,14 +5,16 @@ COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X github.com/boxbench/boxbench/version.Version=$(VERSION) -X github.com/boxbench/boxbench/version.Commit=$(COMMIT)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build setup images vm-images test test-short lint bench quickstart clean fuzz kube-build kube-up kube-down kube-status kube-check
+.PHONY: build setup images vm-images test test-short timing lint bench quickstart clean fuzz kube-build kube-up kube-down kube-status kube-check
 
 # Statically linked (no C library needed), so the same binary runs in a client pod's image
 # (boxbench images agent) and in any Linux box.
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/boxbench ./cmd/boxbench
 
-# Installs the Debian packages, starts dockerd when it is not running, fetches Go modules.
+# Installs the Debian packages, starts dockerd when it is not running, fetches Go modules, builds
+# runsc and FerretDB and fetches Cassandra's jars (all at once where their inputs allow). Begins
+# the timing log out/timing.log that `make test` prints at its end (docs/ci.md).
 setup:
 	bash scripts/setup.sh
 
@@ -46,10 +48,16 @@ kube-check: images
 
 # The whole suite: unit, fixture, golden, integration (real databases, real dockerd, the local
 # Kubernetes cluster) and end to end, with BOXBENCH_CI=1: every "host lacks X" skip is a
-# failure. scripts/test.sh builds the images and the Kubernetes components (in parallel), brings
-# the cluster up, and takes it down afterwards unless it was already up.
+# failure. scripts/test.sh builds the images, the Redis guest images and the Kubernetes
+# components at once, brings the cluster up, takes it down afterwards unless it was already up,
+# and ends by printing where the time went (docs/ci.md).
 test: build
 	bash scripts/test.sh
+
+# The last run's report again: its phases, every package's and every slow test's wall time.
+timing:
+	$(GO) build -o bin/timing ./scripts/timing
+	./bin/timing report -log out/timing.log -json out/test.json
 
 test-short:
 	$(GO) test -short ./...

@@ -22,13 +22,16 @@ func (a *app) imagesCmd() *cobra.Command {
 	}
 	var only []string
 	var vm bool
+	var jobs int
 	build := &cobra.Command{
 		Use:   "build",
 		Short: "Build each database's root filesystem and image; a no-op when the inputs are unchanged",
 		Long: "build makes one root filesystem per database from the same Debian packages and versions the\n" +
-			"host runs natively (debootstrap with the host's apt sources), keeps it under " + rootfs.DefaultRoot + "\n" +
-			"for every platform, and imports it into the engine as an image. Both are named by the hash of\n" +
-			"the inputs, so a rebuild with the same inputs does nothing.",
+			"host runs natively (one shared Debian base debootstrapped with the host's apt sources, plus each\n" +
+			"database's packages), keeps it under " + rootfs.DefaultRoot + " for every platform, and imports it\n" +
+			"into the engine as an image. Both are named by the hash of the inputs, so a rebuild with the same\n" +
+			"inputs does nothing. Databases are built --jobs at a time; concurrent builds in other processes\n" +
+			"wait for each other (file locks), never build the same thing twice.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			names := only
@@ -40,13 +43,16 @@ func (a *app) imagesCmd() *cobra.Command {
 			for _, n := range names {
 				d, err := dbms.Get(n)
 				if err != nil {
-					bad = append(bad, err.Error())
+					bad = append(bad, "--dbms: "+err.Error())
 					continue
 				}
 				ds = append(ds, d)
 			}
+			if jobs < 1 {
+				bad = append(bad, fmt.Sprintf("--jobs: %d is not a positive number of builds", jobs))
+			}
 			if len(bad) > 0 {
-				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--dbms: %s", strings.Join(bad, "; "))}
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s", strings.Join(bad, "; "))}
 			}
 			engine, err := image.Connect()
 			if err != nil {
@@ -54,36 +60,8 @@ func (a *app) imagesCmd() *cobra.Command {
 			}
 			defer engine.Close()
 			store := image.NewStore(engine, a.log)
-			var errs []error
-			for _, d := range ds {
-				// The tree first, also when the engine has the image: other platforms use it.
-				tree, built, err := store.Rootfs.Get(cmd.Context(), d)
-				if err != nil {
-					errs = append(errs, fmt.Errorf("%s: %w", d.Name(), err))
-					continue
-				}
-				fmt.Fprintf(a.stdout, "%-10s %s  %s %s  (%s)\n", d.Name(), tree.Dir, tree.ServerPackage, tree.ServerVersion, state(built))
-				im, built, err := store.Build(cmd.Context(), d)
-				if err != nil {
-					errs = append(errs, fmt.Errorf("%s: %w", d.Name(), err))
-					continue
-				}
-				fmt.Fprintf(a.stdout, "%-10s %s  %s %s  (%s)\n", d.Name(), im.Ref, im.ServerPackage, im.ServerVersion, state(built))
-				if err := image.CheckNative(cmd.Context(), im); err != nil {
-					fmt.Fprintf(a.stderr, "warning: %s: %v\n", d.Name(), err)
-				}
-				if !vm {
-					continue
-				}
-				for _, variant := range []string{vmimage.Plain, vmimage.Docker} {
-					g, built, err := vmimage.Cache{}.Get(cmd.Context(), tree, variant)
-					if err != nil {
-						errs = append(errs, fmt.Errorf("%s: %w", d.Name(), err))
-						continue
-					}
-					fmt.Fprintf(a.stdout, "%-10s %s  kernel %s %s (%s)\n", d.Name(), g.Disk, g.KernelVersion, g.DockerImage, state(built))
-				}
-			}
+			b := &imageBuild{store: store, vm: vm, out: a.stdout, warn: a.stderr}
+			errs := b.all(cmd.Context(), ds, jobs)
 			if len(errs) > 0 {
 				return &ExitError{Code: ExitFailure, Err: errors.Join(errs...)}
 			}
@@ -91,6 +69,7 @@ func (a *app) imagesCmd() *cobra.Command {
 		},
 	}
 	build.Flags().BoolVar(&vm, "vm", false, "also build each database's guest images for the vm and vm-docker platforms (the tree plus Debian's kernel and the QEMU guest agent, and with dockerd and the image loaded, under "+vmimage.DefaultRoot+")")
+	build.Flags().IntVar(&jobs, "jobs", 3, "build this many databases at once (their trees share one Debian base, built once; apt's downloads and dpkg wait on the network and the disk as much as on the CPU)")
 	build.Flags().StringSliceVar(&only, "dbms", nil, "only these databases (default: all: "+strings.Join(dbms.Names(), ", ")+")")
 	list := &cobra.Command{
 		Use:   "list",

@@ -37,6 +37,19 @@ func (s *Store) Build(ctx context.Context, d dbms.DBMS) (Image, bool, error) {
 	} else if !errors.Is(err, ErrNotBuilt) {
 		return Image{}, false, err
 	}
+	// One import of a tree at a time on this host: two `images build` at once (a test run's
+	// image and guest-image builds) would both import it, leaving an untagged copy behind.
+	unlock, err := s.Rootfs.LockEntry(ctx, r, "import")
+	if err != nil {
+		return Image{}, false, err
+	}
+	defer unlock()
+	if im, err := s.find(ctx, r); err == nil {
+		s.Log.Info("image imported by another build", "dbms", d.Name(), "ref", im.Ref)
+		return im, false, nil
+	} else if !errors.Is(err, ErrNotBuilt) {
+		return Image{}, false, err
+	}
 	start := time.Now()
 	tree, _, err := s.Rootfs.Get(ctx, d)
 	if err != nil {

@@ -27,8 +27,8 @@ import (
 // Store imports, finds and inspects database images in one engine. The root filesystems it
 // imports come from Rootfs, which also decides the recipe (and so the tag) of each image.
 //
-// A Store is safe for concurrent use; two imports of the same tree at once both import and the
-// second retags the same content.
+// A Store is safe for concurrent use; imports of the same tree are serialised across processes
+// (rootfs.Cache.LockEntry), so a tree is imported once.
 type Store struct {
 	Engine client.APIClient
 	Log    *slog.Logger

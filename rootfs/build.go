@@ -12,15 +12,16 @@ import (
 	"github.com/boxbench/boxbench/storage"
 )
 
-// buildDebian makes r's root filesystem in dir (which must not exist): debootstrap in a private
-// mount and PID namespace (so a cancelled build cannot leave its /proc or /dev mounts or its
-// dpkg processes behind), then the host's package state, then trimmed of what a server never
-// uses.
-func buildDebian(ctx context.Context, log *slog.Logger, r Recipe, dir string) error {
-	if err := debootstrap(ctx, r, dir); err != nil {
+// buildDebian makes r's root filesystem in dir (which must not exist): a copy of the Debian
+// base (built first when the cache has none, see withBase), r's packages installed in it at the
+// host's versions, r's files copied in, then trimmed of what a server never uses. apt runs in a
+// private mount and PID namespace (so a cancelled build cannot leave its /proc mount or its dpkg
+// processes behind).
+func (c *Cache) buildDebian(ctx context.Context, r Recipe, dir string) error {
+	if err := c.withBase(ctx, r, func(base string) error { return copyTree(ctx, base, dir) }); err != nil {
 		return err
 	}
-	if err := update(ctx, log, r, dir); err != nil {
+	if err := install(ctx, c.log(), r, dir); err != nil {
 		return err
 	}
 	if err := copyFiles(r, dir); err != nil {
@@ -55,49 +56,71 @@ func debootstrap(ctx context.Context, r Recipe, dir string) error {
 	return nil
 }
 
-// update brings the root filesystem to the host's package state: debootstrap knows one suite,
-// while the host also installs from the companion suites (security, updates). The tree gets the
-// same apt sources, every package upgraded, and the recipe's packages at the host's versions.
-// Services are kept from starting (policy-rc.d) while packages are configured.
-func update(ctx context.Context, log *slog.Logger, r Recipe, dir string) error {
+// aptRunner runs apt-get with args in a root filesystem.
+type aptRunner func(ctx context.Context, args ...string) error
+
+// withAptPolicy calls fn with an apt-get of the root filesystem at dir while services are kept
+// from starting (policy-rc.d) as packages are configured.
+func withAptPolicy(dir string, fn func(apt aptRunner) error) error {
 	policy := filepath.Join(dir, "usr/sbin/policy-rc.d")
 	if err := os.WriteFile(policy, []byte("#!/bin/sh\n# boxbench image build: no services\nexit 101\n"), 0o755); err != nil {
 		return err
 	}
 	defer os.Remove(policy)
+	return fn(func(ctx context.Context, args ...string) error {
+		argv := append([]string{"apt-get", "-q", "-y", "--no-install-recommends",
+			"-o", "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold"}, args...)
+		_, err := command.RunWith(ctx, command.Options{Env: aptEnv}, inRootfs(dir, argv...)...)
+		return err
+	})
+}
+
+// writeSources gives the root filesystem the host's apt sources: debootstrap knows one suite,
+// while the host also installs from the companion suites (security, updates).
+func writeSources(dir string, sources []Source) error {
 	if err := os.WriteFile(filepath.Join(dir, "etc/apt/sources.list.d/boxbench.sources"),
-		[]byte(sourcesFile(r.Sources)), 0o644); err != nil {
+		[]byte(sourcesFile(sources)), 0o644); err != nil {
 		return err
 	}
 	if err := os.Remove(filepath.Join(dir, "etc/apt/sources.list")); err != nil && !os.IsNotExist(err) {
 		return err
 	}
-	apt := []string{"apt-get", "-q", "-y", "--no-install-recommends",
-		"-o", "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold"}
-	run := func(args ...string) error {
-		_, err := command.RunWith(ctx, command.Options{Env: aptEnv}, inRootfs(dir, append(apt, args...)...)...)
-		return err
+	return nil
+}
+
+// install adds r's packages to a copy of the base at the host's versions (r.Pins), from the
+// base's apt lists. When those are behind the mirror (a version no longer offered), the lists
+// are updated and everything upgraded first, as a fresh debootstrap would have been; when the
+// host's version is not offered at all, the tree keeps the mirror's, the Tree says so and the
+// platforms report the difference.
+func install(ctx context.Context, log *slog.Logger, r Recipe, dir string) error {
+	var pinned, unpinned []string
+	for _, p := range r.Packages {
+		unpinned = append(unpinned, p)
+		if v := r.Pins[p]; v != "" {
+			p += "=" + v
+		}
+		pinned = append(pinned, p)
 	}
-	if err := run("update"); err != nil {
-		return err
-	}
-	if err := run("dist-upgrade"); err != nil {
-		return err
-	}
-	if len(r.Pins) > 0 {
-		args := []string{"--allow-downgrades", "install"}
-		for _, p := range r.Packages {
-			if v := r.Pins[p]; v != "" {
-				args = append(args, p+"="+v)
+	return withAptPolicy(dir, func(apt aptRunner) error {
+		installPinned := func() error { return apt(ctx, append([]string{"--allow-downgrades", "install"}, pinned...)...) }
+		if err := installPinned(); err != nil {
+			log.Info("the Debian base's package lists are behind the mirror; updating them", "dbms", r.DBMS, "err", err)
+			if err := apt(ctx, "update"); err != nil {
+				return err
+			}
+			if err := apt(ctx, "dist-upgrade"); err != nil {
+				return err
+			}
+			if err := installPinned(); err != nil {
+				log.Warn("cannot install the host's package versions in the root filesystem", "err", err)
+				if err := apt(ctx, append([]string{"install"}, unpinned...)...); err != nil {
+					return err
+				}
 			}
 		}
-		if err := run(args...); err != nil {
-			// The host may run a version the mirror no longer has; the tree keeps the mirror's,
-			// the Tree says so and the platforms report the difference.
-			log.Warn("cannot install the host's package versions in the root filesystem", "err", err)
-		}
-	}
-	return run("clean")
+		return apt(ctx, "clean")
+	})
 }
 
 // sourcesFile renders apt sources in deb822 format.

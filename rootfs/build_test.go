@@ -23,10 +23,13 @@ func newRealCache(t *testing.T, log *slog.Logger) *Cache {
 	return NewCache(t.TempDir(), log)
 }
 
-// noWorkDirsLeft fails when a build left its work directory under root.
+// noWorkDirsLeft fails when a build (of a tree or of the Debian base) left its work directory
+// under root.
 func noWorkDirsLeft(t *testing.T, root string) {
 	t.Helper()
-	if left, _ := filepath.Glob(filepath.Join(root, tmpPrefix+"*")); len(left) > 0 {
+	left, _ := filepath.Glob(filepath.Join(root, tmpPrefix+"*"))
+	base, _ := filepath.Glob(filepath.Join(root, basesDir, tmpPrefix+"*"))
+	if left = append(left, base...); len(left) > 0 {
 		t.Errorf("work directories left behind: %v", left)
 	}
 }

@@ -15,10 +15,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/cachedir"
 )
 
-// DefaultRoot is where trees are cached unless the user says otherwise.
-const DefaultRoot = "/var/cache/boxbench/rootfs"
+// DefaultRoot is where trees are cached unless the user says otherwise ($BOXBENCH_CACHE/rootfs).
+var DefaultRoot = cachedir.Path("rootfs")
 
 // ErrNotBuilt means the cache has no tree for the current recipe.
 var ErrNotBuilt = errors.New("root filesystem not built")
@@ -190,7 +191,7 @@ func (c *Cache) buildEntry(ctx context.Context, r Recipe, d dbms.DBMS, root, nam
 	start := time.Now()
 	build := c.build
 	if build == nil {
-		build = func(ctx context.Context, r Recipe, dir string) error { return buildDebian(ctx, c.log(), r, dir) }
+		build = c.buildDebian
 	}
 	dir := filepath.Join(work, treeDir)
 	if err := build(ctx, r, dir); err != nil {

@@ -21,6 +21,24 @@ func (c *Cache) lock(ctx context.Context, root, name string) (unlock func(), err
 	})
 }
 
+// LockEntry takes an exclusive lock, across processes, named after r's entry and purpose (a
+// lower-case word): what another package does with a tree once (an engine import) is serialised
+// with it. Distinct from the build lock: holding it while Get builds the tree is allowed.
+func (c *Cache) LockEntry(ctx context.Context, r Recipe, purpose string) (unlock func(), err error) {
+	if !dbmsName.MatchString(purpose) {
+		return nil, fmt.Errorf("rootfs: lock purpose %q is not a plain word", purpose)
+	}
+	root, name, err := c.entry(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, fmt.Errorf("rootfs cache: %w", err)
+	}
+	path := filepath.Join(root, name+"."+purpose+".lock")
+	return flock.Lock(ctx, path, func() { c.log().Info("waiting for another process", "lock", path) })
+}
+
 // tryLock takes name's lock only when nobody holds it (ok false: someone does).
 func tryLock(root, name string) (unlock func(), ok bool, err error) {
 	return flock.TryLock(filepath.Join(root, name+".lock"))

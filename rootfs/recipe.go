@@ -1,7 +1,8 @@
 // Package rootfs builds and caches the root filesystems databases run in inside a box.
 //
-// A tree is built offline from Debian packages: debootstrap a minimal system with the database's
-// packages from the mirror the host's apt uses, then bring it to the host's package versions. A
+// A tree is built offline from Debian packages: a copy of one shared Debian base (a minimal
+// system debootstrapped once from the mirror the host's apt uses) with the database's packages
+// installed at the host's versions. A
 // tree is content-addressed: it is filed under the hash of everything that decides its content
 // (its Recipe), so building again with the same inputs finds it and does nothing. Each platform
 // takes the same tree its own way (the Docker platform imports it as an engine image, LXC uses
@@ -25,7 +26,7 @@ import (
 
 // RecipeVersion changes whenever the way a tree is built changes; it is part of the hash, so
 // old trees and images are not mistaken for new ones.
-const RecipeVersion = 2
+const RecipeVersion = 3 // 3: trees are a shared Debian base plus their own packages
 
 // DefaultSuite is the Debian release trees are built from, the one the native host runs.
 const DefaultSuite = "bookworm"

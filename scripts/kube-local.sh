@@ -23,7 +23,7 @@ KUBE_VERSION=v1.34.4          # k8s.io/kubernetes; staging modules at v0.34.4
 STATE=/var/lib/boxbench/kube
 RUN=/run/boxbench/kube
 LOGS=/var/log/boxbench-kube
-CACHE=/var/cache/boxbench/kube
+CACHE=${BOXBENCH_CACHE:-/var/cache/boxbench}/kube   # BOXBENCH_CACHE moves every build cache (docs/ci.md)
 KUBECONFIG_ADMIN=$STATE/admin.kubeconfig
 NODE_NAME=boxbench-node
 CONTAINERD_SOCK=$RUN/containerd/containerd.sock
@@ -40,7 +40,7 @@ PAUSE_IMAGE=boxbench.local/pause:3.10
 CGROUP_ROOT=/boxbench-kube    # kubelet's cgroupRoot: every pod cgroup lives below it
 CNI_NET_NAME=boxbench-kube
 CNI_BIN_DIR=/usr/lib/cni      # Debian's containernetworking-plugins
-RUNSC_CACHE=/var/cache/boxbench/runsc
+RUNSC_CACHE=${BOXBENCH_CACHE:-/var/cache/boxbench}/runsc
 
 UP_TIMEOUT=${KUBE_LOCAL_UP_TIMEOUT:-300}   # seconds for the whole wait after the build
 
@@ -937,10 +937,12 @@ remove_cgroups() {
 [ "${BASH_SOURCE[0]}" = "$0" ] || return 0   # sourced (for debugging): functions only
 
 # One up or down at a time (two test runs, or a user and a test run, may call it together).
+# The lock is the cluster's, not the cache's: it stays put when BOXBENCH_CACHE moves the cache.
+UPDOWN_LOCK=/var/cache/boxbench/kube/kube-local.lock
 serialize() {
-  mkdir -p "$CACHE"
-  exec 8>"$CACHE/kube-local.lock"
-  flock -w 900 8 || die "another kube-local.sh up/down has held $CACHE/kube-local.lock for 15 min"
+  mkdir -p "$(dirname "$UPDOWN_LOCK")"
+  exec 8>"$UPDOWN_LOCK"
+  flock -w 900 8 || die "another kube-local.sh up/down has held $UPDOWN_LOCK for 15 min"
 }
 
 case ${1:-} in

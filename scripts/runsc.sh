@@ -17,7 +17,7 @@ case "$GVISOR_VERSION" in
   v0.0.0-[0-9]*-[0-9a-f]*) ;;
   *) echo "runsc: GVISOR_VERSION=$GVISOR_VERSION is not a pseudo-version (v0.0.0-<date>-<commit>)" >&2; exit 2 ;;
 esac
-ROOT=${BOXBENCH_RUNSC_CACHE:-/var/cache/boxbench/runsc}
+ROOT=${BOXBENCH_RUNSC_CACHE:-${BOXBENCH_CACHE:-/var/cache/boxbench}/runsc}
 DIR=$ROOT/$GVISOR_VERSION
 
 built() {

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Sets up a fresh Debian 12 machine for boxbench: packages, a running dockerd, Go modules.
-# Idempotent; run as root.
+# Sets up a fresh Debian 12 machine for boxbench: packages, a running dockerd, Go modules, and
+# what boxbench builds itself (runsc, FerretDB, Cassandra's jars). Idempotent; run as root.
+# Each phase is timed into the run's timing log (scripts/timing.sh), which `make test` prints.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+given=${BOXBENCH_TIMING_LOG:-}
+source scripts/timing.sh
+[ -n "$given" ] || timing_new "make setup"   # .ci/run began the log itself
+phase_begin setup/total
 
 PKGS=(docker.io runc postgresql-15 postgresql-client-15 mariadb-server mariadb-client
       redis-server redis-tools etcd-server etcd-client debootstrap sysbench fio stress-ng sysstat
@@ -11,27 +16,45 @@ PKGS=(docker.io runc postgresql-15 postgresql-client-15 mariadb-server mariadb-c
       containerd containernetworking-plugins conntrack gcc libc6-dev openssl curl  # scripts/kube-local.sh
       openjdk-17-jre-headless openjdk-17-jdk-headless maven)  # dbms: cassandra (scripts/cassandra.sh)
 
-# The tools boxbench builds from the Go module proxy (gVisor's runsc, FerretDB) need only Go:
-# they build in the background while apt downloads and installs, and are waited for below.
-# Each is cached by version; a cached one costs nothing.
+# What needs only Go (gVisor's runsc and FerretDB built from the module proxy; boxbench's own
+# modules and those of the local cluster's Kubernetes build fetched) runs in the background
+# while apt downloads and installs, and is waited for below. Each is cached by version; a cached
+# one costs nothing.
 jobs_dir=$(mktemp -d /tmp/boxbench-setup.XXXXXX)
-# Each in a session of its own, so that a failed setup ends a whole build by its group's id.
-setsid bash scripts/runsc.sh >"$jobs_dir/runsc.out" 2>"$jobs_dir/runsc.err" &
-runsc_pid=$!
-setsid bash scripts/ferretdb.sh >"$jobs_dir/ferretdb.out" 2>"$jobs_dir/ferretdb.err" &
-ferretdb_pid=$!
-cassandra_pid=
-trap 'kill -- -"$runsc_pid" -"$ferretdb_pid" ${cassandra_pid:+-"$cassandra_pid"} 2>/dev/null || true; rm -rf "$jobs_dir"' EXIT
-# finish NAME PID: wait for a background build; on failure show its output and stop.
+declare -A pid_of=()
+# bg NAME CMD...: CMD as the timed phase setup/NAME, in a session of its own, so that a failed
+# setup ends a whole build by its group's id.
+bg() {
+  local name=$1
+  shift
+  setsid scripts/timed.sh "setup/$name" "$@" >"$jobs_dir/$name.out" 2>"$jobs_dir/$name.err" &
+  pid_of[$name]=$!
+}
+cleanup() {
+  local rc=$? p
+  for p in "${pid_of[@]}"; do kill -- -"$p" 2>/dev/null || true; done
+  rm -rf "$jobs_dir"
+  phase_end_all "$rc"
+}
+trap cleanup EXIT
+# finish NAME: wait for a background job; on failure show its output and stop.
 finish() {
-  if ! wait "$2"; then
-    echo "setup: building $1 failed:" >&2
+  if ! wait "${pid_of[$1]}"; then
+    echo "setup: $1 failed:" >&2
     tail -30 "$jobs_dir/$1.err" >&2
     exit 1
   fi
+  unset "pid_of[$1]"
   [ ! -s "$jobs_dir/$1.err" ] || tail -1 "$jobs_dir/$1.err"
 }
+bg runsc bash scripts/runsc.sh
+bg ferretdb bash scripts/ferretdb.sh
+bg go-mod-download go mod download
+# The local cluster's components build from source in `make test` (scripts/kube-local.sh); their
+# modules are fetched now, while apt works: the build then only compiles.
+bg kube-modules bash -c 'cd scripts/kube-local && go mod download'
 
+phase_begin setup/apt
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -55,12 +78,12 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends --no-remove --only-upgrade "${stale[@]}"
   fi
 fi
+phase_end setup/apt
 
 # Cassandra (dbms: cassandra): not in Debian; its jars are resolved from Maven Central with
 # Debian's Maven (pinned, checksummed) and boxbench's launcher compiled with Debian's JDK, so it
 # starts once apt is done, in the background while the rest is set up (scripts/cassandra.sh).
-setsid bash scripts/cassandra.sh >"$jobs_dir/cassandra.out" 2>"$jobs_dir/cassandra.err" &
-cassandra_pid=$!
+bg cassandra bash scripts/cassandra.sh
 
 # Debian's packages try to start their services; boxbench runs its own servers, so the
 # packaged ones (if anything started them) are not needed. Nothing here stops them: we only
@@ -68,7 +91,7 @@ cassandra_pid=$!
 
 # gVisor: Debian's runsc (2022) cannot start a sandbox on this kernel, so a pinned recent one is
 # built from the Go module proxy and cached by version (scripts/runsc.sh; docs/runtimes.md).
-finish runsc "$runsc_pid"
+finish runsc
 RUNSC_DIR=$(tail -1 "$jobs_dir/runsc.out")
 
 # Register boxbench's OCI runtimes with the engine (crun, runsc, runsc-host), so that boxbench
@@ -84,6 +107,7 @@ registered() {
     case " $rts " in *" $want "*) ;; *) return 1 ;; esac
   done
 }
+phase_begin setup/docker
 state=$(register_runtimes)
 if [ "$state" = unchanged ] && ! registered; then
   state=$(register_runtimes -force-reload)
@@ -102,11 +126,13 @@ fi
 
 for _ in $(seq 1 30); do registered && break; sleep 1; done
 registered || { echo "setup: dockerd did not load the runtimes runsc and runsc-host from /etc/docker/daemon.json (a dockerd not named in /var/run/docker.pid must be sent SIGHUP by hand)"; exit 1; }
-
-go mod download
+phase_end setup/docker
 
 # FerretDB (dbms: ferretdb): not in Debian; built from the Go module proxy at a pinned version
 # (scripts/ferretdb.sh; docs/databases.md).
-finish ferretdb "$ferretdb_pid"
-finish cassandra "$cassandra_pid"
-echo "setup: done"
+finish go-mod-download
+finish kube-modules
+finish ferretdb
+finish cassandra
+phase_end setup/total
+echo "setup: done (phases timed in $BOXBENCH_TIMING_LOG)"

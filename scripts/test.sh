@@ -1,39 +1,93 @@
 #!/usr/bin/env bash
-# The whole suite (make test): images, the Redis guest images and the local Kubernetes cluster
-# first, then every package with BOXBENCH_CI=1 (a "host lacks X" skip is a failure).
+# The whole suite (make test): the images, the Redis guest images and the Kubernetes build
+# first, at once, then the local cluster, then every package with BOXBENCH_CI=1 (a "host lacks
+# X" skip is a failure). Ends by printing where the time went (scripts/timing.sh's log, every
+# package's and every slow test's wall time), on failure too.
 #
-# The Kubernetes components build from source on first use (about 10 CPU-minutes, cached by
-# version under /var/cache/boxbench/kube): the build runs in the background while the images
-# are built, whose debootstrap and guest boots wait on the network and the disk as much as on
-# the CPU. The cluster is taken down afterwards unless it was already up.
+# What runs at once: the Kubernetes build is CPU-bound (about 10 CPU-minutes cold, cached by
+# version under /var/cache/boxbench/kube); the images wait on the mirror and the disk (one
+# Debian base, then each database's packages, several at a time); the guest images start from
+# Redis's tree as soon as it exists. Each is cached: warm, all three cost seconds. The cluster
+# is taken down afterwards unless it was already up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$PWD/bin/boxbench
-log=$(mktemp /tmp/boxbench-kube-build.XXXXXX.log)
-# In a session of its own, so that an interrupted suite ends the whole build (go and its
-# compilers), by the group's id, which is the build's pid.
-setsid bash scripts/kube-local.sh build >"$log" 2>&1 &
-build_pid=$!
-trap 'kill -- -"$build_pid" 2>/dev/null || true' EXIT
-
-"$bin" images build
-"$bin" images build --vm --dbms redis
-
-if ! wait "$build_pid"; then
-  echo "test: building the Kubernetes components failed:" >&2
-  tail -40 "$log" >&2
-  exit 1
+given=${BOXBENCH_TIMING_LOG:-}
+source scripts/timing.sh
+# A log that already holds a test run's phases is an earlier run's: begin a new one.
+if [ -z "$given" ] && { [ ! -f "$BOXBENCH_TIMING_LOG" ] || grep -q $'\ttest/' "$BOXBENCH_TIMING_LOG"; }; then
+  timing_new "make test"
 fi
-trap - EXIT
-rm -f "$log"
+logs=$PWD/out/test-logs
+mkdir -p "$logs"
+rm -f out/test.json
+go build -o bin/timing ./scripts/timing
+
+pids=()
+report() {
+  local rc=$?
+  if [ ${#pids[@]} -gt 0 ]; then
+    kill -- "${pids[@]/#/-}" 2>/dev/null || true
+    wait "${pids[@]}" 2>/dev/null || true   # each records its phase as interrupted
+  fi
+  phase_end_all "$rc"
+  echo
+  bin/timing report -log "$BOXBENCH_TIMING_LOG" -json out/test.json || cat "$BOXBENCH_TIMING_LOG"
+  exit "$rc"
+}
+trap report EXIT
+
+# start NAME CMD...: CMD as the timed phase NAME in a session of its own (an interrupted suite
+# ends the whole build, go and its compilers, by the group's id, which is its pid), its output
+# in out/test-logs/NAME.log.
+declare -A pid_of=()
+start() {
+  local name=$1
+  shift
+  setsid scripts/timed.sh "test/$name" "$@" >"$logs/$name.log" 2>&1 &
+  pid_of[$name]=$!
+  pids+=("$!")
+}
+# finish NAME: wait for it; show its output (all of it for the images, the tail on failure).
+finish() {
+  if ! wait "${pid_of[$1]}"; then
+    echo "test: $1 failed:" >&2
+    tail -40 "$logs/$1.log" >&2
+    exit 1
+  fi
+  case $1 in images | guest-images) cat "$logs/$1.log" ;; *) tail -1 "$logs/$1.log" ;; esac
+}
+
+start kube-build bash scripts/kube-local.sh build
+start images "$bin" images build
+# Only the guest images the tests boot (platform/vm, cgroup/v2test and e2e boot Redis's);
+# `make vm-images` builds the others.
+start guest-images "$bin" images build --vm --dbms redis
+finish images
+finish guest-images
+finish kube-build
+pids=()
 
 kube_was_up=
 if bash scripts/kube-local.sh status >/dev/null 2>&1; then
   kube_was_up=1
 else
+  phase_begin test/cluster-up
   bash scripts/kube-local.sh up
+  phase_end test/cluster-up
 fi
 rc=0
-BOXBENCH_CI=1 BOXBENCH_BIN=$bin go test -count=1 -timeout 55m ./... || rc=$?
-[ -n "$kube_was_up" ] || bash scripts/kube-local.sh down || rc=1
+phase_begin test/go-test
+# -json for the report; scripts/timing prints what plain `go test ./...` would and keeps the
+# stream in out/test.json.
+set +e
+BOXBENCH_CI=1 BOXBENCH_BIN=$bin go test -json -count=1 -timeout 55m ./... 2>&1 | bin/timing stream -raw out/test.json
+rc=${PIPESTATUS[0]}
+set -e
+phase_end test/go-test "$rc"
+if [ -z "$kube_was_up" ]; then
+  phase_begin test/cluster-down
+  bash scripts/kube-local.sh down || rc=1
+  phase_end test/cluster-down
+fi
 exit "$rc"

@@ -23,12 +23,13 @@ import (
 	"strings"
 
 	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/internal/cachedir"
 	"github.com/boxbench/boxbench/internal/flock"
 	"github.com/boxbench/boxbench/rootfs"
 )
 
-// DefaultRoot is where bases are cached unless the caller says otherwise.
-const DefaultRoot = "/var/cache/boxbench/vm"
+// DefaultRoot is where bases are cached unless the caller says otherwise ($BOXBENCH_CACHE/vm).
+var DefaultRoot = cachedir.Path("vm")
 
 // ErrNotBuilt means the cache has no base for the tree's current recipe.
 var ErrNotBuilt = errors.New("guest image not built")

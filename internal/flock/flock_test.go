@@ -31,3 +31,32 @@ func TestLockWaitsForTheHolder(t *testing.T) {
 	}
 	u2()
 }
+
+// Shared holders do not exclude each other; they exclude an exclusive holder, and it them.
+func TestSharedExcludesExclusive(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	ctx := context.Background()
+	r1, err := Shared(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := Shared(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := TryLock(path); ok {
+		t.Fatal("exclusive lock taken while shared holders have it")
+	}
+	r1()
+	r2()
+	unlock, ok, err := TryLock(path)
+	if err != nil || !ok {
+		t.Fatalf("exclusive lock after the shared holders let go: %v %v", ok, err)
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := Shared(short, path, nil); err == nil {
+		t.Fatal("shared lock taken while an exclusive holder has it")
+	}
+	unlock()
+}
