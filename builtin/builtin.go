@@ -69,7 +69,7 @@ func Vocabulary(ps map[string]platform.Platform) spec.Vocabulary {
 	for name, p := range ps {
 		i := p.Info()
 		w := spec.PlatformWords{Storages: i.Storages, Networks: i.Networks}
-		if clu, ok := p.(platform.Clusterer); ok {
+		if clu := i.Cluster; clu != nil {
 			w.Clusters, w.ClusterRefuses = true, clu.ClusterRefuses()
 		}
 		v.Platforms[name] = w
@@ -107,8 +107,8 @@ func Checker(ps map[string]platform.Platform, probe bool) plan.Checker {
 		} else if c.Runtime != "" && !info.Runtimes {
 			return fmt.Errorf("%s has no OCI runtime (runtime=%s)", c.Platform, c.Runtime)
 		}
-		pr, ok := p.(platform.Prober)
-		if !probe || !ok || c.Runtime == "" {
+		pr := p.Info().Prober
+		if !probe || pr == nil || c.Runtime == "" {
 			return nil
 		}
 		key := c.Platform + "/" + c.Runtime

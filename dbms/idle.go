@@ -22,8 +22,9 @@ func (idle) Ready(context.Context, driver.Endpoint, Credentials) error {
 	return nil
 }
 
-// BuiltFiles are the database's: the idle box runs the same image.
-func (i idle) BuiltFiles() []string { return BuiltFiles(i.DBMS) }
+// Traits: only the database's built files (the idle box runs the same image); no server to
+// observe, no cluster, and the server binary is the sleeping process's.
+func (i idle) Traits() Traits { return Traits{BuiltFiles: i.DBMS.Traits().BuiltFiles} }
 
 // IsIdle reports whether d is an idle box description.
 func IsIdle(d DBMS) bool {

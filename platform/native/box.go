@@ -289,3 +289,6 @@ func (b *box) pid() int {
 
 // freePort picks the server's port; a variable so that a test can hand out a taken one.
 var freePort = platform.FreePort
+
+// Traits: a single box whose client runs in boxbench's process.
+func (b *box) Traits() platform.Traits { return platform.Traits{} }

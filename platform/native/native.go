@@ -26,8 +26,8 @@ func New() *Platform { return &Platform{} }
 const Name = "native"
 
 // Info: a host process has no container layer, no engine volumes and no OCI runtime.
-func (*Platform) Info() platform.Info {
-	return platform.Info{Name: Name, Storages: []string{storage.Bind, storage.Tmpfs, storage.Blockdev},
+func (p *Platform) Info() platform.Info {
+	return platform.Info{Name: Name, Cluster: p, BoxCleaner: p, Storages: []string{storage.Bind, storage.Tmpfs, storage.Blockdev},
 		Networks: []string{"host", "unix"}, HostCgroup: true,
 		Load:     &platform.Choice{Storage: storage.Bind, Network: "host"},
 		Fallback: map[string]string{"overlay": storage.Bind, "volume": storage.Bind, "rootfs": storage.Bind}}
