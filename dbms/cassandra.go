@@ -70,7 +70,8 @@ func (Cassandra) StopSignal() syscall.Signal { return syscall.SIGTERM } // its s
 // Traits: its own counters through the observer in its JVM, a ring, a JVM started by a
 // launcher script, jars built by `make setup`.
 func (c Cassandra) Traits() Traits {
-	return Traits{Observer: c, Clustered: c, ServerBinary: cassandraJava, BuiltFiles: c.builtFiles()}
+	return Traits{Observer: c, Clustered: c, ServerBinary: cassandraJava, BuiltFiles: c.builtFiles(),
+		NoSocket: "CQL is TCP only"}
 }
 
 // VersionCommand prints "Cassandra 5.0.5 on openjdk version "17.0.x" …".

@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"syscall"
 	"time"
@@ -92,6 +93,25 @@ type Traits struct {
 	// image (rootfs copies them into the tree and hashes them into its recipe). nil: Debian
 	// packages only.
 	BuiltFiles []string
+	// Socket is the client's unix-socket endpoint relative to Layout.RunDir, as the driver
+	// takes it ("." for the directory itself, which pgx takes; etcd names a unix listener
+	// host:port); "" when the server has no unix socket, for the reason NoSocket gives.
+	Socket   string
+	NoSocket string
+}
+
+// UnixSocket is where a client reaches d's server over a unix socket in layout l
+// (Traits.Socket), or an error saying why it has none.
+func UnixSocket(d DBMS, l Layout) (string, error) {
+	t := d.Traits()
+	if t.Socket == "" {
+		why := t.NoSocket
+		if why == "" {
+			why = "no unix socket is described"
+		}
+		return "", fmt.Errorf("%s has no unix socket (%s): network=host", d.Name(), why)
+	}
+	return filepath.Join(l.RunDir, t.Socket), nil
 }
 
 // Step is one command with optional standard input.

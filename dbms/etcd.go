@@ -52,7 +52,10 @@ func (Etcd) StopSignal() syscall.Signal { return syscall.SIGTERM } // graceful: 
 func (Etcd) VersionCommand() []string   { return []string{etcdBin, "--version"} }
 
 // Traits: a cluster of members; the start command is a script of boxbench's that runs etcdBin.
-func (e Etcd) Traits() Traits { return Traits{Clustered: e, ServerBinary: etcdBin} }
+// Its unix listener is named host:port.
+func (e Etcd) Traits() Traits {
+	return Traits{Clustered: e, ServerBinary: etcdBin, Socket: EtcdSocket + ":0"}
+}
 
 // Client: with a password, the client authenticates as root (etcd's auth needs root to exist
 // before it can be enabled, and boxbench's client needs every permission anyway).

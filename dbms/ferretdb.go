@@ -65,7 +65,7 @@ func (FerretDB) VersionCommand() []string {
 // Traits: the server is FerretDB's binary, built by `make setup` (the box needs it at the same
 // path as on the host), in front of PostgreSQL's Debian packages.
 func (FerretDB) Traits() Traits {
-	return Traits{ServerBinary: FerretDBBinary, BuiltFiles: []string{FerretDBBinary}}
+	return Traits{ServerBinary: FerretDBBinary, BuiltFiles: []string{FerretDBBinary}, Socket: FerretDBSocket}
 }
 
 // Client: PostgreSQL's role; FerretDB passes a client's PLAIN credentials to PostgreSQL. The

@@ -22,9 +22,13 @@ func (idle) Ready(context.Context, driver.Endpoint, Credentials) error {
 	return nil
 }
 
-// Traits: only the database's built files (the idle box runs the same image); no server to
-// observe, no cluster, and the server binary is the sleeping process's.
-func (i idle) Traits() Traits { return Traits{BuiltFiles: i.DBMS.Traits().BuiltFiles} }
+// Traits: the database's built files and run directory layout (the idle box runs the same
+// image, where the database's socket would be); no server to observe, no cluster, and the
+// server binary is the sleeping process's.
+func (i idle) Traits() Traits {
+	t := i.DBMS.Traits()
+	return Traits{BuiltFiles: t.BuiltFiles, Socket: t.Socket, NoSocket: t.NoSocket}
+}
 
 // IsIdle reports whether d is an idle box description.
 func IsIdle(d DBMS) bool {

@@ -17,8 +17,8 @@ type MariaDB struct{}
 
 func (MariaDB) Name() string { return "mariadb" }
 
-// Traits: none beyond the DBMS methods.
-func (MariaDB) Traits() Traits { return Traits{} }
+// Traits: a unix socket (StartCommand).
+func (MariaDB) Traits() Traits { return Traits{Socket: "mysqld.sock"} }
 
 func (MariaDB) Packages() []string         { return []string{"mariadb-server", "mariadb-client"} }
 func (MariaDB) ServerPackage() string      { return "mariadb-server" }

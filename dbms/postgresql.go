@@ -18,8 +18,11 @@ const pgBin = "/usr/lib/postgresql/15/bin/"
 
 func (PostgreSQL) Name() string { return "postgresql" }
 
-// Traits: its own counters (postgresqlobs.go) and a primary with streaming standbys.
-func (p PostgreSQL) Traits() Traits { return Traits{Observer: p, Clustered: p} }
+// Traits: its own counters (postgresqlobs.go), a primary with streaming standbys, sockets in
+// the run directory.
+func (p PostgreSQL) Traits() Traits {
+	return Traits{Observer: p, Clustered: p, Socket: "."} // pgx takes the socket directory
+}
 
 func (PostgreSQL) Packages() []string    { return []string{"postgresql-15", "postgresql-client-15"} }
 func (PostgreSQL) ServerPackage() string { return "postgresql-15" }

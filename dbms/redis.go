@@ -23,8 +23,8 @@ type Redis struct{}
 
 func (Redis) Name() string { return "redis" }
 
-// Traits: its own counters (redisobs.go) and a primary with replicas.
-func (r Redis) Traits() Traits { return Traits{Observer: r, Clustered: r} }
+// Traits: its own counters (redisobs.go), a primary with replicas, a unix socket (StartCommand).
+func (r Redis) Traits() Traits { return Traits{Observer: r, Clustered: r, Socket: "redis.sock"} }
 
 func (Redis) Packages() []string         { return []string{"redis-server", "redis-tools"} }
 func (Redis) ServerPackage() string      { return "redis-server" }

@@ -48,8 +48,10 @@ func (*Platform) Check(_ context.Context, c platform.Choice) error {
 	switch c.Network {
 	case "host":
 	case "unix":
-		if c.DBMS != nil && c.DBMS.Name() == "cassandra" {
-			errs = append(errs, errors.New("cassandra has no unix socket (CQL is TCP only): network=host"))
+		if c.DBMS != nil {
+			if _, err := dbms.UnixSocket(c.DBMS, dbms.Layout{}); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	default:
 		errs = append(errs, fmt.Errorf("native has no network %q (a host process is reached over loopback or a unix socket)", c.Network))
