@@ -216,9 +216,10 @@ type Platform interface {
 	Cleanup(ctx context.Context, workRoot string, crashed func(experiment string) bool) ([]string, error)
 }
 
-// BoxCleaner is offered (Info.BoxCleaner) by platforms whose Cleanup ends with CleanupWorkRoot: CleanupBoxes
-// is everything before that step (their boxes' processes, containers, interfaces, and what
-// they find from the work directories, such as socket directories or LXC markers). CleanupAll
+// BoxCleaner is offered (Info.BoxCleaner) by platforms whose Cleanup ends with
+// CleanupWorkRoot: CleanupBoxes is everything before that step (their boxes' processes,
+// containers, interfaces, and what they find from the work directories, such as socket
+// directories or LXC markers). CleanupAll
 // runs every platform's CleanupBoxes before the shared work-root step, so that no platform
 // unmounts a filesystem another platform's orphaned server still uses, or removes the work
 // directories another platform finds its leftovers from.
@@ -226,8 +227,8 @@ type BoxCleaner interface {
 	CleanupBoxes(ctx context.Context, workRoot string, crashed func(experiment string) bool) ([]string, error)
 }
 
-// Prober is offered (Info.Prober) by platforms whose abilities need a real trial (e.g. a runtime that is
-// registered but fails on this kernel).
+// Prober is offered (Info.Prober) by platforms whose abilities need a real trial (e.g. a
+// runtime that is registered but fails on this kernel).
 type Prober interface {
 	// Probe tries c for real, bounded in time, and returns the engine's own error.
 	Probe(ctx context.Context, c Choice) error
