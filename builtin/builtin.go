@@ -58,18 +58,27 @@ func Configure(ps map[string]platform.Platform, e *spec.Experiment) {
 	}
 }
 
-// DBMS returns the named database.
-func DBMS(name string) (dbms.DBMS, error) { return dbms.Get(name) }
+// DBMS returns the named database (a row of Databases).
+func DBMS(name string) (dbms.DBMS, error) { return table(Databases()).dbms(name) }
+
+func (t table) dbms(name string) (dbms.DBMS, error) {
+	r, err := t.row(name)
+	return r.DBMS, err
+}
 
 // Vocabulary is what specs may name in this build: every platform's own description, whether
 // or not this host can run it (that is the planner's question, answered with reasons).
 func Vocabulary(ps map[string]platform.Platform) spec.Vocabulary {
-	v := spec.Vocabulary{DBMSs: dbms.Names(), Baseline: Baseline, Platforms: map[string]spec.PlatformWords{},
+	return table(Databases()).vocabulary(ps)
+}
+
+func (t table) vocabulary(ps map[string]platform.Platform) spec.Vocabulary {
+	v := spec.Vocabulary{DBMSs: t.names(), Baseline: Baseline, Platforms: map[string]spec.PlatformWords{},
 		CPUs: placement.HostCPUs(), Topology: checkTopology}
 	for name, p := range ps {
 		i := p.Info()
 		w := spec.PlatformWords{Storages: i.Storages, Networks: i.Networks}
-		if clu, ok := p.(platform.Clusterer); ok {
+		if clu := i.Cluster; clu != nil {
 			w.Clusters, w.ClusterRefuses = true, clu.ClusterRefuses()
 		}
 		v.Platforms[name] = w
@@ -80,6 +89,10 @@ func Vocabulary(ps map[string]platform.Platform) spec.Vocabulary {
 // Checker says why the host cannot run a cell. With probe set it also tries runtimes for real
 // (once each), which starts short-lived containers; without it nothing is started.
 func Checker(ps map[string]platform.Platform, probe bool) plan.Checker {
+	return table(Databases()).checker(ps, probe)
+}
+
+func (t table) checker(ps map[string]platform.Platform, probe bool) plan.Checker {
 	var mu sync.Mutex
 	probed := map[string]error{}
 	return func(ctx context.Context, c *plan.Cell) error {
@@ -87,7 +100,7 @@ func Checker(ps map[string]platform.Platform, probe bool) plan.Checker {
 		if p == nil {
 			return fmt.Errorf("platform %s is not available in this build", c.Platform)
 		}
-		d, err := DBMS(c.DBMS)
+		d, err := t.dbms(c.DBMS)
 		if err != nil {
 			return err
 		}
@@ -107,8 +120,8 @@ func Checker(ps map[string]platform.Platform, probe bool) plan.Checker {
 		} else if c.Runtime != "" && !info.Runtimes {
 			return fmt.Errorf("%s has no OCI runtime (runtime=%s)", c.Platform, c.Runtime)
 		}
-		pr, ok := p.(platform.Prober)
-		if !probe || !ok || c.Runtime == "" {
+		pr := p.Info().Prober
+		if !probe || pr == nil || c.Runtime == "" {
 			return nil
 		}
 		key := c.Platform + "/" + c.Runtime

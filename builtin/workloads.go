@@ -3,16 +3,9 @@ package builtin
 import (
 	"fmt"
 	"github.com/boxbench/boxbench/workload/stress"
-	"maps"
 	"strings"
 	"time"
 
-	"github.com/boxbench/boxbench/driver/cassandra"
-	"github.com/boxbench/boxbench/driver/etcd"
-	"github.com/boxbench/boxbench/driver/mongodb"
-	"github.com/boxbench/boxbench/driver/mysql"
-	"github.com/boxbench/boxbench/driver/postgres"
-	"github.com/boxbench/boxbench/driver/redis"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/spec"
 	"github.com/boxbench/boxbench/workload"
@@ -21,34 +14,28 @@ import (
 	"github.com/boxbench/boxbench/workload/ycsb"
 )
 
-// drivers are the built-in generator's database clients, by dbms name.
-var drivers = map[string]ycsb.Opener{
-	"postgresql": postgres.New,
-	"mariadb":    mysql.New,
-	"redis":      redis.New,
-	"etcd":       etcd.New,
-	"ferretdb":   mongodb.New,
-	"cassandra":  cassandra.New,
-}
-
 // Workload builds (and validates) the workload of one cell.
 func Workload(e *spec.Experiment, c *plan.Cell) (workload.Workload, error) {
+	return table(Databases()).workload(e, c)
+}
+
+// workload builds the workload of one cell with the databases of t.
+func (t table) workload(e *spec.Experiment, c *plan.Cell) (workload.Workload, error) {
 	w := e.WorkloadFor(c.Workload, c.Params) // the cell's sweep keys applied
 	switch w.Type {
 	case "ycsb":
-		ds := drivers
-		if w.Consistency != "" || c.Topology != nil {
-			ds = maps.Clone(drivers)
-			o := cassandra.Options{Consistency: w.Consistency}
-			if c.Topology != nil {
-				o.ReplicationFactor = c.Topology.ReplicationFactor
-			}
-			ds["cassandra"] = cassandra.Opener(o)
+		o := DriverOptions{Consistency: w.Consistency}
+		if c.Topology != nil {
+			o.ReplicationFactor = c.Topology.ReplicationFactor
 		}
-		return ycsb.New(ycsbConfig(e, w, c), ds)
+		return ycsb.New(ycsbConfig(e, w, c), t.drivers(o))
 	case "sysbench":
+		drv, err := t.sysbenchDriver(c.DBMS)
+		if err != nil {
+			return nil, err
+		}
 		cfg := sysbench.DefaultConfig()
-		cfg.DBMS, cfg.Test, cfg.Threads, cfg.Rate = c.DBMS, w.Test, w.Threads, w.Rate
+		cfg.DBMS, cfg.Driver, cfg.Test, cfg.Threads, cfg.Rate = c.DBMS, drv, w.Test, w.Threads, w.Rate
 		cfg.Duration, cfg.Warmup, cfg.Interval = w.Duration.D(), w.Warmup.D(), w.Interval.D()
 		if w.Tables > 0 {
 			cfg.Tables = w.Tables

@@ -142,7 +142,7 @@ func diagnose(ctx context.Context, ps map[string]platform.Platform, workRoot str
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if d, ok := ps[n].(platform.Diagnoser); ok {
+		if d := ps[n].Info().Diagnoser; d != nil {
 			fs = append(fs, d.Diagnose(ctx)...)
 		} else {
 			fs = append(fs, platform.Finding{Area: n, Name: "platform", OK: true, Detail: "available"})

@@ -33,18 +33,16 @@ type Box struct {
 	clientNodes []int
 }
 
-var (
-	_ platform.Box   = (*Box)(nil)
-	_ platform.Multi = (*Box)(nil)
-)
+var _ platform.Box = (*Box)(nil)
 
-// Nodes returns every node, in order (platform.Multi).
-func (b *Box) Nodes() []platform.NamedBox {
+// Traits: every node, in order, and the client site of the cluster when its nodes' client
+// runs at a site of their platform (site.go).
+func (b *Box) Traits() platform.Traits {
 	out := make([]platform.NamedBox, len(b.nodes))
 	for i, n := range b.nodes {
 		out[i] = platform.NamedBox{Name: b.place.peers[i].Name, Box: n}
 	}
-	return out
+	return platform.Traits{Nodes: out, Site: b.site()}
 }
 
 func (b *Box) Endpoint() driver.Endpoint     { return b.ep }

@@ -24,11 +24,11 @@ import (
 )
 
 // Check says why platform p cannot run topology t of d on network (nil when it can): the
-// platform must place nodes (platform.Clusterer), the database must have that topology, and
+// platform must place nodes (platform.Info.Cluster), the database must have that topology, and
 // the nodes must reach each other over TCP.
 func Check(p platform.Platform, d dbms.DBMS, network string, t dbms.Topology) error {
 	var errs []error
-	if clu, ok := p.(platform.Clusterer); !ok {
+	if clu := p.Info().Cluster; clu == nil {
 		errs = append(errs, fmt.Errorf("platform %s does not run topologies yet (native, docker and swarm do; docs/topology.md)", p.Info().Name))
 	} else if why, refused := clu.ClusterRefuses()[network]; refused {
 		errs = append(errs, fmt.Errorf("platform %s network %s cannot carry a cluster: %s", p.Info().Name, network, why))
@@ -55,7 +55,7 @@ func Provision(ctx context.Context, p platform.Platform, r platform.Request, t d
 	if err := Check(p, r.DBMS, r.Network, t); err != nil {
 		return nil, err
 	}
-	clu := p.(platform.Clusterer)
+	clu := p.Info().Cluster
 	c, _ := dbms.ClusteredOf(r.DBMS)
 	b := &Box{t: t, d: r.DBMS, facts: map[string]string{}, release: func(context.Context) error { return nil }}
 	netName, release, err := clu.ClusterNetwork(ctx, r)

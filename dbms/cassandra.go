@@ -66,7 +66,13 @@ func (Cassandra) ServerPackage() string      { return "openjdk-17-jre-headless" 
 func (Cassandra) User() string               { return "daemon" }
 func (Cassandra) DefaultPort() int           { return 9042 }
 func (Cassandra) StopSignal() syscall.Signal { return syscall.SIGTERM } // its shutdown hook drains: memtables flushed
-func (Cassandra) ServerBinary() string       { return cassandraJava }
+
+// Traits: its own counters through the observer in its JVM, a ring, a JVM started by a
+// launcher script, jars built by `make setup`.
+func (c Cassandra) Traits() Traits {
+	return Traits{Observer: c, Clustered: c, ServerBinary: cassandraJava, BuiltFiles: c.builtFiles(),
+		NoSocket: "CQL is TCP only"}
+}
 
 // VersionCommand prints "Cassandra 5.0.5 on openjdk version "17.0.x" …".
 func (Cassandra) VersionCommand() []string {
@@ -77,7 +83,7 @@ func (Cassandra) VersionCommand() []string {
 // BuiltFiles are the jars scripts/cassandra.sh cached (as its SHA256SUMS lists them), the
 // launcher and the observer (cassandraobs.go). Before `make setup` has run, the two files boxbench needs by name, so Missing says
 // they are not built.
-func (Cassandra) BuiltFiles() []string {
+func (Cassandra) builtFiles() []string {
 	files := []string{cassandraLauncher, cassandraObserverJar}
 	f, err := os.Open(CassandraHome + "/SHA256SUMS")
 	if err != nil {

@@ -154,10 +154,14 @@ func (n cassandraNode) node() CassandraNode {
 	return c
 }
 
-// ReadyTimeout: every node's JVM starts at the same time as the others', on the same cores
+// Traits: the ring's, with a longer ReadyTimeout: every node's JVM starts at the same time as the others', on the same cores
 // (a 3-node ring on a 2-vCPU host took 1 to 3 minutes, more when the host is busy), so a node
 // gets longer than a single server to open its CQL port.
-func (cassandraNode) ReadyTimeout() time.Duration { return 8 * time.Minute }
+func (n cassandraNode) Traits() Traits {
+	t := n.Cassandra.Traits()
+	t.ReadyTimeout = 8 * time.Minute
+	return t
+}
 
 func (n cassandraNode) ConfigFiles(s Settings) map[string][]byte {
 	c := n.node()

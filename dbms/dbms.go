@@ -9,8 +9,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"syscall"
+	"time"
 
 	"github.com/boxbench/boxbench/driver"
 )
@@ -65,6 +67,51 @@ type DBMS interface {
 	Client() Credentials
 	// Ready returns nil once the server answers a trivial query at ep, connecting with c.
 	Ready(ctx context.Context, ep driver.Endpoint, c Credentials) error
+	// Traits are what the database can do beyond these methods. A wrapper that embeds a DBMS
+	// keeps them; one that changes a trait overrides Traits (WithPassword re-secures each
+	// cluster node, Idle drops what needs a server).
+	Traits() Traits
+}
+
+// Traits are what a database can do or needs beyond the DBMS methods, each zero where absent.
+// Callers read them through the package functions (ObserverOf, ClusteredOf, NodeOf,
+// ReadyTimeout, ServerBinary, BuiltFiles), never by type-asserting a database.
+type Traits struct {
+	// Observer reports the server's own counters for the measured window; nil: nothing of
+	// its own (see Observer's contract).
+	Observer Observer
+	// Clustered makes the database a cluster of boxes (package cluster); nil: one server only.
+	Clustered Clustered
+	// ReadyTimeout is how long the server may take to answer its readiness probe when that is
+	// longer than the platforms' default (a node of a Cassandra ring); 0: the default.
+	ReadyTimeout time.Duration
+	// ServerBinary is the server's executable when the start command's first word is not it
+	// (a script of boxbench's, a JVM's launcher); "": that first word.
+	ServerBinary string
+	// BuiltFiles are files that `make setup` builds and caches on the host when the server is
+	// not (only) a Debian package; they run from the same absolute paths natively and in every
+	// image (rootfs copies them into the tree and hashes them into its recipe). nil: Debian
+	// packages only.
+	BuiltFiles []string
+	// Socket is the client's unix-socket endpoint relative to Layout.RunDir, as the driver
+	// takes it ("." for the directory itself, which pgx takes; etcd names a unix listener
+	// host:port); "" when the server has no unix socket, for the reason NoSocket gives.
+	Socket   string
+	NoSocket string
+}
+
+// UnixSocket is where a client reaches d's server over a unix socket in layout l
+// (Traits.Socket), or an error saying why it has none.
+func UnixSocket(d DBMS, l Layout) (string, error) {
+	t := d.Traits()
+	if t.Socket == "" {
+		why := t.NoSocket
+		if why == "" {
+			why = "no unix socket is described"
+		}
+		return "", fmt.Errorf("%s has no unix socket (%s): network=host", d.Name(), why)
+	}
+	return filepath.Join(l.RunDir, t.Socket), nil
 }
 
 // Step is one command with optional standard input.
@@ -123,18 +170,6 @@ func ConfigHash(files map[string][]byte) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// Built is implemented by a database whose server is not (only) a Debian package: files that
-// `make setup` builds and caches on the host, which run from the same absolute paths natively
-// and in every image (rootfs copies them into the tree and hashes them into its recipe).
-type Built interface {
-	BuiltFiles() []string
-}
-
-// BuiltFiles returns d's built files (nil for a database made of Debian packages only),
-// through the wrappers (WithPassword, Idle), which run the same image.
-func BuiltFiles(d DBMS) []string {
-	if b, ok := d.(Built); ok {
-		return b.BuiltFiles()
-	}
-	return nil
-}
+// BuiltFiles returns d's built files (Traits.BuiltFiles; nil for a database made of Debian
+// packages only), the same through the wrappers (WithPassword, Idle), which run the same image.
+func BuiltFiles(d DBMS) []string { return d.Traits().BuiltFiles }

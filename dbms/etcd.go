@@ -50,7 +50,12 @@ func (Etcd) User() string               { return "etcd" }
 func (Etcd) DefaultPort() int           { return 2379 }
 func (Etcd) StopSignal() syscall.Signal { return syscall.SIGTERM } // graceful: stops raft, closes the backend
 func (Etcd) VersionCommand() []string   { return []string{etcdBin, "--version"} }
-func (Etcd) ServerBinary() string       { return etcdBin }
+
+// Traits: a cluster of members; the start command is a script of boxbench's that runs etcdBin.
+// Its unix listener is named host:port.
+func (e Etcd) Traits() Traits {
+	return Traits{Clustered: e, ServerBinary: etcdBin, Socket: EtcdSocket + ":0"}
+}
 
 // Client: with a password, the client authenticates as root (etcd's auth needs root to exist
 // before it can be enabled, and boxbench's client needs every permission anyway).

@@ -61,11 +61,12 @@ func (FerretDB) VersionCommand() []string {
 	return []string{"/bin/sh", "-c", `echo "FerretDB $(` + FerretDBBinary +
 		` --version | sed -n 's/^version: //p') over $(` + pgBin + `postgres --version)"`}
 }
-func (FerretDB) ServerBinary() string { return FerretDBBinary }
 
-// BuiltFiles are the files, besides Debian packages, that the box needs at the same path as on
-// the host.
-func (FerretDB) BuiltFiles() []string { return []string{FerretDBBinary} }
+// Traits: the server is FerretDB's binary, built by `make setup` (the box needs it at the same
+// path as on the host), in front of PostgreSQL's Debian packages.
+func (FerretDB) Traits() Traits {
+	return Traits{ServerBinary: FerretDBBinary, BuiltFiles: []string{FerretDBBinary}, Socket: FerretDBSocket}
+}
 
 // Client: PostgreSQL's role; FerretDB passes a client's PLAIN credentials to PostgreSQL. The
 // documents go to the "ycsb" database (a PostgreSQL schema of FerretDB's).

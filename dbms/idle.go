@@ -22,8 +22,13 @@ func (idle) Ready(context.Context, driver.Endpoint, Credentials) error {
 	return nil
 }
 
-// BuiltFiles are the database's: the idle box runs the same image.
-func (i idle) BuiltFiles() []string { return BuiltFiles(i.DBMS) }
+// Traits: the database's built files and run directory layout (the idle box runs the same
+// image, where the database's socket would be); no server to observe, no cluster, and the
+// server binary is the sleeping process's.
+func (i idle) Traits() Traits {
+	t := i.DBMS.Traits()
+	return Traits{BuiltFiles: t.BuiltFiles, Socket: t.Socket, NoSocket: t.NoSocket}
+}
 
 // IsIdle reports whether d is an idle box description.
 func IsIdle(d DBMS) bool {

@@ -50,10 +50,11 @@ func onPath(bin string) bool {
 }
 
 // ServerBinary is the server's executable: the first word of its start command, or, when the
-// start command is a script of boxbench's (etcd's), the binary the script runs.
+// start command is a script of boxbench's (etcd's), the binary the script runs
+// (Traits.ServerBinary).
 func ServerBinary(d DBMS) string {
-	if b, ok := d.(interface{ ServerBinary() string }); ok {
-		return b.ServerBinary()
+	if b := d.Traits().ServerBinary; b != "" {
+		return b
 	}
 	return d.StartCommand(Layout{})[0]
 }

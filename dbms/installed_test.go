@@ -40,7 +40,7 @@ type builtAt struct {
 	files []string
 }
 
-func (b builtAt) BuiltFiles() []string { return b.files }
+func (b builtAt) Traits() Traits { return Traits{BuiltFiles: b.files} }
 
 // TestMissingBuiltFiles: a built file need only exist (a jar is not executable); missing ones
 // are counted in one line.

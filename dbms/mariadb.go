@@ -15,7 +15,11 @@ import (
 // MariaDB is Debian's mariadb-server 10.11.
 type MariaDB struct{}
 
-func (MariaDB) Name() string               { return "mariadb" }
+func (MariaDB) Name() string { return "mariadb" }
+
+// Traits: a unix socket (StartCommand).
+func (MariaDB) Traits() Traits { return Traits{Socket: "mysqld.sock"} }
+
 func (MariaDB) Packages() []string         { return []string{"mariadb-server", "mariadb-client"} }
 func (MariaDB) ServerPackage() string      { return "mariadb-server" }
 func (MariaDB) User() string               { return "mysql" }

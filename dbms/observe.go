@@ -51,22 +51,9 @@ type ServerWindow struct {
 	Span time.Duration
 }
 
-// ObserverOf returns d's Observer through the wrappers (WithPassword), or nil when d reports
-// nothing of its own. An idle box has no server to ask.
-func ObserverOf(d DBMS) Observer {
-	for {
-		switch w := d.(type) {
-		case idle:
-			return nil
-		case Observer:
-			return w
-		case secured:
-			d = w.DBMS
-		default:
-			return nil
-		}
-	}
-}
+// ObserverOf returns d's Observer (Traits.Observer), or nil when d reports nothing of its
+// own. An idle box has no server to ask.
+func ObserverOf(d DBMS) Observer { return d.Traits().Observer }
 
 // counterWindow turns two readings of the same counters into a window: for each name in
 // counters, end minus start; a name read at only one end is missing. A counter that went

@@ -16,7 +16,14 @@ type PostgreSQL struct{}
 
 const pgBin = "/usr/lib/postgresql/15/bin/"
 
-func (PostgreSQL) Name() string          { return "postgresql" }
+func (PostgreSQL) Name() string { return "postgresql" }
+
+// Traits: its own counters (postgresqlobs.go), a primary with streaming standbys, sockets in
+// the run directory.
+func (p PostgreSQL) Traits() Traits {
+	return Traits{Observer: p, Clustered: p, Socket: "."} // pgx takes the socket directory
+}
+
 func (PostgreSQL) Packages() []string    { return []string{"postgresql-15", "postgresql-client-15"} }
 func (PostgreSQL) ServerPackage() string { return "postgresql-15" }
 func (PostgreSQL) User() string          { return "postgres" }

@@ -21,7 +21,11 @@ func (quietLogger) Printf(context.Context, string, ...interface{}) {}
 // Redis is Debian's redis-server 7.
 type Redis struct{}
 
-func (Redis) Name() string               { return "redis" }
+func (Redis) Name() string { return "redis" }
+
+// Traits: its own counters (redisobs.go), a primary with replicas, a unix socket (StartCommand).
+func (r Redis) Traits() Traits { return Traits{Observer: r, Clustered: r, Socket: "redis.sock"} }
+
 func (Redis) Packages() []string         { return []string{"redis-server", "redis-tools"} }
 func (Redis) ServerPackage() string      { return "redis-server" }
 func (Redis) User() string               { return "redis" }

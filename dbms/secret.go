@@ -92,8 +92,24 @@ func setPasswordFirst(dataDir string, server []string) []string {
 	return append([]string{"/bin/sh", dataDir + "/" + passwordScript, dataDir}, server...)
 }
 
-// BuiltFiles are the wrapped database's: the same image.
-func (s secured) BuiltFiles() []string { return BuiltFiles(s.DBMS) }
+// Traits are the wrapped database's, except that each node of its cluster requires the same
+// password, and the server binary is the wrapped start command's (this one runs the password
+// script first).
+func (s secured) Traits() Traits {
+	t := s.DBMS.Traits()
+	t.ServerBinary = ServerBinary(s.DBMS)
+	if t.Clustered != nil {
+		t.Clustered = securedCluster{t.Clustered, s.password}
+	}
+	return t
+}
 
-// ServerBinary is the wrapped database's (see the package function).
-func (s secured) ServerBinary() string { return ServerBinary(s.DBMS) }
+// securedCluster makes every node of a secured database's cluster secured with its password.
+type securedCluster struct {
+	Clustered
+	password string
+}
+
+func (c securedCluster) Node(t Topology, i int, peers []Peer) DBMS {
+	return secured{c.Clustered.Node(t, i, peers), c.password}
+}

@@ -62,18 +62,10 @@ type Clustered interface {
 	ClientNodes(t Topology) (nodes []int, what string)
 }
 
-// ClusteredOf returns the Clustered side of d (through the wrappers), or false.
+// ClusteredOf returns the Clustered side of d (Traits.Clustered), or false.
 func ClusteredOf(d DBMS) (Clustered, bool) {
-	for {
-		if c, ok := d.(Clustered); ok {
-			return c, true
-		}
-		s, ok := d.(secured)
-		if !ok {
-			return nil, false
-		}
-		d = s.DBMS
-	}
+	c := d.Traits().Clustered
+	return c, c != nil
 }
 
 // CheckTopology returns the problems of t for the named database; one problem when the database
@@ -103,16 +95,10 @@ func joinClustered() string {
 	return s
 }
 
-// NodeOf is node i of d's cluster (Clustered.Node), with d's password when d has one.
+// NodeOf is node i of d's cluster (Clustered.Node), with d's password when d has one (the
+// wrapper's Traits see to that).
 func NodeOf(d DBMS, t Topology, i int, peers []Peer) (DBMS, error) {
-	if s, ok := d.(secured); ok {
-		n, err := NodeOf(s.DBMS, t, i, peers)
-		if err != nil {
-			return nil, err
-		}
-		return secured{n, s.password}, nil
-	}
-	c, ok := d.(Clustered)
+	c, ok := ClusteredOf(d)
 	if !ok {
 		return nil, fmt.Errorf("dbms %s has no topology", d.Name())
 	}
@@ -120,18 +106,9 @@ func NodeOf(d DBMS, t Topology, i int, peers []Peer) (DBMS, error) {
 }
 
 // ReadyTimeout is how long d may take to answer its readiness probe: def (the platforms'
-// platform.ReadyTimeout) unless the database asks for longer (a node of a Cassandra ring,
-// whose JVM starts beside the other nodes' on the same cores). The provision's own timeout
-// (timeouts.provision) still bounds it.
+// platform.ReadyTimeout) unless the database asks for longer (Traits.ReadyTimeout: a node of a
+// Cassandra ring, whose JVM starts beside the other nodes' on the same cores). The provision's
+// own timeout (timeouts.provision) still bounds it.
 func ReadyTimeout(d DBMS, def time.Duration) time.Duration {
-	for {
-		if s, ok := d.(interface{ ReadyTimeout() time.Duration }); ok {
-			return max(def, s.ReadyTimeout())
-		}
-		s, ok := d.(secured)
-		if !ok {
-			return def
-		}
-		d = s.DBMS
-	}
+	return max(def, d.Traits().ReadyTimeout)
 }

@@ -88,7 +88,7 @@ func CleanupAll(ctx context.Context, ps map[string]Platform, workRoot string, cr
 	for _, name := range names {
 		var gone []string
 		var err error
-		if bc, ok := ps[name].(BoxCleaner); ok {
+		if bc := ps[name].Info().BoxCleaner; bc != nil {
 			gone, err = bc.CleanupBoxes(ctx, workRoot, crashed)
 		} else {
 			gone, err = ps[name].Cleanup(ctx, workRoot, crashed)

@@ -49,6 +49,23 @@ type Info struct {
 	// whose storage is "same as the measured box" (a host process has no container layer: its
 	// closest equivalent is a host directory).
 	Fallback map[string]string
+
+	// What the platform can do beyond the Platform methods, each nil where it cannot (kind's
+	// ProviderInfo in spirit): callers read these fields, never type-assert a platform, so a
+	// wrapper that embeds a platform keeps them all and one that changes a capability
+	// replaces that field. The platform usually sets each to itself.
+
+	// Cluster: its boxes can be the nodes of a cluster (Request.Node); nil refuses topologies
+	// (spec validation and cluster.Check say so).
+	Cluster Clusterer
+	// Prober: some abilities need a real trial (a runtime registered but failing on this
+	// kernel); nil when Check is the whole answer.
+	Prober Prober
+	// Diagnoser: the platform has lines for `boxbench doctor`.
+	Diagnoser Diagnoser
+	// BoxCleaner: its Cleanup ends with the shared CleanupWorkRoot step, so CleanupAll runs its
+	// box step before every platform's work-root step; nil: Cleanup is run whole.
+	BoxCleaner BoxCleaner
 }
 
 // Offers says whether the platform offers storage s and network n.
@@ -111,8 +128,8 @@ type Node struct {
 	Ports   map[string]int // on the host's network: every listener's port, reserved by the caller
 }
 
-// Clusterer is implemented by platforms whose boxes can be the nodes of a cluster. A platform
-// that does not implement it refuses topologies (spec validation and Check say so).
+// Clusterer is what a platform whose boxes can be the nodes of a cluster offers
+// (Info.Cluster). A platform without one refuses topologies (spec validation and Check say so).
 type Clusterer interface {
 	// ClusterNetwork prepares what the nodes of one cluster on network c.Network share: an
 	// engine network labelled with r's experiment and run (so Cleanup finds it after a crash)
@@ -160,6 +177,9 @@ type Box interface {
 	Observe() Observation
 	// Applied is what took effect of Request.Resources, read back from the source of truth.
 	Applied() resource.Applied
+	// Traits are what the box can do beyond these methods, fixed after Provision. A wrapper
+	// that embeds a Box keeps them; one that changes a trait overrides Traits.
+	Traits() Traits
 	// Warnings are doubts about the box the run must carry: a control the platform could not
 	// enforce, a server version that differs from the baseline's, an emulated machine.
 	Warnings() []Warning
@@ -196,9 +216,10 @@ type Platform interface {
 	Cleanup(ctx context.Context, workRoot string, crashed func(experiment string) bool) ([]string, error)
 }
 
-// BoxCleaner is implemented by platforms whose Cleanup ends with CleanupWorkRoot: CleanupBoxes
-// is everything before that step (their boxes' processes, containers, interfaces, and what
-// they find from the work directories, such as socket directories or LXC markers). CleanupAll
+// BoxCleaner is offered (Info.BoxCleaner) by platforms whose Cleanup ends with
+// CleanupWorkRoot: CleanupBoxes is everything before that step (their boxes' processes,
+// containers, interfaces, and what they find from the work directories, such as socket
+// directories or LXC markers). CleanupAll
 // runs every platform's CleanupBoxes before the shared work-root step, so that no platform
 // unmounts a filesystem another platform's orphaned server still uses, or removes the work
 // directories another platform finds its leftovers from.
@@ -206,17 +227,32 @@ type BoxCleaner interface {
 	CleanupBoxes(ctx context.Context, workRoot string, crashed func(experiment string) bool) ([]string, error)
 }
 
-// Prober is implemented by platforms whose abilities need a real trial (e.g. a runtime that is
-// registered but fails on this kernel).
+// Prober is offered (Info.Prober) by platforms whose abilities need a real trial (e.g. a
+// runtime that is registered but fails on this kernel).
 type Prober interface {
 	// Probe tries c for real, bounded in time, and returns the engine's own error.
 	Probe(ctx context.Context, c Choice) error
 }
 
-// ClientSite is implemented by a box whose client runs somewhere other than boxbench's own
-// process (a container on the box's overlay network, a pod on a cluster node). A platform
-// returns a Box that implements it only when the client must run at the site; the runner then
-// runs the cell's workload there through `boxbench agent` (package agent).
+// Traits are what a box can do beyond the Box methods, nil where it cannot.
+type Traits struct {
+	// Nodes are the boxes of a box that is several (a cluster of nodes, each an ordinary box of
+	// its platform: a process, a container, a swarm service, a pod); nil for a single box.
+	// Telemetry samples each node through its own Observe (a host cgroup or the
+	// orchestrator's stats, platform.StatsView), and the run's validity checks look at every
+	// node; the first node stands for the box where a box has one answer (Box.Observe,
+	// Box.Applied). Every node is running, in order (the first first); callers must not tear
+	// a node down (the box's own Teardown does).
+	Nodes []NamedBox
+	// Site is where the box's client runs when it must run somewhere other than boxbench's
+	// own process (a container on the box's overlay network, a pod on a cluster node): the
+	// runner then runs the cell's workload there through `boxbench agent` (package agent).
+	// nil: the client runs in boxbench's process on this host.
+	Site ClientSite
+}
+
+// ClientSite is a place other than boxbench's own process where a box's client runs
+// (Traits.Site).
 type ClientSite interface {
 	// ClientPlace says where the client runs (recorded with the run, e.g. "container on overlay
 	// network bb-…" or "pod on node n1") and the server's endpoint as seen from there.
@@ -227,12 +263,10 @@ type ClientSite interface {
 	// boxbench's binary itself (a read-only bind mount of os.Executable() for a container on this
 	// host; an image or a host path for a pod).
 	RunAgent(ctx context.Context, stdin io.Reader, stdout io.Writer) error
-}
-
-// PinnedSite is implemented by a client site whose client runs on known cpus of this host (a
-// container on an overlay network given boxbench's own client cpus, a duet side's pinned
-// agent): placement.client then holds there too, and the run records the cpus.
-type PinnedSite interface {
+	// ClientCPUs are the cpus of this host the client runs on (a container on an overlay
+	// network given boxbench's own client cpus, a duet side's pinned agent), in cpuset list
+	// form: placement.client then holds there too, and the run records them. "" when the site
+	// is not on known cpus of this host (a pod on a cluster node).
 	ClientCPUs() string
 }
 
@@ -245,7 +279,7 @@ type Finding struct {
 	Fix    string // the command that fixes it, when there is one
 }
 
-// Diagnoser is implemented by platforms that can say what they can do on this host.
+// Diagnoser is offered (Info.Diagnoser) by platforms that can say what they can do on this host.
 type Diagnoser interface {
 	Diagnose(ctx context.Context) []Finding
 }

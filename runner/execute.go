@@ -177,8 +177,8 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 		}
 	}
 
-	site, remote := box.(platform.ClientSite)
-	if remote && slot.duet != nil {
+	site := box.Traits().Site
+	if site != nil && slot.duet != nil {
 		// Its client would run at the box's own site, not on this side's cpus: the two sides'
 		// clients could meet on one cpu, and the pair's ratio would not be a duet's.
 		where, _ := site.ClientPlace()
@@ -186,10 +186,10 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 			slot.duet.name, slot.duet.side, where))
 		return
 	}
-	if !remote && slot.duet != nil {
-		site, remote = slot.duet.site(r.cfg.Agent, box.Endpoint()), true
+	if site == nil && slot.duet != nil {
+		site = slot.duet.site(r.cfg.Agent, box.Endpoint())
 	}
-	if remote {
+	if site != nil {
 		rwl, err := r.remoteClient(site, wl, c, rec)
 		if err != nil {
 			fail("client", err)
@@ -279,7 +279,7 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	}
 	defer closeDB()
 	// A box of several (a cluster): "db" is its first node; every other node is a source of
-	// its own (db-n2, …), observed its own platform's way (platform.Multi).
+	// its own (db-n2, …), observed its own platform's way (platform.Traits.Nodes).
 	for i, n := range platform.NodesOf(box) {
 		if i == 0 {
 			continue
@@ -408,9 +408,10 @@ func (r *Runner) remoteClient(site platform.ClientSite, wl workload.Workload, c 
 		}
 		rec.Facts["client_endpoints"] = strings.Join(ms, " ") // every node of a cluster, from the site
 	}
-	pinned := false
-	if ps, ok := site.(platform.PinnedSite); ok {
-		rec.Env["client_cpus"], pinned = ps.ClientCPUs(), true
+	cpus := site.ClientCPUs()
+	pinned := cpus != ""
+	if pinned {
+		rec.Env["client_cpus"] = cpus
 	}
 	var lost []string
 	if r.cfg.Spec.Placement.Client != "" && !pinned {

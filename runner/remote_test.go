@@ -27,7 +27,14 @@ type sited struct{ platform.Platform }
 
 type sitedBox struct {
 	platform.Box
-	*agenttest.Site
+	site *agenttest.Site
+}
+
+// Traits: the inner box's, with the child process as its client site.
+func (b sitedBox) Traits() platform.Traits {
+	t := b.Box.Traits()
+	t.Site = b.site
+	return t
 }
 
 func (p sited) Provision(ctx context.Context, r platform.Request) (platform.Box, error) {

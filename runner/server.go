@@ -60,7 +60,7 @@ type nodeWindow struct {
 // measuring is closed (a workload.MeasureNotifier's signal), else warmup after now (the
 // workload starts right after this call; its connecting, if slow, then shifts the reading
 // into the warm-up, and server_window_seconds shows by how much). A box of several
-// (platform.Multi) has every node read, at once.
+// (platform.Traits.Nodes) has every node read, at once.
 func watchServer(ctx context.Context, d dbms.DBMS, box platform.Box, warmup time.Duration, measuring <-chan struct{}) *serverWatch {
 	o := dbms.ObserverOf(d)
 	if o == nil {

@@ -26,7 +26,7 @@ func (r *Runner) provision(ctx context.Context, p platform.Platform, c *plan.Cel
 	if err != nil {
 		return nil, err // not a typed nil in the interface
 	}
-	return b.AsBox(), nil
+	return b, nil
 }
 
 // loadInPlace loads the cell's data set into a running cluster before the measured window,

@@ -51,6 +51,9 @@ func Self(ep driver.Endpoint) *Site { return &Site{Where: "a child process", Ser
 
 func (s *Site) ClientPlace() (string, driver.Endpoint) { return s.Where, s.Server }
 
+// ClientCPUs: the child process is not pinned.
+func (s *Site) ClientCPUs() string { return "" }
+
 func (s *Site) RunAgent(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	argv, env := Command()
 	cmd := exec.CommandContext(ctx, argv[0])

@@ -349,3 +349,6 @@ func (p *Platform) Remove(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// Traits: a single box whose client runs in boxbench's process.
+func (b *box) Traits() platform.Traits { return platform.Traits{} }

@@ -159,7 +159,7 @@ const Name = "docker"
 
 // Info: containers of a local engine are groups on this host's tree; any registered OCI runtime.
 func (p *Platform) Info() platform.Info {
-	return platform.Info{Name: Name,
+	return platform.Info{Name: Name, Cluster: p, Prober: p, Diagnoser: p, BoxCleaner: p,
 		Storages: []string{StorageOverlay, StorageBind, StorageVolume, StorageTmpfs, StorageBlock},
 		Networks: []string{NetworkHost, NetworkPublished, NetworkDirect}, Runtimes: true, HostCgroup: true,
 		Load: &platform.Choice{Storage: StorageBind, Network: NetworkHost}}

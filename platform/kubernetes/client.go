@@ -19,10 +19,21 @@ import (
 	"github.com/boxbench/boxbench/platform"
 )
 
-// podClient is a box whose client runs in a pod (client: {platform: kubernetes}): the only
-// boxes that implement platform.ClientSite, since the runner runs the client at the site of
-// every box that does.
+// podClient is the client site of a box whose client runs in a pod (client: {platform:
+// kubernetes}): only such boxes have one, since the runner runs the client at the site of
+// every box that has a site.
 type podClient struct{ *box }
+
+// Traits: with client.platform kubernetes, the box's client runs in a pod (podClient).
+func (b *box) Traits() platform.Traits {
+	if b.cfg.ClientInCluster {
+		return platform.Traits{Site: podClient{b}}
+	}
+	return platform.Traits{}
+}
+
+// ClientCPUs: a pod's cpus are the node's business, not known cpus of this host.
+func (podClient) ClientCPUs() string { return "" }
 
 var _ platform.ClientSite = podClient{}
 

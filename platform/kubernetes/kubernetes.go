@@ -160,7 +160,7 @@ func (p *Platform) config() Config {
 // Info: storages and networks; boxes are groups on this host's tree only when the node is this
 // host, which the description cannot know, so HostCgroup is false (Observe says per box).
 func (p *Platform) Info() platform.Info {
-	return platform.Info{Name: Name,
+	return platform.Info{Name: Name, Cluster: p, Diagnoser: p, BoxCleaner: p,
 		Storages: []string{StorageHostPath, StorageLocalPV, StorageEmptyDir, StorageTmpfs, StoragePVC},
 		Networks: []string{NetworkHost, NetworkPod, NetworkService, NetworkNodePort}, Runtimes: true,
 		Fallback: map[string]string{"bind": StorageHostPath}}
@@ -336,9 +336,6 @@ func (p *Platform) Provision(ctx context.Context, r platform.Request) (platform.
 	b := &box{p: p, req: r, cfg: p.config(), facts: map[string]string{"platform": Name}}
 	if err := b.provision(ctx); err != nil {
 		return nil, fmt.Errorf("kubernetes %s/%s: %w", r.Storage, r.Network, platform.Undo(ctx, b, err))
-	}
-	if b.cfg.ClientInCluster {
-		return podClient{b}, nil
 	}
 	return b, nil
 }

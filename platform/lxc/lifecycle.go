@@ -95,3 +95,6 @@ func (b *box) Teardown(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// Traits: a single box whose client runs in boxbench's process.
+func (b *box) Traits() platform.Traits { return platform.Traits{} }

@@ -64,8 +64,8 @@ func New(trees *rootfs.Cache, log *slog.Logger) *Platform {
 }
 
 // Info: containers are groups on this host's tree; no OCI runtime (LXC is its own).
-func (*Platform) Info() platform.Info {
-	return platform.Info{Name: Name,
+func (p *Platform) Info() platform.Info {
+	return platform.Info{Name: Name, Diagnoser: p, BoxCleaner: p,
 		Storages: []string{StorageRootfs, storage.Bind, storage.Tmpfs, storage.Blockdev},
 		Networks: []string{NetworkHost, NetworkBridge}, HostCgroup: true,
 		Load: &platform.Choice{Storage: storage.Bind, Network: NetworkHost}}

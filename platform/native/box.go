@@ -81,7 +81,11 @@ func (b *box) provision(ctx context.Context) error {
 	}
 	b.ep = driver.Endpoint{Host: "127.0.0.1", Port: b.layout.Port}
 	if r.Network == "unix" {
-		b.ep = driver.Endpoint{Unix: unixSocket(r.DBMS, b.layout)}
+		sock, err := dbms.UnixSocket(r.DBMS, b.layout)
+		if err != nil {
+			return err
+		}
+		b.ep = driver.Endpoint{Unix: sock}
 	}
 	for _, d := range []string{b.layout.DataDir, runDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -120,20 +124,6 @@ func (b *box) provision(ctx context.Context) error {
 		return err
 	}
 	return b.waitReady(ctx)
-}
-
-func unixSocket(d dbms.DBMS, l dbms.Layout) string {
-	switch d.Name() {
-	case "postgresql":
-		return l.RunDir // pgx takes the socket directory
-	case "mariadb":
-		return l.RunDir + "/mysqld.sock"
-	case "ferretdb":
-		return l.RunDir + "/" + dbms.FerretDBSocket
-	case "etcd":
-		return l.RunDir + "/" + dbms.EtcdSocket + ":0" // etcd names a unix listener host:port
-	}
-	return l.RunDir + "/redis.sock"
 }
 
 // fillData restores the seed, or initialises an empty data directory.
@@ -289,3 +279,6 @@ func (b *box) pid() int {
 
 // freePort picks the server's port; a variable so that a test can hand out a taken one.
 var freePort = platform.FreePort
+
+// Traits: a single box whose client runs in boxbench's process.
+func (b *box) Traits() platform.Traits { return platform.Traits{} }

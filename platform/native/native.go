@@ -26,8 +26,8 @@ func New() *Platform { return &Platform{} }
 const Name = "native"
 
 // Info: a host process has no container layer, no engine volumes and no OCI runtime.
-func (*Platform) Info() platform.Info {
-	return platform.Info{Name: Name, Storages: []string{storage.Bind, storage.Tmpfs, storage.Blockdev},
+func (p *Platform) Info() platform.Info {
+	return platform.Info{Name: Name, Cluster: p, BoxCleaner: p, Storages: []string{storage.Bind, storage.Tmpfs, storage.Blockdev},
 		Networks: []string{"host", "unix"}, HostCgroup: true,
 		Load:     &platform.Choice{Storage: storage.Bind, Network: "host"},
 		Fallback: map[string]string{"overlay": storage.Bind, "volume": storage.Bind, "rootfs": storage.Bind}}
@@ -48,8 +48,10 @@ func (*Platform) Check(_ context.Context, c platform.Choice) error {
 	switch c.Network {
 	case "host":
 	case "unix":
-		if c.DBMS != nil && c.DBMS.Name() == "cassandra" {
-			errs = append(errs, errors.New("cassandra has no unix socket (CQL is TCP only): network=host"))
+		if c.DBMS != nil {
+			if _, err := dbms.UnixSocket(c.DBMS, dbms.Layout{}); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	default:
 		errs = append(errs, fmt.Errorf("native has no network %q (a host process is reached over loopback or a unix socket)", c.Network))

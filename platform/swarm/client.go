@@ -22,11 +22,20 @@ import (
 	"github.com/boxbench/boxbench/platform/docker"
 )
 
-// siteBox is a box on an overlay network (overlay, vip): the measured client runs in a
-// container attached to the box's overlay network, as another service's task would, and
-// reaches the server through the overlay network (overlay) or through the service's virtual IP (vip). The host
-// reaches the box only for readiness and liveness checks (Endpoint).
+// siteBox is the client site of a box on an overlay network (overlay, vip): the measured
+// client runs in a container attached to the box's overlay network, as another service's task
+// would, and reaches the server through the overlay network (overlay) or through the
+// service's virtual IP (vip). The host reaches the box only for readiness and liveness checks
+// (Endpoint).
 type siteBox struct{ *box }
+
+// Traits: a box on an overlay network has its client site there (siteBox).
+func (b *box) Traits() platform.Traits {
+	if b.req.Network != NetworkHost {
+		return platform.Traits{Site: siteBox{b}}
+	}
+	return platform.Traits{}
+}
 
 var _ platform.ClientSite = siteBox{}
 
@@ -117,7 +126,7 @@ var errExit124 = errors.New("exit status 124")
 // ownCPUs is this process's cpu list: the client's placement (placement.client pins it).
 func ownCPUs() string { return placement.FormatList(placement.OwnCPUs()) }
 
-// ClientCPUs is the cpu list the client container runs on (platform.PinnedSite): this
+// ClientCPUs is the cpu list the client container runs on (platform.ClientSite): this
 // process's, so placement.client holds for the client on the overlay too.
 func (s siteBox) ClientCPUs() string { return ownCPUs() }
 

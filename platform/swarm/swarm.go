@@ -77,7 +77,7 @@ func New(d *docker.Platform, log *slog.Logger) *Platform {
 // Info: task containers of a local engine are groups on this host's tree. A service spec has
 // no OCI runtime field (the engine's default runtime runs every task), so no runtime key.
 func (p *Platform) Info() platform.Info {
-	return platform.Info{Name: Name,
+	return platform.Info{Name: Name, Cluster: p, Prober: p, Diagnoser: p, BoxCleaner: p,
 		Storages:   []string{StorageVolume, StorageBind, StorageTmpfs},
 		Networks:   []string{NetworkHost, NetworkOverlay, NetworkVIP},
 		HostCgroup: true,
@@ -139,9 +139,6 @@ func (p *Platform) Provision(ctx context.Context, r platform.Request) (platform.
 	b.life, b.cancelLife = context.WithCancel(context.WithoutCancel(ctx))
 	if err := b.provision(ctx); err != nil {
 		return nil, fmt.Errorf("swarm %s/%s: %w", r.Storage, r.Network, platform.Undo(ctx, b, err))
-	}
-	if r.Network != NetworkHost {
-		return siteBox{b}, nil
 	}
 	return b, nil
 }

@@ -283,3 +283,6 @@ func (b *box) sampleGuest(ctx context.Context) ([]byte, error) {
 	}
 	return out.Bytes(), nil
 }
+
+// Traits: a single box whose client runs in boxbench's process.
+func (b *box) Traits() platform.Traits { return platform.Traits{} }

@@ -91,7 +91,8 @@ func (p *Platform) docker() bool { return p.variant == vmimage.Docker }
 // there, the guest's processes are not); no OCI runtime; seeds are loaded elsewhere (the data
 // directory lives on a guest disk).
 func (p *Platform) Info() platform.Info {
-	i := platform.Info{Name: p.name, Networks: []string{NetworkNAT, NetworkBridge}, HostCgroup: true}
+	i := platform.Info{Name: p.name, Networks: []string{NetworkNAT, NetworkBridge}, HostCgroup: true,
+		Diagnoser: p, BoxCleaner: p}
 	if p.docker() {
 		i.Storages = []string{StorageOverlay, StorageBind}
 		i.Fallback = map[string]string{"volume": StorageBind, StorageRootfs: StorageOverlay, storage.Tmpfs: StorageBind, storage.Blockdev: StorageBind}

@@ -14,8 +14,14 @@ import (
 // k), so they share one loaded data set.
 var Tests = []string{"oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select", "oltp_insert"}
 
-// DBMSs are the databases sysbench has a driver for in Debian's build (pgsql, mysql).
-var DBMSs = []string{"postgresql", "mariadb"}
+// Drivers are sysbench's database drivers in Debian's build (--db-driver); which database each
+// drives is the wiring's table (builtin.Databases).
+var Drivers = []string{DriverPgSQL, DriverMySQL}
+
+const (
+	DriverPgSQL = "pgsql" // libpq: PostgreSQL
+	DriverMySQL = "mysql" // MariaDB Connector/C
+)
 
 // Config configures one sysbench workload. Start from DefaultConfig; New validates.
 //
@@ -41,9 +47,10 @@ type Config struct {
 	Rate float64
 	// Interval is the length of one stored interval (sysbench --report-interval).
 	Interval time.Duration
-	// DBMS is the database the workload runs against: "postgresql" or "mariadb". It chooses
-	// the sysbench driver and is part of LoadKey.
-	DBMS string
+	// DBMS is the database the workload runs against (its credentials; part of LoadKey), and
+	// Driver the sysbench driver that speaks to it (one of Drivers).
+	DBMS   string
+	Driver string
 }
 
 // DefaultConfig returns sysbench's own defaults where it has one (1 table, 10000 rows, 1
@@ -51,7 +58,7 @@ type Config struct {
 // PostgreSQL.
 func DefaultConfig() Config {
 	return Config{Test: "oltp_read_write", Tables: 1, TableSize: 10000, Threads: 1,
-		Duration: time.Minute, Warmup: 10 * time.Second, Interval: time.Second, DBMS: "postgresql"}
+		Duration: time.Minute, Warmup: 10 * time.Second, Interval: time.Second, DBMS: "postgresql", Driver: DriverPgSQL}
 }
 
 // Validate returns every problem of c at once (errors.Join), each naming the field, the bad
@@ -64,8 +71,8 @@ func (c Config) Validate() error {
 	if !slices.Contains(Tests, c.Test) {
 		bad("Test", fmt.Sprintf("%q", c.Test), "one of "+strings.Join(Tests, ", "))
 	}
-	if !slices.Contains(DBMSs, c.DBMS) {
-		bad("DBMS", fmt.Sprintf("%q", c.DBMS), "one of "+strings.Join(DBMSs, ", ")+" (sysbench has no driver for others)")
+	if !slices.Contains(Drivers, c.Driver) {
+		bad("Driver", fmt.Sprintf("%q", c.Driver), "one of "+strings.Join(Drivers, ", ")+" (for dbms "+c.DBMS+")")
 	}
 	if c.Tables < 1 {
 		bad("Tables", c.Tables, "must be at least 1")

@@ -191,8 +191,8 @@ func (w *Workload) connArgs(t workload.Target) ([]string, error) {
 		return nil, fmt.Errorf("sysbench: target endpoint %q has no host and port or socket", ep.String())
 	}
 	var a []string
-	switch c.DBMS {
-	case "postgresql":
+	switch c.Driver {
+	case DriverPgSQL:
 		a = []string{"--db-driver=pgsql", "--pgsql-user=" + cred.User, "--pgsql-db=" + cred.Database}
 		if ep.Unix != "" {
 			a = append(a, "--pgsql-host="+ep.Unix) // libpq takes the socket directory as host
@@ -203,7 +203,7 @@ func (w *Workload) connArgs(t workload.Target) ([]string, error) {
 			a = append(a, "--pgsql-port="+strconv.Itoa(ep.Port))
 		}
 		// The password reaches libpq through PGPASSWORD (env), never the argv.
-	case "mariadb":
+	case DriverMySQL:
 		a = []string{"--db-driver=mysql", "--mysql-user=" + cred.User, "--mysql-db=" + cred.Database}
 		if ep.Unix != "" {
 			a = append(a, "--mysql-host=localhost", "--mysql-socket="+filepath.Clean(ep.Unix))
@@ -230,7 +230,7 @@ func (w *Workload) passwordEnv(t workload.Target) []string {
 	if t.Password == "" {
 		return nil
 	}
-	if w.cfg.DBMS == "mariadb" {
+	if w.cfg.Driver == DriverMySQL {
 		return []string{"MYSQL_PWD=" + t.Password}
 	}
 	return []string{"PGPASSWORD=" + t.Password}

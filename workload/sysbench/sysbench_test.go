@@ -20,12 +20,12 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("defaults invalid: %v", err)
 	}
 	c := Config{Test: "tpcc", Tables: 0, TableSize: -1, Threads: 0, Duration: 1500 * time.Millisecond,
-		Warmup: -time.Second, Rate: 10.5, Interval: 0, DBMS: "redis"}
+		Warmup: -time.Second, Rate: 10.5, Interval: 0, DBMS: "redis", Driver: "redis"}
 	err := c.Validate()
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, field := range []string{"Test:", "Tables:", "TableSize:", "Threads:", "Duration:", "Warmup:", "Rate:", "Interval:", "DBMS:"} {
+	for _, field := range []string{"Test:", "Tables:", "TableSize:", "Threads:", "Duration:", "Warmup:", "Rate:", "Interval:", "Driver:"} {
 		if !strings.Contains(err.Error(), field) {
 			t.Errorf("error does not name %s: %v", field, err)
 		}
@@ -42,7 +42,7 @@ func TestValidate(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	c := DefaultConfig()
-	c.Test, c.Tables, c.TableSize, c.DBMS = "oltp_write_only", 4, 1000, "mariadb"
+	c.Test, c.Tables, c.TableSize, c.DBMS, c.Driver = "oltp_write_only", 4, 1000, "mariadb", DriverMySQL
 	w, err := New(c)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +72,7 @@ func TestRunArgv(t *testing.T) {
 	if got := strings.Join(argv, " "); got != want {
 		t.Errorf("argv\n got %s\nwant %s", got, want)
 	}
-	c.DBMS = "mariadb"
+	c.DBMS, c.Driver = "mariadb", DriverMySQL
 	w, _ = New(c)
 	tgt = workload.Target{DBMS: "mariadb", Endpoint: driver.Endpoint{Unix: "/run/x/mysqld.sock"}, User: "u", Database: "d"}
 	conn, err := w.connArgs(tgt)
@@ -110,6 +110,7 @@ func TestIntegration(t *testing.T) {
 			tgt := workload.Target{DBMS: name, Endpoint: box.Endpoint(), User: cred.User, Database: cred.Database}
 			c := DefaultConfig()
 			c.DBMS, c.Tables, c.TableSize, c.Threads = name, 2, 2000, 2
+			c.Driver = map[string]string{"postgresql": DriverPgSQL, "mariadb": DriverMySQL}[name]
 			c.Warmup, c.Duration = time.Second, 2*time.Second
 			w, err := New(c)
 			if err != nil {
