@@ -14,6 +14,7 @@ PKGS=(docker.io runc postgresql-15 postgresql-client-15 mariadb-server mariadb-c
       xfsprogs e2fsprogs util-linux mount iproute2 chromium crun lxc
       qemu-system-x86 qemu-utils  # qemu: the vm and vm-docker platforms and the cgroup v2 test bed
       containerd containernetworking-plugins conntrack gcc libc6-dev openssl curl  # scripts/kube-local.sh
+      busybox-static  # scripts/kube-multi-check.sh's test image
       openjdk-17-jre-headless openjdk-17-jdk-headless maven)  # dbms: cassandra (scripts/cassandra.sh)
 
 # What needs only Go (gVisor's runsc and FerretDB built from the module proxy; boxbench's own

@@ -1,0 +1,146 @@
+# shellcheck shell=bash
+# Certificates and configuration files of the multi-node cluster, for scripts/kube-multi.sh
+# (sourced; uses its variables and kube-local.sh's make_pki, cert and install_new).
+
+api_addr() { node_addr 1; }   # the control plane runs in node 1
+
+# kubeconfig FILE CERTNAME: a kubeconfig for an identity, server node 1's address. It replaces
+# kube-local.sh's own (127.0.0.1, context boxbench-local), so that kube-local.sh's make_pki
+# writes this cluster's kubeconfigs.
+kubeconfig() {
+  cat >"$1.new" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: $CONTEXT
+  cluster:
+    certificate-authority: $PKI/ca.crt
+    server: https://$(api_addr):6443
+users:
+- name: $CONTEXT-$2
+  user:
+    client-certificate: $PKI/$2.crt
+    client-key: $PKI/$2.key
+contexts:
+- name: $CONTEXT
+  context: {cluster: $CONTEXT, user: $CONTEXT-$2}
+current-context: $CONTEXT
+EOF
+  chmod 600 "$1.new"
+  install_new "$1" >/dev/null
+}
+
+# make_multi_pki N: kube-local.sh's certificates and kubeconfigs (a CA of this cluster's own
+# under $PKI; the apiserver's names include node 1's address), and what only this cluster has:
+# one kubelet identity per node, and flanneld's.
+make_multi_pki() {
+  local n=$1 i
+  make_pki "$(api_addr)"
+  rm -f "$STATE/kubelet.kubeconfig" "$PKI"/kubelet.*   # make_pki's one node; each node has its own
+  for ((i = 1; i <= n; i++)); do
+    cert "kubelet-$i" "system:node:$(node_name "$i")" system:nodes
+    kubeconfig "$STATE/kubelet-$i.kubeconfig" "kubelet-$i"
+  done
+  cert flannel boxbench-flannel ""
+  kubeconfig "$STATE/flannel.kubeconfig" flannel
+  chmod 600 "$PKI"/*.key
+}
+
+# node_configs I CNI: node I's containerd, kubelet and kube-proxy configuration.
+node_configs() {
+  local i=$1 cni=$2 d name restrict=false bindir=/usr/lib/cni
+  d=$(node_dir "$i")
+  name=$(node_name "$i")
+  # Bit 24 of the effective capabilities is CAP_SYS_RESOURCE (see kube-local.sh).
+  (( (0x$(awk '/^CapEff/ {print $2}' /proc/self/status) >> 24) & 1 )) || restrict=true
+  [ "$cni" = vxlan ] && bindir=$CNI_BIN
+  mkdir -p "$d/containerd" "$d/kubelet"
+  cat >"$d/containerd/config.toml.new" <<EOF
+# containerd of node $name: its own root, state and socket.
+version = 2
+root = "$d/containerd/root"
+state = "$RUN/n$i/containerd-state"
+disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
+[grpc]
+  address = "$(node_sock "$i")"
+[ttrpc]
+  address = "$(node_sock "$i").ttrpc"
+[debug]
+  address = ""
+[metrics]
+  address = ""
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$d/containerd/opt"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$PAUSE_IMAGE"
+  netns_mounts_under_state_dir = true
+  restrict_oom_score_adj = $restrict
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "$bindir"
+    conf_dir = "/etc/cni/net.d"
+    max_conf_num = 1
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = "$RUN/n$i/runc"
+EOF
+  install_new "$d/containerd/config.toml" >/dev/null
+
+  cat >"$d/kubelet/config.yaml.new" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: $(node_addr "$i")
+port: 10250
+healthzBindAddress: 127.0.0.1
+healthzPort: 10248
+readOnlyPort: 0
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: $PKI/ca.crt}
+authorization: {mode: Webhook}
+containerRuntimeEndpoint: unix://$(node_sock "$i")
+cgroupDriver: cgroupfs
+cgroupsPerQOS: true
+cgroupRoot: $CGROUP_BASE/n$i
+failCgroupV1: false
+failSwapOn: false
+memorySwap: {swapBehavior: NoSwap}
+protectKernelDefaults: false
+enforceNodeAllocatable: [pods]
+clusterDomain: cluster.local
+clusterDNS: [$DNS_IP]
+resolvConf: /etc/resolv.conf
+serializeImagePulls: false
+maxPods: 110
+podLogsDir: /var/log/pods
+evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%"}
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+rotateCertificates: false
+serverTLSBootstrap: false
+EOF
+  [ -z "$(install_new "$d/kubelet/config.yaml")" ] || stop "kubelet-$i" 30
+
+  cat >"$d/kube-proxy.yaml.new" <<EOF
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: $STATE/kube-proxy.kubeconfig}
+mode: iptables
+clusterCIDR: $POD_CIDR
+hostnameOverride: $name
+healthzBindAddress: 127.0.0.1:10256
+metricsBindAddress: 127.0.0.1:10249
+nodePortAddresses: [primary]
+iptables: {localhostNodePorts: false, masqueradeAll: false}
+# The nodes share one kernel (as kind's do): leave its conntrack table size and timeouts alone.
+conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+EOF
+  [ -z "$(install_new "$d/kube-proxy.yaml")" ] || stop "kube-proxy-$i"
+}
