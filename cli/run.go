@@ -32,6 +32,7 @@ func (a *app) planCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			builtin.ForPlan(ps)
 			seed := uint64(0)
 			if e.Seed != nil {
 				seed = uint64(*e.Seed)
