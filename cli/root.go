@@ -20,11 +20,13 @@ import (
 	"github.com/boxbench/boxbench/spec"
 )
 
-// Exit codes.
+// Exit codes (docs/cli.md). 2 is never boxbench's own: it is what the Go runtime exits with on
+// a crash (a panic, a fatal error such as running out of memory), so that a script can tell a
+// crash from a refusal.
 const (
 	ExitOK          = 0
-	ExitFailure     = 1 // the command ran but something failed (a run, a gate, a check)
-	ExitUsage       = 2 // bad flags or a bad spec
+	ExitFailure     = 1  // the command ran but something failed (a run, a gate, a check)
+	ExitUsage       = 64 // bad flags or a bad spec (sysexits' EX_USAGE): nothing was started
 	ExitInterrupted = 130
 )
 

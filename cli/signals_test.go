@@ -110,3 +110,39 @@ func TestStopEndsTheWatch(t *testing.T) {
 	default:
 	}
 }
+
+// TestSignalWhileReadingTheSpec: while the spec is read, validated and planned nothing has been
+// started, so the first signal exits at once (130) instead of announcing a teardown and
+// carrying on; once that phase ends, a signal tears down as before.
+func TestSignalWhileReadingTheSpec(t *testing.T) {
+	sigs := make(chan os.Signal, 3)
+	var out lockedBuffer
+	exited := make(chan int, 1)
+	ctx, stop := handleSignals(context.Background(), sigs, &out, time.Hour, func(c int) { exited <- c })
+	defer stop()
+	started := nothingStarted(ctx)
+	sigs <- syscall.SIGTERM
+	select {
+	case c := <-exited:
+		if c != ExitInterrupted {
+			t.Errorf("exit(%d), want %d", c, ExitInterrupted)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a signal while reading the spec did not end boxbench")
+	}
+	if s := out.String(); strings.Contains(s, "tearing down") || !strings.Contains(s, "nothing had been started") {
+		t.Errorf("message: %q", s)
+	}
+	started()
+
+	sigs2 := make(chan os.Signal, 3)
+	var out2 lockedBuffer
+	ctx2, stop2 := handleSignals(context.Background(), sigs2, &out2, time.Hour, func(c int) { exited <- c })
+	defer stop2()
+	nothingStarted(ctx2)() // the phase began and ended: the runner is at work
+	sigs2 <- syscall.SIGTERM
+	<-ctx2.Done()
+	if !strings.Contains(out2.String(), "tearing down the current run") {
+		t.Errorf("after the spec was read: %q", out2.String())
+	}
+}

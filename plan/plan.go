@@ -75,6 +75,10 @@ func Expand(ctx context.Context, e *spec.Experiment, seed uint64, check Checker)
 		}
 		p.Cells = append(p.Cells, c)
 	}
+	skipped := map[*Cell]bool{}
+	for _, s := range p.Skipped {
+		skipped[s.Cell] = true
+	}
 	byID := map[string]*Cell{}
 	for _, c := range all {
 		byID[c.ID] = c
@@ -84,7 +88,7 @@ func Expand(ctx context.Context, e *spec.Experiment, seed uint64, check Checker)
 		id := baselineID(c, e.Baseline)
 		if b, ok := byID[id]; ok {
 			matched = true
-			if !p.skipped(b) {
+			if !skipped[b] {
 				p.Baseline[c] = b
 			}
 		}
@@ -126,15 +130,6 @@ func distinctReasons(skips []Skip) string {
 		}
 	}
 	return strings.Join(out, "; ")
-}
-
-func (p *Plan) skipped(c *Cell) bool {
-	for _, s := range p.Skipped {
-		if s.Cell == c {
-			return true
-		}
-	}
-	return false
 }
 
 // Order lists repetitions from..to (1-based, inclusive) of cells. "randomized" is a randomised
