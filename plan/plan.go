@@ -206,8 +206,9 @@ func cells(e *spec.Experiment) []*Cell {
 		combos = next
 	}
 	var out []*Cell
+	ex := spec.NewExcluder(e.Matrix.Exclude)
 	for _, params := range combos {
-		if excluded(params, e.Matrix.Exclude) {
+		if ex.Excludes(params) {
 			continue
 		}
 		out = append(out, resolve(e, params))
@@ -245,21 +246,6 @@ func with(m map[string]string, k, v string) map[string]string {
 	}
 	n[k] = v
 	return n
-}
-
-func excluded(params map[string]string, ex []map[string]string) bool {
-	for _, rule := range ex {
-		match := len(rule) > 0
-		for k, v := range rule {
-			if params[k] != v {
-				match = false
-			}
-		}
-		if match {
-			return true
-		}
-	}
-	return false
 }
 
 func resolve(e *spec.Experiment, params map[string]string) *Cell {

@@ -356,6 +356,7 @@ func (e *Experiment) cellCount() (n int64, exact bool) {
 		return total, false
 	}
 	dims, zip := e.Matrix.Dims, e.zipLen()
+	ex := NewExcluder(e.Matrix.Exclude)
 	var count int64
 	cell := map[string]string{}
 	idx := make([]int, len(dims))
@@ -367,7 +368,7 @@ func (e *Experiment) cellCount() (n int64, exact bool) {
 			for _, zd := range e.Matrix.Zip {
 				cell[zd.Key] = zd.Values[z]
 			}
-			if !excluded(cell, e.Matrix.Exclude) {
+			if !ex.Excludes(cell) {
 				count++
 			}
 		}
@@ -404,17 +405,49 @@ func (e *Experiment) zipLen() int {
 	return n
 }
 
-func excluded(cell map[string]string, ex []map[string]string) bool {
-	for _, x := range ex {
-		match := len(x) > 0
-		for k, v := range x {
-			if cell[k] != v {
-				match = false
-				break
-			}
+// Excluder tells the cells that matrix.exclude drops. Entries are indexed by one of their
+// pairs (the first key in sorted order), so a cell is compared only with the entries that
+// pair already matches: applying thousands of entries to thousands of cells stays near linear.
+type Excluder struct {
+	index map[string]map[string][]map[string]string // key → value → entries whose first pair it is
+	keys  []string
+}
+
+// NewExcluder indexes exclude entries; an empty entry matches nothing.
+func NewExcluder(ex []map[string]string) *Excluder {
+	x := &Excluder{index: map[string]map[string][]map[string]string{}}
+	for _, entry := range ex {
+		if len(entry) == 0 {
+			continue
 		}
-		if match {
-			return true
+		k := SortedKeys(entry)[0]
+		if x.index[k] == nil {
+			x.index[k] = map[string][]map[string]string{}
+			x.keys = append(x.keys, k)
+		}
+		x.index[k][entry[k]] = append(x.index[k][entry[k]], entry)
+	}
+	return x
+}
+
+// Excludes reports whether some entry matches every one of its keys in cell.
+func (x *Excluder) Excludes(cell map[string]string) bool {
+	for _, k := range x.keys {
+		v, ok := cell[k]
+		if !ok {
+			continue
+		}
+		for _, entry := range x.index[k][v] {
+			match := true
+			for ek, ev := range entry {
+				if cell[ek] != ev {
+					match = false
+					break
+				}
+			}
+			if match {
+				return true
+			}
 		}
 	}
 	return false
