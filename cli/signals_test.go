@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/signal"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/boxbench/boxbench/spec"
 )
 
 type lockedBuffer struct {
@@ -144,5 +147,26 @@ func TestSignalWhileReadingTheSpec(t *testing.T) {
 	<-ctx2.Done()
 	if !strings.Contains(out2.String(), "tearing down the current run") {
 		t.Errorf("after the spec was read: %q", out2.String())
+	}
+}
+
+// TestLoadSpecRefusesNonFiles: a spec larger than 1 MiB, a device and a FIFO are refused at
+// once with ExitUsage, before parsing.
+func TestLoadSpecRefusesNonFiles(t *testing.T) {
+	dir := t.TempDir()
+	big := dir + "/big.yaml"
+	if err := os.WriteFile(big, make([]byte, spec.MaxSpecBytes+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fifo := dir + "/fifo.yaml"
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{big: "larger than", "/dev/zero": "character device", fifo: "FIFO"} {
+		_, _, err := loadSpec(path, nil)
+		var ee *ExitError
+		if !errors.As(err, &ee) || ee.Code != ExitUsage || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: want exit %d saying %q, got %v", path, ExitUsage, want, err)
+		}
 	}
 }
