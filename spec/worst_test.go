@@ -52,12 +52,12 @@ func worstSpecs() map[string]string {
 		"cpuset of a huge range":         base + "limits: {cpuset: \"0-99999999999999999999\"}\n",
 		"matrix cpuset of huge ranges":   base + "  cpuset: [" + strings.Repeat("\"0-4000000000\", ", 5000) + "\"0\"]\n",
 		// Deep nesting, long values, control characters everywhere.
-		"deep flow nesting":  base + "description: " + strings.Repeat("{a: ", 5000) + "1" + strings.Repeat("}", 5000) + "\n",
-		"deep block nesting": base + "x:\n" + deepBlock(300),
-		"one huge value":     base + "description: " + strings.Repeat("a", size-len(base)-20) + "\n",
-		"control characters": fill(strings.Replace(base, "type: ycsb, mix: a", "type: fio", 1)+"workload:\n  job:\n", func(i int) string { return fmt.Sprintf("    o%d: \"\\e[2J\"\n", i) }, ""),
+		"deep flow nesting":   base + "description: " + strings.Repeat("{a: ", 5000) + "1" + strings.Repeat("}", 5000) + "\n",
+		"deep block nesting":  base + "x:\n" + deepBlock(300),
+		"one huge value":      base + "description: " + strings.Repeat("a", size-len(base)-20) + "\n",
+		"control characters":  fill(strings.Replace(base, "type: ycsb, mix: a", "type: fio", 1)+"workload:\n  job:\n", func(i int) string { return fmt.Sprintf("    o%d: \"\\e[2J\"\n", i) }, ""),
 		"many invalid values": fill(base+"  mix: [", func(i int) string { return fmt.Sprintf("\"bad\\e%d\", ", i) }, "a]\n"),
-		"numeric extremes": strings.Replace(base, "threads: 2,", "threads: 2, targetRate: 1e-300, loadBatch: -1, loadThreads: 2000000000,", 1),
+		"numeric extremes":    strings.Replace(base, "threads: 2,", "threads: 2, targetRate: 1e-300, loadBatch: -1, loadThreads: 2000000000,", 1),
 	}
 }
 

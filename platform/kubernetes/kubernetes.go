@@ -127,7 +127,7 @@ type Platform struct {
 	noCommands bool
 	// unreachable is the last failure to reach the cluster (see reach).
 	unreachable *failure
-	img  map[string]image.Image
+	img         map[string]image.Image
 }
 
 // New returns the platform over the Docker engine the built images live in (nil when there
