@@ -58,14 +58,6 @@ func Configure(ps map[string]platform.Platform, e *spec.Experiment) {
 	}
 }
 
-// ForPlan makes the platforms that could run a program while checking a cell refuse to: plan
-// never runs one (the kubernetes platform's credential plugins; docs/security.md).
-func ForPlan(ps map[string]platform.Platform) {
-	if k, ok := ps[kubernetes.Name].(*kubernetes.Platform); ok {
-		k.NoCredentialCommands()
-	}
-}
-
 // DBMS returns the named database.
 func DBMS(name string) (dbms.DBMS, error) { return dbms.Get(name) }
 
@@ -90,42 +82,6 @@ func Vocabulary(ps map[string]platform.Platform) spec.Vocabulary {
 func Checker(ps map[string]platform.Platform, probe bool) plan.Checker {
 	var mu sync.Mutex
 	probed := map[string]error{}
-	var memoMu sync.Mutex
-	checked := map[string]error{}
-	check := checkCell(ps, probe, &mu, probed)
-	return func(ctx context.Context, c *plan.Cell) error {
-		// Cells that differ only in what the host's checks do not read (workloads, limits,
-		// sweeps, replicas) get the first one's answer: a plan of thousands of cells asks the
-		// engine or the cluster once per distinct choice, not once per cell.
-		key := fmt.Sprintf("%s|%s|%s|%s|%s|%v", c.Platform, c.DBMS, c.Storage, c.Network, c.Runtime, topologyKey(c.Topology))
-		memoMu.Lock()
-		err, done := checked[key]
-		memoMu.Unlock()
-		if done {
-			return err
-		}
-		err = check(ctx, c)
-		if ctx.Err() == nil { // an answer cut short by cancellation is not the host's
-			memoMu.Lock()
-			checked[key] = err
-			memoMu.Unlock()
-		}
-		return err
-	}
-}
-
-func topologyKey(t *spec.Topology) string {
-	if t == nil {
-		return ""
-	}
-	sync := "-"
-	if t.Synchronous != nil {
-		sync = fmt.Sprint(*t.Synchronous)
-	}
-	return fmt.Sprintf("%d/%s/%d/%s", t.Nodes, sync, t.ReplicationFactor, t.Consistency)
-}
-
-func checkCell(ps map[string]platform.Platform, probe bool, mu *sync.Mutex, probed map[string]error) plan.Checker {
 	return func(ctx context.Context, c *plan.Cell) error {
 		p := ps[c.Platform]
 		if p == nil {
@@ -171,4 +127,12 @@ func checkCell(ps map[string]platform.Platform, probe bool, mu *sync.Mutex, prob
 func checkTopology(name string, t spec.Topology) []string {
 	return dbms.CheckTopology(name, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous,
 		ReplicationFactor: t.ReplicationFactor, Consistency: t.Consistency})
+}
+
+// ForPlan makes the platforms that could run a program while checking a cell refuse to: plan
+// never runs one (the kubernetes platform's credential plugins; docs/security.md).
+func ForPlan(ps map[string]platform.Platform) {
+	if k, ok := ps[kubernetes.Name].(*kubernetes.Platform); ok {
+		k.NoCredentialCommands()
+	}
 }

@@ -68,6 +68,7 @@ func Expand(ctx context.Context, e *spec.Experiment, seed uint64, check Checker)
 		return nil, problems
 	}
 	p := &Plan{Seed: seed, Baseline: map[*Cell]*Cell{}}
+	check = once(check)
 	for _, c := range all {
 		if err := check(ctx, c); err != nil {
 			p.Skipped = append(p.Skipped, Skip{Cell: c, Reason: err.Error()})
@@ -115,6 +116,36 @@ func Expand(ctx context.Context, e *spec.Experiment, seed uint64, check Checker)
 		}
 	}
 	return p, problems
+}
+
+// once asks check once per distinct choice the host's checks read (platform, dbms, storage,
+// network, runtime, topology): cells that differ only in workloads, limits, sweeps or replicas
+// get the first one's answer, so a plan of thousands of cells asks the engine or the cluster
+// once per choice, not once per cell. An answer cut short by cancellation is not kept.
+func once(check Checker) Checker {
+	seen := map[string]error{}
+	return func(ctx context.Context, c *Cell) error {
+		key := fmt.Sprintf("%s|%s|%s|%s|%s|%s", c.Platform, c.DBMS, c.Storage, c.Network, c.Runtime, topologyKey(c.Topology))
+		if err, ok := seen[key]; ok {
+			return err
+		}
+		err := check(ctx, c)
+		if ctx.Err() == nil {
+			seen[key] = err
+		}
+		return err
+	}
+}
+
+func topologyKey(t *spec.Topology) string {
+	if t == nil {
+		return ""
+	}
+	sync := "-"
+	if t.Synchronous != nil {
+		sync = strconv.FormatBool(*t.Synchronous)
+	}
+	return fmt.Sprintf("%d/%s/%d/%s", t.Nodes, sync, t.ReplicationFactor, t.Consistency)
 }
 
 // distinctReasons joins the skip reasons, each once.
