@@ -141,3 +141,11 @@ func checkTopology(name string, t spec.Topology) []string {
 	return dbms.CheckTopology(name, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous,
 		ReplicationFactor: t.ReplicationFactor, Consistency: t.Consistency})
 }
+
+// ForPlan makes the platforms that could run a program while checking a cell refuse to: plan
+// never runs one (the kubernetes platform's credential plugins; docs/security.md).
+func ForPlan(ps map[string]platform.Platform) {
+	if k, ok := ps[kubernetes.Name].(*kubernetes.Platform); ok {
+		k.NoCredentialCommands()
+	}
+}

@@ -16,15 +16,18 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/boxbench/boxbench/internal/safefile"
 	"github.com/boxbench/boxbench/runner"
 	"github.com/boxbench/boxbench/spec"
 )
 
-// Exit codes.
+// Exit codes (docs/cli.md). 2 is never boxbench's own: it is what the Go runtime exits with on
+// a crash (a panic, a fatal error such as running out of memory), so that a script can tell a
+// crash from a refusal.
 const (
 	ExitOK          = 0
-	ExitFailure     = 1 // the command ran but something failed (a run, a gate, a check)
-	ExitUsage       = 2 // bad flags or a bad spec
+	ExitFailure     = 1  // the command ran but something failed (a run, a gate, a check)
+	ExitUsage       = 64 // bad flags or a bad spec (sysexits' EX_USAGE): nothing was started
 	ExitInterrupted = 130
 )
 
@@ -137,17 +140,11 @@ func firstLine(s string) string {
 
 // loadSpec reads and validates a spec file against the vocabulary of the platforms ps.
 func loadSpec(path string, ps map[string]platform.Platform) (*spec.Experiment, []byte, error) {
-	f, err := os.Open(path)
+	// A regular file only (a FIFO or a device would block or never end), at most 1 MiB,
+	// checked before and while reading.
+	data, err := safefile.Read(path, safefile.Rule{Max: spec.MaxSpecBytes})
 	if err != nil {
-		return nil, nil, &ExitError{Code: ExitUsage, Err: err}
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, spec.MaxSpecBytes+1))
-	if err != nil {
-		return nil, nil, &ExitError{Code: ExitUsage, Err: err}
-	}
-	if len(data) > spec.MaxSpecBytes {
-		return nil, nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s is larger than %d bytes (valid: a spec of at most 1 MiB)", path, spec.MaxSpecBytes)}
+		return nil, nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("%w (valid: a spec file of at most 1 MiB)", err)}
 	}
 	e, err := spec.Parse(data, path, builtin.Vocabulary(ps))
 	if err != nil {

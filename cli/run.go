@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -27,11 +28,13 @@ func (a *app) planCmd() *cobra.Command {
 			"the detectable effect at its runs per cell and the runs its targetEffect needs.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			defer nothingStarted(cmd.Context())()
 			ps := builtin.Platforms(a.log)
 			e, _, err := loadSpec(args[0], ps)
 			if err != nil {
 				return err
 			}
+			builtin.ForPlan(ps)
 			seed := uint64(0)
 			if e.Seed != nil {
 				seed = uint64(*e.Seed)
@@ -55,6 +58,12 @@ func (a *app) buildWorkloads(e *spec.Experiment, p *plan.Plan) error {
 	for _, c := range p.Cells {
 		if _, err := builtin.Workload(e, c); err != nil {
 			problems = append(problems, fmt.Sprintf("cell %s: %v", c.ID, err))
+		}
+	}
+	// Neighbours too, before any box is up (their window does not change what is valid).
+	for _, n := range spec.SortedNeighbours(e) {
+		if _, err := builtin.Neighbour(e.Neighbours[n], time.Minute); err != nil {
+			problems = append(problems, fmt.Sprintf("neighbours.%s: %v", n, err))
 		}
 	}
 	if len(problems) > 0 {
@@ -132,6 +141,8 @@ func (a *app) runCmd() *cobra.Command {
 			"Ctrl-C tears the current run down and exits non-zero; --resume continues later.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			started := nothingStarted(cmd.Context())
+			defer started()
 			ps := builtin.Platforms(a.log)
 			e, text, err := loadSpec(args[0], ps)
 			if err != nil {
@@ -157,6 +168,7 @@ func (a *app) runCmd() *cobra.Command {
 			if a.quiet {
 				progress = nil
 			}
+			started() // from here a signal tears down what the runner made
 			sum, err := runner.Run(cmd.Context(), runner.Config{Spec: e, SpecText: text, OutDir: out,
 				WorkRoot: a.workRoot, Resume: resume, Platforms: ps, Workloads: builtin.Workload,
 				Neighbours: builtin.Neighbour, DBMS: builtin.DBMS,

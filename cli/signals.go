@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -33,7 +34,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 // signal, exit(ExitInterrupted) is called when grace passes (or at a third signal), with a
 // message saying how to remove what a cut-short teardown may have left. stop ends the watch.
 func handleSignals(parent context.Context, sigs <-chan os.Signal, stderr io.Writer, grace time.Duration, exit func(int)) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(parent)
+	nothingStarted := new(atomic.Bool)
+	ctx, cancel := context.WithCancel(context.WithValue(parent, phaseKey{}, nothingStarted))
 	done := make(chan struct{})
 	forced := func(why string) {
 		fmt.Fprintf(stderr, "\n%s: exiting without finishing teardown; boxes, mounts or servers may be left behind: run boxbench doctor --cleanup\n", why)
@@ -44,6 +46,13 @@ func handleSignals(parent context.Context, sigs <-chan os.Signal, stderr io.Writ
 		select {
 		case first = <-sigs:
 		case <-done:
+			return
+		}
+		if nothingStarted.Load() {
+			// Validation and planning start nothing: there is nothing to tear down, and a
+			// long validation must not carry on after the user asked to stop.
+			fmt.Fprintf(stderr, "\nreceived %v while reading the spec: stopped; nothing had been started\n", first)
+			exit(ExitInterrupted)
 			return
 		}
 		fmt.Fprintf(stderr, "\nreceived %v: tearing down the current run (send it again to force an exit after %s)\n", first, grace)
@@ -72,4 +81,18 @@ func handleSignals(parent context.Context, sigs <-chan os.Signal, stderr io.Writ
 			cancel()
 		}
 	}
+}
+
+type phaseKey struct{}
+
+// nothingStarted marks, in a context made by handleSignals, that what follows (reading and
+// validating a spec, planning) starts nothing, so a signal ends boxbench at once; the function
+// returned ends that phase, before anything is started. Without handleSignals it does nothing.
+func nothingStarted(ctx context.Context) (started func()) {
+	flag, _ := ctx.Value(phaseKey{}).(*atomic.Bool)
+	if flag == nil {
+		return func() {}
+	}
+	flag.Store(true)
+	return func() { flag.Store(false) }
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/signal"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/boxbench/boxbench/spec"
 )
 
 type lockedBuffer struct {
@@ -108,5 +111,62 @@ func TestStopEndsTheWatch(t *testing.T) {
 	case c := <-exited:
 		t.Errorf("exit(%d) after stop", c)
 	default:
+	}
+}
+
+// TestSignalWhileReadingTheSpec: while the spec is read, validated and planned nothing has been
+// started, so the first signal exits at once (130) instead of announcing a teardown and
+// carrying on; once that phase ends, a signal tears down as before.
+func TestSignalWhileReadingTheSpec(t *testing.T) {
+	sigs := make(chan os.Signal, 3)
+	var out lockedBuffer
+	exited := make(chan int, 1)
+	ctx, stop := handleSignals(context.Background(), sigs, &out, time.Hour, func(c int) { exited <- c })
+	defer stop()
+	started := nothingStarted(ctx)
+	sigs <- syscall.SIGTERM
+	select {
+	case c := <-exited:
+		if c != ExitInterrupted {
+			t.Errorf("exit(%d), want %d", c, ExitInterrupted)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a signal while reading the spec did not end boxbench")
+	}
+	if s := out.String(); strings.Contains(s, "tearing down") || !strings.Contains(s, "nothing had been started") {
+		t.Errorf("message: %q", s)
+	}
+	started()
+
+	sigs2 := make(chan os.Signal, 3)
+	var out2 lockedBuffer
+	ctx2, stop2 := handleSignals(context.Background(), sigs2, &out2, time.Hour, func(c int) { exited <- c })
+	defer stop2()
+	nothingStarted(ctx2)() // the phase began and ended: the runner is at work
+	sigs2 <- syscall.SIGTERM
+	<-ctx2.Done()
+	if !strings.Contains(out2.String(), "tearing down the current run") {
+		t.Errorf("after the spec was read: %q", out2.String())
+	}
+}
+
+// TestLoadSpecRefusesNonFiles: a spec larger than 1 MiB, a device and a FIFO are refused at
+// once with ExitUsage, before parsing.
+func TestLoadSpecRefusesNonFiles(t *testing.T) {
+	dir := t.TempDir()
+	big := dir + "/big.yaml"
+	if err := os.WriteFile(big, make([]byte, spec.MaxSpecBytes+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fifo := dir + "/fifo.yaml"
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{big: "larger than", "/dev/zero": "character device", fifo: "FIFO"} {
+		_, _, err := loadSpec(path, nil)
+		var ee *ExitError
+		if !errors.As(err, &ee) || ee.Code != ExitUsage || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: want exit %d saying %q, got %v", path, ExitUsage, want, err)
+		}
 	}
 }

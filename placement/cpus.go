@@ -10,31 +10,59 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// MaxCPU bounds cpu numbers: the kernel's cpu lists and boxbench's affinity masks (unix.CPUSet)
+// stop at 4096 cpus.
+const MaxCPU = 4096
+
 // ParseList reads a cpu list as the kernel writes them ("0", "0-3", "0,2-3") into sorted,
-// distinct cpu numbers.
+// distinct cpu numbers. Numbers are checked before any range is expanded, and a range only
+// marks a set of MaxCPU cpus, so no list — however long, however wide its ranges — makes more
+// than MaxCPU numbers.
 func ParseList(s string) ([]int, error) {
-	var out []int
+	var seen [MaxCPU]bool
 	for _, part := range strings.Split(s, ",") {
 		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("%q is not a cpu list (write it like 0 or 0-1 or 0,2)", s)
+		a, err := cpuNumber(lo)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not a cpu list (write it like 0 or 0-1 or 0,2)", quoteCut(s))
 		}
 		b := a
 		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return nil, fmt.Errorf("%q is not a cpu list (a range runs low-high, like 0-3)", s)
+			if b, err = cpuNumber(hi); err != nil || b < a {
+				return nil, fmt.Errorf("%s is not a cpu list (a range runs low-high, like 0-3, each number below %d)", quoteCut(s), MaxCPU)
 			}
 		}
-		if b >= 4096 {
-			return nil, fmt.Errorf("%q names cpu %d (valid: below 4096)", s, b)
+		if a >= MaxCPU || b >= MaxCPU {
+			return nil, fmt.Errorf("%s names cpu %d (valid: below %d)", quoteCut(s), max(a, b), MaxCPU)
 		}
 		for c := a; c <= b; c++ {
+			seen[c] = true
+		}
+	}
+	var out []int
+	for c, ok := range seen {
+		if ok {
 			out = append(out, c)
 		}
 	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
+	return out, nil
+}
+
+// cpuNumber reads one cpu number: digits only (no sign, no spaces), at most 9 of them, so
+// 20-digit numbers are refused instead of wrapping.
+func cpuNumber(s string) (int, error) {
+	if s == "" || len(s) > 9 || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, fmt.Errorf("%q is not a cpu number", s)
+	}
+	return strconv.Atoi(s)
+}
+
+// quoteCut quotes a list for a message, cut to 40 characters with its length said.
+func quoteCut(s string) string {
+	if len(s) <= 50 {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%q… (%d characters in all)", s[:40], len(s))
 }
 
 // FormatList writes cpus as a compact cpu list ("0-2,5").
@@ -115,15 +143,9 @@ func Check(client, server, neighbours string, host []int) (Sets, []Problem) {
 			return nil
 		}
 		if host != nil {
-			var missing []int
-			for _, c := range cpus {
-				if !slices.Contains(host, c) {
-					missing = append(missing, c)
-				}
-			}
-			if len(missing) > 0 {
-				add(field, v, "%q names cpu %s, which this host does not offer: it has %d cpus (valid: cpus within %s)",
-					v, FormatList(missing), len(host), FormatList(host))
+			if missing := Missing(cpus, host); len(missing) > 0 {
+				add(field, v, "%s names cpu %s, which this host does not offer: it has %d cpus (valid: cpus within %s)",
+					quoteCut(v), FormatList(missing), len(host), FormatList(host))
 			}
 		}
 		return cpus
@@ -138,8 +160,8 @@ func Check(client, server, neighbours string, host []int) (Sets, []Problem) {
 	for i := range named {
 		for j := i + 1; j < len(named); j++ {
 			if shared := intersect(named[i].cpus, named[j].cpus); len(shared) > 0 {
-				add(named[j].field, named[j].value, "%q shares cpu %s with %s %q: client, server and neighbours need disjoint cpu sets",
-					named[j].value, FormatList(shared), named[i].field, named[i].value)
+				add(named[j].field, named[j].value, "%s shares cpu %s with %s %s: client, server and neighbours need disjoint cpu sets",
+					quoteCut(named[j].value), FormatList(shared), named[i].field, quoteCut(named[i].value))
 			}
 		}
 	}
@@ -150,6 +172,21 @@ func Check(client, server, neighbours string, host []int) (Sets, []Problem) {
 		add("placement.neighbours", neighbours, "needs placement.server too: an unpinned server runs on the neighbours' cpus")
 	}
 	return s, problems
+}
+
+// Missing returns the cpus of cpus that host lacks.
+func Missing(cpus, host []int) []int {
+	on := make(map[int]bool, len(host))
+	for _, c := range host {
+		on[c] = true
+	}
+	var out []int
+	for _, c := range cpus {
+		if !on[c] {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func intersect(a, b []int) []int {

@@ -68,12 +68,17 @@ func Expand(ctx context.Context, e *spec.Experiment, seed uint64, check Checker)
 		return nil, problems
 	}
 	p := &Plan{Seed: seed, Baseline: map[*Cell]*Cell{}}
+	check = once(check)
 	for _, c := range all {
 		if err := check(ctx, c); err != nil {
 			p.Skipped = append(p.Skipped, Skip{Cell: c, Reason: err.Error()})
 			continue
 		}
 		p.Cells = append(p.Cells, c)
+	}
+	skipped := map[*Cell]bool{}
+	for _, s := range p.Skipped {
+		skipped[s.Cell] = true
 	}
 	byID := map[string]*Cell{}
 	for _, c := range all {
@@ -84,7 +89,7 @@ func Expand(ctx context.Context, e *spec.Experiment, seed uint64, check Checker)
 		id := baselineID(c, e.Baseline)
 		if b, ok := byID[id]; ok {
 			matched = true
-			if !p.skipped(b) {
+			if !skipped[b] {
 				p.Baseline[c] = b
 			}
 		}
@@ -113,6 +118,36 @@ func Expand(ctx context.Context, e *spec.Experiment, seed uint64, check Checker)
 	return p, problems
 }
 
+// once asks check once per distinct choice the host's checks read (platform, dbms, storage,
+// network, runtime, topology): cells that differ only in workloads, limits, sweeps or replicas
+// get the first one's answer, so a plan of thousands of cells asks the engine or the cluster
+// once per choice, not once per cell. An answer cut short by cancellation is not kept.
+func once(check Checker) Checker {
+	seen := map[string]error{}
+	return func(ctx context.Context, c *Cell) error {
+		key := fmt.Sprintf("%s|%s|%s|%s|%s|%s", c.Platform, c.DBMS, c.Storage, c.Network, c.Runtime, topologyKey(c.Topology))
+		if err, ok := seen[key]; ok {
+			return err
+		}
+		err := check(ctx, c)
+		if ctx.Err() == nil {
+			seen[key] = err
+		}
+		return err
+	}
+}
+
+func topologyKey(t *spec.Topology) string {
+	if t == nil {
+		return ""
+	}
+	sync := "-"
+	if t.Synchronous != nil {
+		sync = strconv.FormatBool(*t.Synchronous)
+	}
+	return fmt.Sprintf("%d/%s/%d/%s", t.Nodes, sync, t.ReplicationFactor, t.Consistency)
+}
+
 // distinctReasons joins the skip reasons, each once.
 func distinctReasons(skips []Skip) string {
 	var out []string
@@ -126,15 +161,6 @@ func distinctReasons(skips []Skip) string {
 		}
 	}
 	return strings.Join(out, "; ")
-}
-
-func (p *Plan) skipped(c *Cell) bool {
-	for _, s := range p.Skipped {
-		if s.Cell == c {
-			return true
-		}
-	}
-	return false
 }
 
 // Order lists repetitions from..to (1-based, inclusive) of cells. "randomized" is a randomised
@@ -211,8 +237,9 @@ func cells(e *spec.Experiment) []*Cell {
 		combos = next
 	}
 	var out []*Cell
+	ex := spec.NewExcluder(e.Matrix.Exclude)
 	for _, params := range combos {
-		if excluded(params, e.Matrix.Exclude) {
+		if ex.Excludes(params) {
 			continue
 		}
 		out = append(out, resolve(e, params))
@@ -250,21 +277,6 @@ func with(m map[string]string, k, v string) map[string]string {
 	}
 	n[k] = v
 	return n
-}
-
-func excluded(params map[string]string, ex []map[string]string) bool {
-	for _, rule := range ex {
-		match := len(rule) > 0
-		for k, v := range rule {
-			if params[k] != v {
-				match = false
-			}
-		}
-		if match {
-			return true
-		}
-	}
-	return false
 }
 
 func resolve(e *spec.Experiment, params map[string]string) *Cell {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/boxbench/boxbench/internal/vocabtest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -244,5 +245,44 @@ func TestLimitKeys(t *testing.T) {
 	if _, err := spec.Parse([]byte(small), "p.yaml", vocabtest.Vocabulary()); err == nil ||
 		!strings.Contains(err.Error(), "too small") || !strings.Contains(err.Error(), "did you mean 2GiB") {
 		t.Errorf("bad memory: %v", err)
+	}
+}
+
+// TestCheckOncePerChoice: the host is asked once per distinct (platform, dbms, storage,
+// network, runtime, topology), not once per cell: a sweep of a hundred rates over two
+// platforms asks twice (issue 32: a plan of a thousand cells asked dockerd a thousand times).
+func TestCheckOncePerChoice(t *testing.T) {
+	rates := make([]string, 100)
+	for i := range rates {
+		rates[i] = strconv.Itoa(100 * (i + 1))
+	}
+	s := `apiVersion: boxbench/v1alpha1
+kind: Experiment
+name: once
+dbms: redis
+workload: {type: ycsb, mix: a, threads: 1, duration: 5s}
+dataset: {records: 100}
+matrix:
+  platform: [native, docker]
+  workload.targetRate: [` + strings.Join(rates, ", ") + `]
+repetitions: 1
+`
+	e, err := spec.Parse([]byte(s), "p.yaml", vocabtest.Vocabulary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	p, problems := Expand(context.Background(), e, 1, func(_ context.Context, c *Cell) error {
+		calls++
+		if c.Platform == "docker" {
+			return errors.New("no engine")
+		}
+		return nil
+	})
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	if calls != 2 || len(p.Cells) != 100 || len(p.Skipped) != 100 {
+		t.Errorf("%d checks, %d cells, %d skipped; want 2, 100, 100", calls, len(p.Cells), len(p.Skipped))
 	}
 }

@@ -108,13 +108,23 @@ func (c *checker) kubernetes() {
 	if cl.Node != "" && cl.Platform != "kubernetes" {
 		c.add("client.node", "%q applies to client.platform kubernetes only (valid: set platform: kubernetes, or leave node out)", safeText(cl.Node))
 	}
-	if cl.Platform == "kubernetes" && !contains(c.e.ValuesOf("platform"), "kubernetes") && !contains(c.e.Values("platform"), "kubernetes") {
-		c.add("client.platform", "kubernetes is not a platform of this build (valid: host)")
+	if cl.Platform == "kubernetes" {
+		platforms := c.e.ValuesOf("platform")
+		if platforms == nil {
+			platforms = []string{c.e.DefaultPlatform()}
+		}
+		switch {
+		case !contains(c.e.Values("platform"), "kubernetes"):
+			c.add("client.platform", "kubernetes is not a platform of this build (valid: host)")
+		case !contains(platforms, "kubernetes"):
+			// A client pod needs a kubernetes box: without one the setting would be ignored.
+			c.add("client.platform", "kubernetes, but no cell runs on platform kubernetes (valid: host, or add kubernetes to matrix.platform)")
+		}
 	}
 	for _, d := range append(append([]Dim{}, c.e.Matrix.Dims...), c.e.Matrix.Zip...) {
 		for _, v := range d.Values {
 			if d.Key == "storage" && contains(StorageParams, v) {
-				c.problems = append(c.problems, Problem{Line: d.Line, Field: "matrix.storage",
+				c.put(Problem{Line: d.Line, Field: "matrix.storage",
 					Message: fmt.Sprintf("%q needs a StorageClass name (valid: e.g. %sstandard)", v, v)})
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/boxbench/boxbench/placement"
 	"github.com/boxbench/boxbench/resource"
 )
 
@@ -18,13 +19,13 @@ func setLimit(l *resource.Limits, key, v string) error {
 	switch key {
 	case "cpus":
 		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 || f > 4096 {
-			return fmt.Errorf("%q is not a CPU count (valid: a number of cores above 0, up to 4096, e.g. 0.5)", v)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < MinCPUs || f > MaxCPUs {
+			return fmt.Errorf("%q is not a CPU count (valid: %g to %d cores, e.g. 0.5)", v, MinCPUs, MaxCPUs)
 		}
 		l.CPUs = f
 	case "cpuset":
-		if !cpusetRe.MatchString(v) {
-			return fmt.Errorf("%q is not a cpu list (write it like 1 or 0-1 or 0,2)", v)
+		if _, err := placement.ParseList(v); err != nil {
+			return err
 		}
 		l.Cpuset = v
 	case "memory":
@@ -33,7 +34,10 @@ func setLimit(l *resource.Limits, key, v string) error {
 			return err
 		}
 		if b < 64<<20 {
-			return fmt.Errorf("%s is too small for a database (valid: 64MiB or more)", v)
+			return fmt.Errorf("%s is too small for a database (valid: 64MiB to %s)", v, FormatBytes(MaxBytes))
+		}
+		if b > MaxBytes {
+			return fmt.Errorf("%s is too large (valid: 64MiB to %s)", v, FormatBytes(MaxBytes))
 		}
 		l.MemoryBytes = b
 	case "cpuWeight", "ioWeight":

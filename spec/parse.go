@@ -31,19 +31,35 @@ func (p Problem) String() string {
 	return loc + p.Message
 }
 
-// Error lists every problem found in a spec file.
+// Error lists the problems found in a spec file: every one, up to MaxProblems, and how many
+// more there were.
 type Error struct {
 	File     string
 	Problems []Problem
+	More     int // problems found beyond MaxProblems, not listed
 }
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d problem(s):", e.File, len(e.Problems))
+	fmt.Fprintf(&b, "%s: %d problem(s):", e.File, len(e.Problems)+e.More)
 	for _, p := range e.Problems {
 		b.WriteString("\n  " + p.String())
 	}
+	if e.More > 0 {
+		fmt.Fprintf(&b, "\n  and %d more", e.More)
+	}
 	return b.String()
+}
+
+// newError sorts problems by line and keeps the first MaxProblems; more counts any already
+// left out.
+func newError(file string, problems []Problem, more int) *Error {
+	sort.SliceStable(problems, func(i, j int) bool { return problems[i].Line < problems[j].Line })
+	if len(problems) > MaxProblems {
+		more += len(problems) - MaxProblems
+		problems = problems[:MaxProblems:MaxProblems]
+	}
+	return &Error{File: file, Problems: problems, More: more}
 }
 
 // Parse reads and validates a spec against the vocabulary of this build's parts (package
@@ -56,10 +72,14 @@ func Parse(data []byte, file string, v Vocabulary) (*Experiment, error) {
 	if len(root.Content) == 0 {
 		return nil, &Error{File: file, Problems: []Problem{{Message: "the file is empty; see examples/quickstart.yaml"}}}
 	}
+	if ps := shape(&root); len(ps) > 0 { // spec/shape.go: nothing is decoded past these
+		return nil, newError(file, ps, 0)
+	}
 	e := &Experiment{lines: map[string]int{}, vocab: v}
 	collectLines(root.Content[0], "", e.lines)
 	var problems []Problem
 	problems = append(problems, e.yamlProblems(root.Content[0])...) // spec/safety.go
+	more := 0
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(e); err != nil {
@@ -67,15 +87,19 @@ func Parse(data []byte, file string, v Vocabulary) (*Experiment, error) {
 		if !errors.As(err, &te) {
 			return nil, &Error{File: file, Problems: []Problem{{Message: err.Error()}}}
 		}
-		for _, msg := range te.Errors {
+		for i, msg := range te.Errors {
+			if i >= MaxProblems { // rewriting costs a "did you mean" search each
+				more = len(te.Errors) - i
+				break
+			}
 			problems = append(problems, rewrite(msg))
 		}
 	}
 	e.applyDefaults()
-	problems = append(problems, e.validate()...)
-	if problems = e.finish(problems); len(problems) > 0 {
-		sort.SliceStable(problems, func(i, j int) bool { return problems[i].Line < problems[j].Line })
-		return nil, &Error{File: file, Problems: problems}
+	vps, vmore := e.validate()
+	problems, more = append(problems, vps...), more+vmore
+	if problems = e.finish(problems); len(problems) > 0 || more > 0 {
+		return nil, newError(file, problems, more)
 	}
 	return e, nil
 }
@@ -189,6 +213,9 @@ func yamlFields(t reflect.Type) []string {
 func closest(s string, candidates []string) string {
 	best, bestD := "", 3
 	for _, c := range candidates {
+		if len(s)-len(c) > 2 || len(c)-len(s) > 2 {
+			continue // the distance is at least the difference in length: keeps the search linear
+		}
 		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
 			best, bestD = c, d
 		}

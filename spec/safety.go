@@ -192,7 +192,7 @@ func (c *checker) safety() {
 		}
 		for _, v := range d.Values {
 			if !ValidName(v) {
-				c.problems = append(c.problems, Problem{Line: d.Line, Field: "matrix." + d.Key,
+				c.put(Problem{Line: d.Line, Field: "matrix." + d.Key,
 					Message: fmt.Sprintf("%q is not a valid %s name: %s", v, d.Key, nameRule)})
 			}
 		}
@@ -233,7 +233,7 @@ func (c *checker) name(field, at, what, n string) {
 	if ValidName(n) {
 		return
 	}
-	c.problems = append(c.problems, Problem{Line: c.e.lines[at], Field: field,
+	c.put(Problem{Line: c.e.lines[at], Field: field,
 		Message: fmt.Sprintf("%q is not a valid %s name: %s (it becomes part of paths, cgroups, labels and run ids)", n, what, nameRule)})
 }
 
@@ -300,7 +300,7 @@ func (c *checker) fioJob(field string, job any) {
 		if !ok || !strings.HasPrefix(f, "Job") {
 			f, msg = "Job", line
 		}
-		c.problems = append(c.problems, Problem{Line: c.e.lines[field], Field: field + strings.TrimPrefix(f, "Job"), Message: msg})
+		c.put(Problem{Line: c.e.lines[field], Field: field + strings.TrimPrefix(f, "Job"), Message: msg})
 	}
 }
 
@@ -320,6 +320,13 @@ func (e *Experiment) usedWorkloads() map[string]*Workload {
 
 // plannedRuns refuses a matrix whose cells × repetitions exceed MaxPlannedRuns.
 func (c *checker) plannedRuns() {
+	if n := len(c.e.Matrix.Exclude); n > 0 {
+		if before := c.e.cellsBeforeExclusions(); satMul(before, int64(n)) > MaxExcludeWork {
+			c.add("matrix.exclude", "%d entries over %d cells before exclusions is more than boxbench applies (valid: cells before exclusions × entries at most %d; vary fewer values)",
+				n, before, MaxExcludeWork)
+			return
+		}
+	}
 	cells, exact := c.e.cellCount()
 	reps := int64(max(c.e.Repetitions.Max, c.e.Repetitions.Min, 1))
 	runs := satMul(cells, reps)
@@ -334,28 +341,22 @@ func (c *checker) plannedRuns() {
 		cells, how, reps, runs, MaxPlannedRuns, MaxPlannedRuns)
 }
 
+// MaxExcludeWork bounds cells before exclusions × exclude entries: the work of applying the
+// exclusions, here and in the planner.
+const MaxExcludeWork = 10_000_000
+
 // cellCount counts the matrix's cells, saturating. Exclusions are applied when the product is
 // small enough to enumerate (exact is then true).
 func (e *Experiment) cellCount() (n int64, exact bool) {
-	dims := append([]Dim{}, e.Matrix.Dims...)
-	total := int64(1)
-	for _, d := range dims {
-		total = satMul(total, int64(len(d.Values)))
-	}
-	zip := 1
-	if len(e.Matrix.Zip) > 0 {
-		zip = len(e.Matrix.Zip[0].Values)
-		for _, z := range e.Matrix.Zip {
-			zip = min(zip, len(z.Values))
-		}
-	}
-	total = satMul(total, int64(zip))
+	total := e.cellsBeforeExclusions()
 	if len(e.Matrix.Exclude) == 0 || total == 0 {
 		return total, true
 	}
-	if total > 10*MaxPlannedRuns {
+	if total > 10*MaxPlannedRuns || satMul(total, int64(len(e.Matrix.Exclude))) > MaxExcludeWork {
 		return total, false
 	}
+	dims, zip := e.Matrix.Dims, e.zipLen()
+	ex := NewExcluder(e.Matrix.Exclude)
 	var count int64
 	cell := map[string]string{}
 	idx := make([]int, len(dims))
@@ -367,7 +368,7 @@ func (e *Experiment) cellCount() (n int64, exact bool) {
 			for _, zd := range e.Matrix.Zip {
 				cell[zd.Key] = zd.Values[z]
 			}
-			if !excluded(cell, e.Matrix.Exclude) {
+			if !ex.Excludes(cell) {
 				count++
 			}
 		}
@@ -384,17 +385,69 @@ func (e *Experiment) cellCount() (n int64, exact bool) {
 	}
 }
 
-func excluded(cell map[string]string, ex []map[string]string) bool {
-	for _, x := range ex {
-		match := len(x) > 0
-		for k, v := range x {
-			if cell[k] != v {
-				match = false
-				break
-			}
+// cellsBeforeExclusions is the product of the dims and the zip's length, saturating.
+func (e *Experiment) cellsBeforeExclusions() int64 {
+	total := int64(1)
+	for _, d := range e.Matrix.Dims {
+		total = satMul(total, int64(len(d.Values)))
+	}
+	return satMul(total, int64(e.zipLen()))
+}
+
+func (e *Experiment) zipLen() int {
+	if len(e.Matrix.Zip) == 0 {
+		return 1
+	}
+	n := len(e.Matrix.Zip[0].Values)
+	for _, z := range e.Matrix.Zip {
+		n = min(n, len(z.Values))
+	}
+	return n
+}
+
+// Excluder tells the cells that matrix.exclude drops. Entries are indexed by one of their
+// pairs (the first key in sorted order), so a cell is compared only with the entries that
+// pair already matches: applying thousands of entries to thousands of cells stays near linear.
+type Excluder struct {
+	index map[string]map[string][]map[string]string // key → value → entries whose first pair it is
+	keys  []string
+}
+
+// NewExcluder indexes exclude entries; an empty entry matches nothing.
+func NewExcluder(ex []map[string]string) *Excluder {
+	x := &Excluder{index: map[string]map[string][]map[string]string{}}
+	for _, entry := range ex {
+		if len(entry) == 0 {
+			continue
 		}
-		if match {
-			return true
+		k := SortedKeys(entry)[0]
+		if x.index[k] == nil {
+			x.index[k] = map[string][]map[string]string{}
+			x.keys = append(x.keys, k)
+		}
+		x.index[k][entry[k]] = append(x.index[k][entry[k]], entry)
+	}
+	return x
+}
+
+// Excludes reports whether some entry matches every one of its keys in cell.
+func (x *Excluder) Excludes(cell map[string]string) bool {
+	for _, k := range x.keys {
+		v, ok := cell[k]
+		if !ok {
+			continue
+		}
+		for _, entry := range x.index[k][v] {
+			match := true
+			for ek, ev := range entry {
+				if cell[ek] != ev {
+					match = false
+					break
+				}
+			}
+			if match {
+				return true
+			}
 		}
 	}
 	return false

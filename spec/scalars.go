@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -116,6 +117,21 @@ func (r *Repetitions) UnmarshalYAML(n *yaml.Node) error {
 		}
 		r.Min, r.Max = v, v
 		return nil
+	}
+	if n.Kind == yaml.MappingNode {
+		// Node.Decode has no known-field check: without this, a typo (maxx, targetEfect)
+		// would vanish and the repetitions would silently be fixed.
+		valid := yamlFields(reflect.TypeOf(Repetitions{}))
+		var errs []string
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i].Value; !contains(valid, k) {
+				msg := fmt.Sprintf("line %d: field %s not found in type spec.plain", n.Content[i].Line, k)
+				errs = append(errs, msg) // rewrite() names the field and the valid ones
+			}
+		}
+		if len(errs) > 0 {
+			return &yaml.TypeError{Errors: errs}
+		}
 	}
 	type plain Repetitions
 	var p plain

@@ -72,8 +72,8 @@ func decimal(lo, hi float64, open bool) func(string) error {
 
 var sweepKeys = map[string]sweepKey{
 	"workload.threads": {check: whole(1, 4096), valid: "a whole number of client threads, 1 to 4096"},
-	"workload.targetRate": {types: []string{"ycsb"}, check: decimal(0, 1e9, true),
-		valid: "operations/s above 0 (a sweep offers load: the generator runs an open loop at each rate), written as digits, e.g. 5000"},
+	"workload.targetRate": {types: []string{"ycsb"}, check: decimal(MinRate, MaxRate, false),
+		valid: "operations/s from 0.001 to 1e9 (a sweep offers load: the generator runs an open loop at each rate), written as digits, e.g. 5000"},
 	"workload.proportions.read": {types: []string{"ycsb"}, check: decimal(0, 1, false),
 		valid: "a fraction from 0 to 1, e.g. 0.95; the mix's other operations keep their ratios and share the rest"},
 	"workload.requestDistribution": {types: []string{"ycsb"}, check: func(v string) error {
@@ -84,12 +84,12 @@ var sweepKeys = map[string]sweepKey{
 	}, valid: strings.Join(RequestDistributions, ", ")},
 	"workload.rate": {types: []string{"sysbench"}, check: whole(1, 1e9),
 		valid: "a whole number of transactions/s above 0 (sysbench's open loop)"},
-	"workload.tableSize": {types: []string{"sysbench"}, loads: true, check: whole(1, 1e12),
-		valid: "a whole number of rows per table, 1 or more"},
+	"workload.tableSize": {types: []string{"sysbench"}, loads: true, check: whole(1, MaxTableSize),
+		valid: "a whole number of rows per table, 1 to 2147483647 (sysbench's 32-bit ids)"},
 	"workload.job.iodepth": {types: []string{"fio"}, check: whole(1, 65536),
 		valid: "a whole number of I/Os in flight per job, 1 to 65536"},
-	"dataset.records": {types: []string{"ycsb", "sysbench"}, loads: true, check: whole(1, 1e12),
-		valid: "a whole number of records, 1 or more"},
+	"dataset.records": {types: []string{"ycsb", "sysbench"}, loads: true, check: whole(1, MaxRecords),
+		valid: "a whole number of records, 1 to 1099511627776"},
 }
 
 // IsSweepKey reports whether key is a sweep key.
@@ -133,12 +133,12 @@ func (c *checker) checkSweep(d Dim, where string) {
 	seen := map[string]string{}
 	for _, v := range d.Values {
 		if err := checkSweepValue(d.Key, v); err != nil {
-			c.problems = append(c.problems, Problem{Line: d.Line, Field: where + d.Key, Message: err.Error()})
+			c.put(Problem{Line: d.Line, Field: where + d.Key, Message: err.Error()})
 			continue
 		}
 		cv := sweepCanonical(d.Key, v)
 		if prev, dup := seen[cv]; dup && where == "matrix." && prev != v {
-			c.problems = append(c.problems, Problem{Line: d.Line, Field: where + d.Key,
+			c.put(Problem{Line: d.Line, Field: where + d.Key,
 				Message: fmt.Sprintf("values %q and %q are the same %s", prev, v, d.Key)})
 		}
 		seen[cv] = v
@@ -148,7 +148,7 @@ func (c *checker) checkSweep(d Dim, where string) {
 			c.add("dataset.records", "the matrix varies dataset.records: leave dataset.records out (each cell takes the matrix's value)")
 		}
 		if e.Dataset.Bound != "" || e.varies("bound") {
-			c.problems = append(c.problems, Problem{Line: d.Line, Field: where + d.Key,
+			c.put(Problem{Line: d.Line, Field: where + d.Key,
 				Message: "a data set is sized by records or by bound, not both: drop bound or this key"})
 		}
 	}
@@ -164,7 +164,7 @@ func (c *checker) checkSweep(d Dim, where string) {
 	for _, p := range sortedKeys(paths) {
 		w := paths[p]
 		if k.types != nil && !contains(k.types, w.Type) {
-			c.problems = append(c.problems, Problem{Line: d.Line, Field: where + d.Key,
+			c.put(Problem{Line: d.Line, Field: where + d.Key,
 				Message: fmt.Sprintf("applies to workload type %s only, but %s is %s", strings.Join(k.types, ", "), p, w.Type)})
 			continue
 		}
@@ -183,7 +183,7 @@ func (c *checker) checkSweep(d Dim, where string) {
 				}
 			}
 			if !contains(asyncEngines, engine) {
-				c.problems = append(c.problems, Problem{Line: d.Line, Field: where + d.Key,
+				c.put(Problem{Line: d.Line, Field: where + d.Key,
 					Message: fmt.Sprintf("%s's ioengine %s issues one I/O at a time per job, so iodepth changes nothing (valid: a job map with ioengine %s, e.g. job: {preset: randread-4k, ioengine: libaio})",
 						p, engine, strings.Join(asyncEngines, ", "))})
 			}

@@ -65,7 +65,7 @@ func TestSweepProblems(t *testing.T) {
 		{"record count alias", r("workload.targetRate: [1000, 2000, 4000]", "recordCount: [10, 20]"),
 			[]string{`did you mean "dataset.records"?`}, 1},
 		{"bad values all at once", r("[1000, 2000, 4000]", "[0, -5, 1e3, fast, 2000, 2000.0]"), []string{
-			`matrix.workload.targetRate: "0" is not valid (valid: operations/s above 0`,
+			`matrix.workload.targetRate: "0" is not valid (valid: operations/s from 0.001 to 1e9`,
 			`"-5" is not valid`, `"1e3" is not valid`, `"fast" is not valid`,
 			`matrix.workload.targetRate: values "2000" and "2000.0" are the same workload.targetRate`}, 5},
 		{"threads out of range", r("workload.targetRate: [1000, 2000, 4000]", "workload.threads: [5, 10, 5000]"),

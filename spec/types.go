@@ -138,6 +138,17 @@ func (l Limits) Resources() resource.Limits {
 		IOWeight: l.IOWeight, ReadBps: int64(l.ReadBps), WriteBps: int64(l.WriteBps), ReadIOPS: l.ReadIOPS, WriteIOPS: l.WriteIOPS}
 }
 
+// SortedNeighbours returns the names of e's neighbours that have a definition, sorted.
+func SortedNeighbours(e *Experiment) []string {
+	var out []string
+	for _, n := range sortedKeys(e.Neighbours) {
+		if e.Neighbours[n] != nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // Neighbour is a co-located box that runs its own workload while the measured database runs:
 // started after the database is ready, stopped at the end of the measured window.
 type Neighbour struct {

@@ -130,7 +130,6 @@ var workloadFields = map[string]string{
 
 var nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 var replicaRe = regexp.MustCompile(`^[a-z0-9_-]{1,16}$`)
-var cpusetRe = regexp.MustCompile(`^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$`)
 
 func (e *Experiment) applyDefaults() {
 	e.workloadDefaults(&e.Workload, "workload")
@@ -223,10 +222,47 @@ func (e *Experiment) defaultBaseline() map[string]string {
 type checker struct {
 	e        *Experiment
 	problems []Problem
+	more     int // problems beyond MaxProblems, counted and not kept (their messages are not even made)
 }
 
 func (c *checker) add(field, format string, a ...any) {
+	if c.full() {
+		return
+	}
 	c.problems = append(c.problems, Problem{Line: c.e.lines[field], Field: field, Message: fmt.Sprintf(format, a...)})
+}
+
+func (c *checker) put(p Problem) {
+	if !c.full() {
+		c.problems = append(c.problems, p)
+	}
+}
+
+// full counts one more problem and says whether MaxProblems are kept already.
+func (c *checker) full() bool {
+	if len(c.problems) >= MaxProblems {
+		c.more++
+		return true
+	}
+	return false
+}
+
+// cpuset checks a box's cpu list: a list (numbers checked before ranges are expanded, each
+// below placement.MaxCPU, ranges low-high) of cpus this host has (when the vocabulary knows
+// them): a cgroup, LXC or QEMU would refuse others at run time, and a cluster could silently
+// give all cpus instead.
+func (c *checker) cpuset(field, v string) {
+	cpus, err := placement.ParseList(v)
+	if err != nil {
+		c.add(field, "%v", err)
+		return
+	}
+	if host := c.e.vocab.CPUs; host != nil {
+		if missing := placement.Missing(cpus, host); len(missing) > 0 {
+			c.add(field, "%s names cpu %s, which this host does not offer: it has %d cpus (valid: cpus within %s)",
+				quoteCut(v), placement.FormatList(missing), len(host), placement.FormatList(host))
+		}
+	}
 }
 
 func (c *checker) oneOf(field, v string, valid []string) {
@@ -240,7 +276,7 @@ func (c *checker) oneOf(field, v string, valid []string) {
 	c.add(field, "%s", msg)
 }
 
-func (e *Experiment) validate() []Problem {
+func (e *Experiment) validate() ([]Problem, int) {
 	c := &checker{e: e}
 	if e.APIVersion != APIVersion {
 		c.add("apiVersion", "%q is not supported (valid: %s)", e.APIVersion, APIVersion)
@@ -295,9 +331,10 @@ func (e *Experiment) validate() []Problem {
 	if fs := e.StorageOptions.Blockdev.FS; fs != "" {
 		c.oneOf("storageOptions.blockdev.fs", fs, []string{"ext4", "xfs"})
 	}
+	c.bounds()     // spec/bounds.go
 	c.kubernetes() // spec/kubernetes.go
 	c.safety()     // spec/safety.go
-	return c.problems
+	return c.problems, c.more
 }
 
 func (c *checker) workload(p string, w *Workload) {
@@ -382,8 +419,8 @@ func (c *checker) limits(p string, l Limits) {
 	if l.CPUs < 0 {
 		c.add(p+".cpus", "%g is negative (0 or absent = no limit)", l.CPUs)
 	}
-	if l.Cpuset != "" && !cpusetRe.MatchString(l.Cpuset) {
-		c.add(p+".cpuset", "%q is not a cpu list (write it like 1 or 0-1 or 0,2)", l.Cpuset)
+	if l.Cpuset != "" {
+		c.cpuset(p+".cpuset", l.Cpuset)
 	}
 	if l.Memory != 0 && l.Memory < 64<<20 {
 		c.add(p+".memory", "%s is too small for a database (valid: 64MiB or more)", FormatBytes(int64(l.Memory)))
@@ -467,18 +504,18 @@ func (c *checker) matrix() {
 			} else if s := closest(d.Key, MatrixKeys); s != "" {
 				msg = fmt.Sprintf("unknown matrix key %q; did you mean %q? (valid: %s)", d.Key, s, strings.Join(MatrixKeys, ", "))
 			}
-			c.problems = append(c.problems, Problem{Line: line, Field: where + d.Key, Message: msg})
+			c.put(Problem{Line: line, Field: where + d.Key, Message: msg})
 			return
 		case seen[d.Key]:
-			c.problems = append(c.problems, Problem{Line: line, Field: where + d.Key, Message: "appears twice in the matrix"})
+			c.put(Problem{Line: line, Field: where + d.Key, Message: "appears twice in the matrix"})
 		case len(d.Values) == 0:
-			c.problems = append(c.problems, Problem{Line: line, Field: where + d.Key, Message: "has no values"})
+			c.put(Problem{Line: line, Field: where + d.Key, Message: "has no values"})
 		}
 		seen[d.Key] = true
 		if d.Key == "replica" {
 			for _, v := range d.Values {
 				if !replicaRe.MatchString(v) {
-					c.problems = append(c.problems, Problem{Line: line, Field: where + d.Key,
+					c.put(Problem{Line: line, Field: where + d.Key,
 						Message: fmt.Sprintf("%q is not a replica label (valid: 1-16 of a-z 0-9 _ -, e.g. a, b, c)", v)})
 				}
 			}
@@ -489,8 +526,12 @@ func (c *checker) matrix() {
 		if contains(LimitKeys, d.Key) {
 			var scratch resource.Limits
 			for _, v := range d.Values {
+				if d.Key == "cpuset" {
+					c.cpuset(where+d.Key, v) // also against the host's cpus
+					continue
+				}
 				if err := setLimit(&scratch, d.Key, v); err != nil {
-					c.problems = append(c.problems, Problem{Line: line, Field: where + d.Key, Message: err.Error()})
+					c.put(Problem{Line: line, Field: where + d.Key, Message: err.Error()})
 				}
 			}
 		}
@@ -498,7 +539,7 @@ func (c *checker) matrix() {
 		dup := map[string]bool{}
 		for _, v := range d.Values {
 			if dup[v] && where == "matrix." { // zipped keys repeat values; their tuples must differ
-				c.problems = append(c.problems, Problem{Line: line, Field: where + d.Key, Message: fmt.Sprintf("value %q is listed twice", v)})
+				c.put(Problem{Line: line, Field: where + d.Key, Message: fmt.Sprintf("value %q is listed twice", v)})
 			}
 			dup[v] = true
 			if valid != nil && !contains(valid, v) && !(d.Key == "storage" && parametric(valid, v)) {
@@ -506,7 +547,7 @@ func (c *checker) matrix() {
 				if s := closest(v, valid); s != "" {
 					msg = fmt.Sprintf("%q is not valid; did you mean %q? (valid: %s)", v, s, strings.Join(valid, ", "))
 				}
-				c.problems = append(c.problems, Problem{Line: line, Field: where + d.Key, Message: msg})
+				c.put(Problem{Line: line, Field: where + d.Key, Message: msg})
 			}
 		}
 	}
@@ -516,7 +557,7 @@ func (c *checker) matrix() {
 	for _, d := range m.Zip {
 		checkDim(d, "matrix.zip.")
 		if len(d.Values) != len(m.Zip[0].Values) {
-			c.problems = append(c.problems, Problem{Line: d.Line, Field: "matrix.zip." + d.Key,
+			c.put(Problem{Line: d.Line, Field: "matrix.zip." + d.Key,
 				Message: fmt.Sprintf("has %d values but %s has %d; zipped keys need lists of equal length", len(d.Values), m.Zip[0].Key, len(m.Zip[0].Values))})
 		}
 	}
@@ -531,18 +572,28 @@ func (c *checker) matrix() {
 			}
 			key := strings.Join(t, ",")
 			if j, ok := seenTuple[key]; ok {
-				c.problems = append(c.problems, Problem{Line: m.Zip[0].Line, Field: "matrix.zip",
+				c.put(Problem{Line: m.Zip[0].Line, Field: "matrix.zip",
 					Message: fmt.Sprintf("entries %d and %d are the same (%s)", j+1, i+1, key)})
 			}
 			seenTuple[key] = i
 		}
 	}
+	// Sets, not lists: an exclude list of thousands over a key of thousands of values stays linear.
+	values := map[string]map[string]bool{}
+	for _, d := range append(append([]Dim{}, m.Dims...), m.Zip...) {
+		if values[d.Key] == nil {
+			values[d.Key] = map[string]bool{}
+		}
+		for _, v := range d.Values {
+			values[d.Key][v] = true
+		}
+	}
 	for i, ex := range m.Exclude {
-		for k, v := range ex {
-			if !c.e.varies(k) {
+		for _, k := range SortedKeys(ex) {
+			if v := ex[k]; values[k] == nil {
 				c.add("matrix.exclude", "entry %d: %q is not a key of this matrix (keys: %s)", i+1, k, strings.Join(c.e.Keys(), ", "))
-			} else if !contains(c.e.ValuesOf(k), v) {
-				c.add("matrix.exclude", "entry %d: %s=%s matches nothing (values of %s: %s)", i+1, k, v, k, strings.Join(c.e.ValuesOf(k), ", "))
+			} else if !values[k][v] {
+				c.add("matrix.exclude", "entry %d: %s=%s matches nothing (values of %s: %s)", i+1, k, v, k, listCut(c.e.ValuesOf(k)))
 			}
 		}
 	}
@@ -550,7 +601,7 @@ func (c *checker) matrix() {
 		if !c.e.varies(k) {
 			c.add("baseline", "%q is not a key of this matrix (keys: %s)", k, strings.Join(c.e.Keys(), ", "))
 		} else if !contains(c.e.ValuesOf(k), v) {
-			c.add("baseline", "%s=%s is not in the matrix (values of %s: %s)", k, v, k, strings.Join(c.e.ValuesOf(k), ", "))
+			c.add("baseline", "%s=%s is not in the matrix (values of %s: %s)", k, v, k, listCut(c.e.ValuesOf(k)))
 		}
 	}
 }
@@ -638,4 +689,13 @@ func SortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(k)
 	return k
+}
+
+// listCut joins up to 20 values and says how many more there are: a message names what is
+// valid without repeating a list of thousands.
+func listCut(vs []string) string {
+	if len(vs) <= 20 {
+		return strings.Join(vs, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(vs[:20], ", "), len(vs)-20)
 }

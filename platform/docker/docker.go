@@ -36,6 +36,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 
@@ -102,7 +103,31 @@ type Platform struct {
 	mu    sync.Mutex
 	named map[string]string // dbms → user-named image reference
 	cache map[string]image.Image
+	// info is the engine's description Check last read, at infoAt (see engineInfo).
+	info   system.Info
+	infoAt time.Time
 }
+
+// engineInfo is the engine's description for Check, read at most once per infoFresh: a plan
+// of a thousand runtimes asked the engine a thousand times (about a minute on a busy host).
+func (p *Platform) engineInfo(ctx context.Context) (system.Info, error) {
+	p.mu.Lock()
+	if !p.infoAt.IsZero() && time.Since(p.infoAt) < infoFresh {
+		defer p.mu.Unlock()
+		return p.info, nil
+	}
+	p.mu.Unlock()
+	info, err := p.engine.Info(ctx)
+	if err != nil {
+		return info, err
+	}
+	p.mu.Lock()
+	p.info, p.infoAt = info, time.Now()
+	p.mu.Unlock()
+	return info, nil
+}
+
+const infoFresh = 5 * time.Second
 
 // New returns the platform over engine (see image.Connect).
 func New(engine client.APIClient, log *slog.Logger) *Platform {
@@ -182,7 +207,7 @@ func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 	default:
 		errs = append(errs, fmt.Errorf("docker does not support network %q (valid: host, bridge-published, bridge-direct)", c.Network))
 	}
-	info, err := p.engine.Info(ctx)
+	info, err := p.engineInfo(ctx)
 	if err != nil {
 		return errors.Join(append(errs, fmt.Errorf("container engine at %s: %w", p.engine.DaemonHost(), err))...)
 	}

@@ -41,7 +41,6 @@ import (
 	"github.com/docker/docker/client"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	"github.com/boxbench/boxbench/dbms"
@@ -124,7 +123,11 @@ type Platform struct {
 	cfg  Config
 	conn *cluster // made on first use from cfg
 	err  error    // why conn could not be made
-	img  map[string]image.Image
+	// noCommands: no credential command may run (plan; see loadConfig).
+	noCommands bool
+	// unreachable is the last failure to reach the cluster (see reach).
+	unreachable *failure
+	img         map[string]image.Image
 }
 
 // New returns the platform over the Docker engine the built images live in (nil when there
@@ -148,7 +151,16 @@ func New(engine client.APIClient, log *slog.Logger) *Platform {
 func (p *Platform) Configure(c Config) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.cfg, p.conn, p.err = c, nil, nil
+	p.cfg, p.conn, p.err, p.unreachable = c, nil, nil, nil
+}
+
+// NoCredentialCommands makes the platform refuse a kubeconfig context that authenticates with
+// an exec plugin or an auth-provider, whoever wrote it: `plan` never runs a program. It drops
+// the connection made before.
+func (p *Platform) NoCredentialCommands() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.noCommands, p.conn, p.err, p.unreachable = true, nil, nil, nil
 }
 
 func (p *Platform) config() Config {
@@ -200,10 +212,7 @@ func (p *Platform) connect() (*cluster, error) {
 	if p.conn != nil || p.err != nil {
 		return p.conn, p.err
 	}
-	path := kubeconfigPath(p.cfg)
-	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: path}
-	over := &clientcmd.ConfigOverrides{CurrentContext: p.cfg.Context}
-	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, over).ClientConfig()
+	rc, path, err := loadConfig(p.cfg, p.noCommands)
 	if err != nil {
 		p.err = fmt.Errorf("kubeconfig %s: %w", path, err)
 		return nil, p.err
@@ -225,12 +234,33 @@ func (p *Platform) reach(ctx context.Context) (*cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no reachable cluster: %w (set kubernetes.kubeconfig in the spec or KUBECONFIG)", err)
 	}
+	p.mu.Lock()
+	failed := p.unreachable
+	p.mu.Unlock()
+	if failed != nil && time.Since(failed.at) < unreachableFor {
+		return nil, failed.err
+	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := c.cs.CoreV1().Namespaces().List(ctx, listOne); err != nil {
-		return nil, fmt.Errorf("no reachable cluster at %s (kubeconfig %s): %w", c.rest.Host, c.kubeconfig, err)
+		err = fmt.Errorf("no reachable cluster at %s (kubeconfig %s): %w", c.rest.Host, c.kubeconfig, err)
+		if ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			p.mu.Lock()
+			p.unreachable = &failure{err: err, at: time.Now()}
+			p.mu.Unlock()
+		}
+		return nil, err
 	}
 	return c, nil
+}
+
+// unreachableFor is how long a cluster that did not answer is not asked again: a plan of many
+// kubernetes cells would otherwise wait the 10 s timeout once per cell.
+const unreachableFor = time.Minute
+
+type failure struct {
+	err error
+	at  time.Time
 }
 
 // Check says why c cannot run here: storages and networks this platform or this cluster lacks,

@@ -105,7 +105,7 @@ func allowedValue(k, v string) error {
 	if k == "ioengine" && !slices.Contains(engines, v) {
 		return fmt.Errorf("%q is invalid: one of %s", v, strings.Join(engines, ", "))
 	}
-	return nil
+	return checkBound(k, v)
 }
 
 // jobField names a job map option in a message; a name that is not a plain word is quoted, so

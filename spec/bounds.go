@@ -1,0 +1,144 @@
+package spec
+
+// Upper bounds of every size, count, rate and duration a spec gives (issue 32): each is what a
+// tool can store or what a host can hold, checked when the spec is read — not when an
+// allocation, a mount or a disk finds out — naming the field, the value and what is valid.
+// docs/spec.md lists them.
+
+import (
+	"math"
+)
+
+const (
+	// MaxThreads bounds client, load and neighbour worker counts (the client's threads already
+	// had this bound): each is a goroutine or a process with buffers of its own.
+	MaxThreads = 4096
+	// MaxLoadBatch bounds ycsb's records per insert round trip.
+	MaxLoadBatch = 10000
+	// DefaultLoadBatch is ycsb's batch when loadBatch is 0 (workload/ycsb's default).
+	DefaultLoadBatch = 100
+	// MaxRecordBytes bounds fieldCount × fieldLength (one record); MaxBatchBytes one load
+	// batch (loadBatch records, held in one write buffer).
+	MaxRecordBytes = 16 << 20
+	MaxBatchBytes  = 256 << 20
+	// MaxRecords bounds dataset.records and sysbench's rows (tables × tableSize); sysbench's
+	// ids are 32-bit INTEGERs, so MaxTableSize bounds one table.
+	MaxRecords   = 1 << 40
+	MaxTables    = 10000
+	MaxTableSize = math.MaxInt32
+	// MaxBytes bounds every size of storage (tmpfs, blockdev, volumeSize, fio file sizes) and
+	// of memory (limits.memory, a stress vm worker's bytes): 16 TiB, ext4's largest file and
+	// far above any host this runs on.
+	MaxBytes = 16 << 40
+	// MinRate and MaxRate bound an open loop's operations/s: below MinRate one operation per
+	// worker is due every 1000 s or less often — the schedule of a rate of 1e-300 overflowed
+	// (each worker slept ~292 years); above MaxRate the interval between a worker's operations
+	// rounds to nothing and the loop runs closed while recorded as open.
+	MinRate = 0.001
+	MaxRate = 1e9
+	// MinCPUs is the smallest cpus limit: a CFS quota of 1 ms per 100 ms period, the kernel's
+	// smallest; below it Docker rounds to "no limit" and cgroups refuse the quota.
+	MinCPUs = 0.01
+	// MaxOperations bounds ycsb's operationCount; MaxScanLength its scan length.
+	MaxOperations = 1 << 40
+	MaxScanLength = 100000
+)
+
+// bounds checks the bounds of the fields other checks do not bound.
+func (c *checker) bounds() {
+	e := c.e
+	for _, p := range sortedKeys(e.usedWorkloads()) {
+		c.workloadBounds(p, e.usedWorkloads()[p])
+	}
+	d := e.Dataset
+	if d.Records > MaxRecords {
+		c.add("dataset.records", "%d is too large (valid: up to %d)", d.Records, int64(MaxRecords))
+	}
+	if d.FieldCount >= 1 && d.FieldLength >= 1 && int64(d.FieldCount)*int64(d.FieldLength) > MaxRecordBytes {
+		c.add("dataset", "fieldCount %d × fieldLength %d = %s per record is too large (valid: at most %s per record)",
+			d.FieldCount, d.FieldLength, FormatBytes(int64(d.FieldCount)*int64(d.FieldLength)), FormatBytes(MaxRecordBytes))
+	}
+	c.size("storageOptions.tmpfs.size", e.StorageOptions.Tmpfs.Size)
+	c.size("storageOptions.blockdev.size", e.StorageOptions.Blockdev.Size)
+	c.size("kubernetes.volumeSize", e.Kubernetes.VolumeSize)
+	c.limitBounds("limits", e.Limits)
+	for _, n := range sortedKeys(e.Neighbours) {
+		nb := e.Neighbours[n]
+		if nb == nil {
+			continue
+		}
+		p := "neighbours." + n
+		c.limitBounds(p+".limits", nb.Limits)
+		w := nb.Workload
+		for field, v := range map[string]int{"cpu": w.CPU, "vm": w.VM, "threads": w.Threads} {
+			if v < 0 || v > MaxThreads {
+				c.add(p+".workload."+field, "%d is out of range (valid: 0 to %d workers)", v, MaxThreads)
+			}
+		}
+		c.size(p+".workload.vmBytes", w.VMBytes)
+		c.size(p+".workload.size", w.Size)
+	}
+}
+
+func (c *checker) workloadBounds(p string, w *Workload) {
+	if w == nil {
+		return
+	}
+	c.size(p+".size", w.Size)
+	switch w.Type {
+	case "ycsb":
+		if w.TargetRate != 0 && (w.TargetRate < MinRate || w.TargetRate > MaxRate) {
+			c.add(p+".targetRate", "%g is out of range (valid: 0 for a closed loop, or %g to %g operations/s)", w.TargetRate, MinRate, MaxRate)
+		}
+		if w.LoadThreads < 0 || w.LoadThreads > MaxThreads {
+			c.add(p+".loadThreads", "%d is out of range (valid: 0 for the workload's threads, or 1 to %d)", w.LoadThreads, MaxThreads)
+		}
+		if w.LoadBatch < 0 || w.LoadBatch > MaxLoadBatch {
+			c.add(p+".loadBatch", "%d is out of range (valid: 0 for the default 100, or 1 to %d records per insert)", w.LoadBatch, MaxLoadBatch)
+		} else if rec := int64(c.e.Dataset.FieldCount) * int64(c.e.Dataset.FieldLength); rec > 0 && rec <= MaxRecordBytes {
+			n := w.LoadBatch
+			if n == 0 {
+				n = DefaultLoadBatch
+			}
+			if batch := int64(n) * rec; batch > MaxBatchBytes {
+				c.add(p+".loadBatch", "%d records of %s is %s per insert (valid: at most %s per batch; lower loadBatch)",
+					n, FormatBytes(rec), FormatBytes(batch), FormatBytes(MaxBatchBytes))
+			}
+		}
+		if w.OperationCount < 0 || w.OperationCount > MaxOperations {
+			c.add(p+".operationCount", "%d is out of range (valid: 0 to %d)", w.OperationCount, int64(MaxOperations))
+		}
+		if w.ScanLengthMax < 0 || w.ScanLengthMax > MaxScanLength {
+			c.add(p+".scanLengthMax", "%d is out of range (valid: 0 for the default, or 1 to %d)", w.ScanLengthMax, MaxScanLength)
+		}
+	case "sysbench":
+		if w.Rate > MaxRate {
+			c.add(p+".rate", "%g is too large (valid: 0 for a closed loop, or 1 to %g transactions/s)", w.Rate, MaxRate)
+		}
+		if w.Tables < 0 || w.Tables > MaxTables {
+			c.add(p+".tables", "%d is out of range (valid: 0 for the default 1, or 1 to %d)", w.Tables, MaxTables)
+		}
+		if w.TableSize < 0 || w.TableSize > MaxTableSize {
+			c.add(p+".tableSize", "%d is out of range (valid: 0 for records / tables, or 1 to %d rows, sysbench's 32-bit ids)", w.TableSize, int64(MaxTableSize))
+		}
+	case "fio":
+		if w.Threads > 0 && w.Size > 0 && satMul(int64(w.Threads), int64(w.Size)) > MaxBytes {
+			c.add(p+".size", "%d jobs × %s is more than %s of files (valid: at most %s in all)", w.Threads, FormatBytes(int64(w.Size)), FormatBytes(MaxBytes), FormatBytes(MaxBytes))
+		}
+	}
+}
+
+// limitBounds: cpus is 0 (no limit) or at least MinCPUs; memory and byte rates at most MaxBytes.
+func (c *checker) limitBounds(p string, l Limits) {
+	if l.CPUs > 0 && l.CPUs < MinCPUs {
+		c.add(p+".cpus", "%g is below the smallest limit (valid: 0 or absent for no limit, or %g to %d cpus)", l.CPUs, MinCPUs, MaxCPUs)
+	}
+	c.size(p+".memory", l.Memory)
+}
+
+// size bounds a size field at MaxBytes.
+func (c *checker) size(field string, b Bytes) {
+	if b < 0 || b > MaxBytes {
+		c.add(field, "%s is out of range (valid: 0 for the default, up to %s)", FormatBytes(int64(b)), FormatBytes(MaxBytes))
+	}
+}
