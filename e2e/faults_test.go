@@ -228,7 +228,9 @@ func TestFaultHungProbe(t *testing.T) {
 	box("native").need(t, "redis")
 	testenv.NeedCommands(t, "redis-server", "losetup", "mkfs.ext4")
 	s := phaseSpec("hung-probe", "native", "host")
-	s.Extra += "timeouts: {provision: 20s}\n"
+	// Long enough for run 2 to restore and load its ~100 MiB while other tests run beside it
+	// (20 s was not, in parallel): run 1 waits it out.
+	s.Extra += "timeouts: {provision: 60s}\n"
 	e := newEnv(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
