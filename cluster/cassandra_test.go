@@ -37,8 +37,10 @@ func needCassandra(t *testing.T) {
 // TestCassandraRing starts a 3-node ring (replication factor 2) natively and in Docker on a
 // cluster bridge, one ring per platform: the cluster reports every node NORMAL on one schema,
 // the client (every node through Members) creates the keyspace with the ring's replication
-// factor and writes and reads at ONE and QUORUM through every node, the default superuser is
-// refused by every node, and teardown leaves nothing.
+// factor and writes and reads at ONE and QUORUM through every node, every node's JVM reports
+// its heap over that window (dbms.Observer through the node's Exec), the facts carry the
+// replication factor and the consistency, the default superuser is refused by every node, and
+// teardown leaves nothing. (This was e2e.TestTopologyCassandra's ring, tested here once.)
 func TestCassandraRing(t *testing.T) {
 	needCassandra(t)
 	cases := []struct {
@@ -80,14 +82,20 @@ func TestCassandraRing(t *testing.T) {
 				assertNothingLeft(t, exp, work)
 			}()
 			f := b.Facts()
-			if f["cluster_members"] != "n1,n2,n3" || f["cluster_replication_factor"] != "2" || f["cluster_schema_version"] == "" {
-				t.Errorf("cluster facts: members %q rf %q schema %q", f["cluster_members"], f["cluster_replication_factor"], f["cluster_schema_version"])
+			if f["cluster_members"] != "n1,n2,n3" || f["cluster_replication_factor"] != "2" || f["cluster_schema_version"] == "" ||
+				f["cluster_consistency"] != "ONE" {
+				t.Errorf("cluster facts: members %q rf %q schema %q consistency %q", f["cluster_members"], f["cluster_replication_factor"],
+					f["cluster_schema_version"], f["cluster_consistency"])
 			}
 			ep := b.Endpoint()
 			if len(ep.Members) != 3 {
 				t.Fatalf("the client endpoint names %d members, want 3: %+v", len(ep.Members), ep)
 			}
 			cred := d.Client()
+			// Every node's JVM is asked what it did over the writes and reads below
+			// (dbms.Observer through the node's own Exec, natively and in its container), as the
+			// runner asks each node of a cluster (runner.TestServerCountersPerNode names them).
+			watches := watchNodes(ctx, t, b, d)
 			tbl := driver.Table{Name: "usertable", FieldCount: 2}
 			for _, cl := range []string{"ONE", "QUORUM"} {
 				db, err := cassandra.Open(ctx, ep, cred, 2, cassandra.Options{Consistency: cl, ReplicationFactor: 2})
@@ -121,6 +129,15 @@ func TestCassandraRing(t *testing.T) {
 				}
 				db.Close()
 			}
+			for i, w := range watches {
+				win, err := w.End(ctx)
+				if err != nil {
+					t.Errorf("n%d: the observer's second reading: %v", i+1, err)
+				} else if win.Metrics["server_heap_used_bytes"] <= 0 || win.Metrics["server_heap_max_bytes"] <= 0 || win.Span <= 0 {
+					t.Errorf("n%d: heap %v of %v over a window of %s", i+1, win.Metrics["server_heap_used_bytes"],
+						win.Metrics["server_heap_max_bytes"], win.Span)
+				}
+			}
 			// Every node: the keyspace has the ring's replication factor, the rows are spread
 			// over the nodes (each owns a share as coordinator's replica), and the default
 			// superuser does not exist.
@@ -144,6 +161,25 @@ func TestCassandraRing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// watchNodes starts the observer's window on every node of the ring b.
+func watchNodes(ctx context.Context, t *testing.T, b platform.Box, d dbms.DBMS) []dbms.ServerWatch {
+	t.Helper()
+	o := dbms.ObserverOf(d)
+	nodes := platform.NodesOf(b)
+	if o == nil || len(nodes) != 3 {
+		t.Fatalf("observer %v, %d nodes: want Cassandra's observer on 3", o, len(nodes))
+	}
+	var ws []dbms.ServerWatch
+	for _, n := range nodes {
+		w, err := o.Watch(ctx, dbms.ServerAccess{Endpoint: n.Box.Endpoint(), Credentials: d.Client(), Exec: n.Box.Exec})
+		if err != nil {
+			t.Fatalf("%s: the observer's first reading: %v", n.Name, err)
+		}
+		ws = append(ws, w)
+	}
+	return ws
 }
 
 func session(t *testing.T, ep driver.Endpoint, c dbms.Credentials) *gocql.Session {

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -146,30 +145,19 @@ func (d *ownDockerd) stop(t *testing.T) {
 	d.cmd = nil
 }
 
-// dockerdSpec: two Redis runs in Docker boxes (host network: nothing of the test's dockerd's
-// bridge is measured), long enough to restart the engine during the first.
-const dockerdSpec = `apiVersion: boxbench/v1alpha1
-kind: Experiment
-name: e2e-fault-dockerd
-dbms: redis
-workload: {type: ycsb, mix: read-heavy, threads: 2, duration: 8s, warmup: 1s}
-dataset: {records: 1000, fieldCount: 4, fieldLength: 50}
-limits: {cpus: 1, memory: 256MiB}
-matrix:
-  platform: [docker]
-  storage: [bind]
-  network: [host]
-repetitions: 2
-order: sequential
-`
-
 // TestFaultDockerdRestart restarts the engine (a dockerd of the test's own, never the host's)
-// while the first run measures. Restarted at once: that run fails with its reason (the
-// server's log of its shutdown by the engine), the second is ok, and nothing is left in the
-// engine (containers, volumes, networks) or on the host. Down until boxbench has ended: both
-// runs fail (the second cannot provision), the first run's teardown could not reach the
-// engine; once the engine is back, `doctor --cleanup` removes the container it kept.
+// while the first of two Redis runs in Docker boxes (host network: nothing of the test's
+// dockerd's bridge is measured) measures. Restarted at once: that run fails with its reason
+// (the server's log of its shutdown by the engine), the second is ok, and nothing is left in
+// the engine (containers, volumes, networks) or on the host. Down until boxbench has ended:
+// both runs fail (the second cannot provision), the first run's teardown could not reach the
+// engine; once the engine is back, `doctor --cleanup` removes the container it kept. The two
+// run one after the other: their dockerds' bridges use the same TEST-NET subnet.
 func TestFaultDockerdRestart(t *testing.T) {
+	t.Parallel()
+	testenv.NeedRoot(t)
+	testenv.NeedDocker(t)
+	testenv.NeedCommands(t, "redis-server")
 	for _, down := range []bool{false, true} {
 		name := "restart"
 		if down {
@@ -180,49 +168,30 @@ func TestFaultDockerdRestart(t *testing.T) {
 }
 
 func dockerdRestart(t *testing.T, down bool) {
-	testenv.NeedRoot(t)
-	testenv.NeedDocker(t)
-	testenv.NeedCommands(t, "redis-server")
 	d := startOwnDockerd(t)
-	t.Setenv("DOCKER_HOST", "unix://"+d.sock) // boxbench and the docker CLI of the checks
-	e := env{dir: t.TempDir(), work: testenv.WorkRoot(t)}
+	e := newEnv(t, spec{Name: "fault-dockerd", Order: "sequential", Limits: "{cpus: 1, memory: 256MiB}",
+		Workload: "{type: ycsb, mix: read-heavy, threads: 2, duration: 8s, warmup: 1s}",
+		Matrix:   "  platform: [docker]\n  storage: [bind]\n  network: [host]"})
+	e.dockerHost = "unix://" + d.sock // boxbench and the docker CLI of the checks
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	// The image, imported into the test's engine from the cached root filesystem.
 	if b, err := e.boxbench(ctx, "images", "build", "--dbms", "redis").CombinedOutput(); err != nil {
 		t.Fatalf("images build into the test's dockerd: %v\n%s", err, b)
 	}
-	e.specFile = filepath.Join(e.dir, "spec.yaml")
-	if err := os.WriteFile(e.specFile, []byte(dockerdSpec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var exp string
-	t.Cleanup(func() {
-		assertNoFaultLeftovers(t, e.work, exp)
-		if exp != "" {
-			dockerLeftovers(t, e.work, exp)
-		}
-	})
-	out := filepath.Join(e.dir, "out")
-	cmd, log := e.start(ctx, t, out)
-	waitFor(t, cmd, log, 3*time.Minute, "the first run never measured", func() bool {
-		if exp == "" {
-			exp = experimentOf(e.work, "dockerd")
-		}
-		return exp != "" && strings.Contains(log.String(), "warmup+measure") && dockerRunContainer(exp, "r0001")
+	r := e.start(ctx, t)
+	r.waitFor(t, 3*time.Minute, "the first run never measured", func() bool {
+		return r.experiment() != "" && strings.Contains(r.log.String(), "warmup+measure") && e.dockerContainers(r.exp, "r0001", true) > 0
 	})
 	time.Sleep(2 * time.Second) // into the measured window
 	d.stop(t)
 	if !down {
 		d.start(t)
 	}
-	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
-		t.Errorf("exit %v, want 1 (a run failed):\n%s", err, log.String())
-	}
+	r.wantExit(t, 1)
 	if down {
 		d.start(t)
-		if dockerRunContainer(exp, "r0001") {
+		if e.dockerContainers(r.exp, "r0001", true) > 0 {
 			t.Logf("the engine kept run 1's container while it was down, as expected")
 		}
 		b, err := e.boxbench(ctx, "doctor", "--cleanup").CombinedOutput()
@@ -231,28 +200,22 @@ func dockerdRestart(t *testing.T, down bool) {
 		}
 		t.Logf("doctor --cleanup once the engine is back:\n%s", b)
 	}
-	b, rerr := e.boxbench(ctx, "results", out, "--format", "json").Output()
-	if rerr != nil {
-		t.Fatalf("results: %v", rerr)
-	}
-	var got faultRuns
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatal(err)
-	}
+	res, text := e.results(ctx, t, r.out)
 	want2 := "ok"
 	if down {
 		want2 = "failed"
 	}
-	if len(got.Runs) != 2 || got.Runs[0].Status != "failed" || !strings.Contains(got.Runs[0].Reason, "stopped answering") || got.Runs[1].Status != want2 {
-		t.Fatalf("want run 1 failed (stopped answering) and run 2 %s, got %s\n%s", want2, b, log.String())
+	checkRuns(t, res, text, "failed:stopped answering", want2)
+	if len(res.Runs) != 2 {
+		return
 	}
-	t.Logf("run 1: %s", got.Runs[0].Reason)
+	t.Logf("run 1: %s", res.Runs[0].Reason)
 	if down {
-		t.Logf("run 2: %s", got.Runs[1].Reason)
-	} else if !strings.Contains(got.Runs[0].Reason, "Received SIGTERM") {
-		t.Errorf("run 1's reason does not carry the server's log of its shutdown by the engine:\n%s", got.Runs[0].Reason)
+		t.Logf("run 2: %s", res.Runs[1].Reason)
+	} else if !strings.Contains(res.Runs[0].Reason, "Received SIGTERM") {
+		t.Errorf("run 1's reason does not carry the server's log of its shutdown by the engine:\n%s", res.Runs[0].Reason)
 	}
-	if all, err := exec.Command("docker", "ps", "-aq").Output(); err != nil || len(bytes.TrimSpace(all)) > 0 {
+	if all, err := e.docker("ps", "-aq").Output(); err != nil || len(bytes.TrimSpace(all)) > 0 {
 		t.Errorf("containers left in the test's engine: %v %s", err, all)
 	}
 }

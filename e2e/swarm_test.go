@@ -2,31 +2,39 @@ package e2e
 
 import (
 	"context"
-	"os"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/internal/flock"
 	"github.com/boxbench/boxbench/internal/testenv"
 )
 
-const swarmSpec = `apiVersion: boxbench/v1alpha1
-kind: Experiment
-name: e2e-swarm
-dbms: redis
-workload: {type: ycsb, mix: read-heavy, threads: 2, duration: 2s, warmup: 1s}
-dataset: {records: 2000, fieldCount: 4, fieldLength: 50}
-limits: {cpus: 1, memory: 512MiB}
-matrix:
-  zip:
-    platform: [native, swarm, swarm,   swarm]
-    storage:  [bind,   bind,  volume,  bind]
-    network:  [host,   host,  overlay, vip]
-repetitions: 1
-baseline: {platform: native, storage: bind, network: host}
-`
+// TestSwarm runs experiments on the engine's swarm, one after another: it holds the swarm
+// (platform/swarm's tests make and leave swarms too) and takes one of the package's parallel
+// slots; after each experiment the swarm must be as it was before.
+func TestSwarm(t *testing.T) {
+	t.Parallel()
+	testenv.NeedRoot(t)
+	testenv.NeedDocker(t)
+	testenv.NeedCommands(t, "redis-server", "etcd")
+	hold(t, "swarm")
+	for _, c := range []struct {
+		name string
+		f    func(t *testing.T)
+	}{{"services", swarmServices}, {"topology", swarmTopology}, {"topology-crash-cleanup", swarmTopologyCrashCleanup}} {
+		t.Run(c.name, func(t *testing.T) {
+			before := swarmState(t)
+			t.Cleanup(func() {
+				if after := swarmState(t); after != before {
+					t.Errorf("swarm %s before the test, %s after", before, after)
+				}
+			})
+			c.f(t)
+		})
+	}
+}
 
 // swarmState is the engine's swarm state as docker info prints it ("inactive", "active").
 func swarmState(t *testing.T) string {
@@ -37,28 +45,20 @@ func swarmState(t *testing.T) string {
 	return strings.TrimSpace(string(out))
 }
 
-// TestSwarm runs Redis natively and as Swarm services on the host network and on an overlay
+// swarmServices runs Redis natively and as Swarm services on the host network and on an overlay
 // network, whose client runs in a container on the overlay (boxbench agent, the binary itself
 // bind-mounted): every run is ok, the overlay run records where its client ran, the vip cell
 // either runs or is skipped with the kernel's reason, no service or network is left, and the
 // swarm is as it was before.
-func TestSwarm(t *testing.T) {
-	testenv.NeedDocker(t)
-	// platform/swarm's tests make and leave swarms too: one test process at a time (the lock
-	// file of platform/swarm's tests).
-	if err := os.MkdirAll("/var/lib/boxbench", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	unlock, err := flock.Lock(context.Background(), "/var/lib/boxbench/swarm-test.lock", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unlock()
-	e := setup(t, "swarm", "2s", 1)
-	before := swarmState(t)
+func swarmServices(t *testing.T) {
+	e := newEnv(t, spec{Name: "swarm", Records: 2000, Reps: "1", Matrix: `  zip:
+    platform: [native, swarm, swarm,   swarm]
+    storage:  [bind,   bind,  volume,  bind]
+    network:  [host,   host,  overlay, vip]`,
+		Extra: "baseline: {platform: native, storage: bind, network: host}\n"})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	out := e.runSpec(ctx, t, swarmSpec)
+	out, _ := e.run(ctx, t)
 	got, b := e.results(ctx, t, out)
 	t.Logf("%s", b)
 	if len(got.Runs) < 3 {
@@ -78,19 +78,84 @@ func TestSwarm(t *testing.T) {
 			t.Errorf("cell %s skipped: %s", s.ID, s.Reason)
 		}
 	}
-	if after := swarmState(t); after != before {
-		t.Errorf("swarm %s before the experiment, %s after", before, after)
+}
+
+// swarmTopology runs a 3-member etcd cluster (swarm host and overlay) and a Redis primary
+// with a replica (overlay) as one Swarm service per node: every run ok, the cluster said all
+// its members were up, the overlay runs' client ran in a container on the cluster's network and
+// knew every etcd member there, the report has every node, and neither a service nor a network
+// is left, the swarm as it was.
+func swarmTopology(t *testing.T) {
+	for _, c := range []struct {
+		dbms            string
+		nodes           int
+		platforms, nets string
+		storages        string
+	}{
+		{"etcd", 3, "swarm, swarm", "host, overlay", "bind, volume"},
+		{"redis", 2, "swarm", "overlay", "bind"},
+	} {
+		t.Run(c.dbms, func(t *testing.T) {
+			e := newEnv(t, swarmTopologySpec("swtopo-"+c.dbms, c.dbms, c.nodes, c.platforms, c.nets, c.storages))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			out, res, _ := e.runStored(ctx, t, strings.Count(c.platforms, ",")+1)
+			for _, r := range res.Runs {
+				if r.Status != "ok" {
+					t.Errorf("run %s: %s %s", r.ID, r.Status, r.Reason)
+					continue
+				}
+				f := r.Facts
+				if f["topology_nodes"] != fmt.Sprint(c.nodes) || strings.Count(f["topology_endpoints"], "=") != c.nodes {
+					t.Errorf("run %s: topology facts %q %q", r.ID, f["topology_nodes"], f["topology_endpoints"])
+				}
+				overlay := strings.Contains(r.ID, "network=overlay")
+				if site := r.Env["client_site"]; overlay != strings.Contains(site, "container on overlay network "+f["topology_network"]) || overlay && f["topology_network"] == "" {
+					t.Errorf("run %s: client site %q, cluster network %q", r.ID, site, f["topology_network"])
+				}
+				switch c.dbms {
+				case "etcd":
+					if f["cluster_members"] != "n1,n2,n3" || f["cluster_leader"] == "" {
+						t.Errorf("run %s: etcd members %q leader %q", r.ID, f["cluster_members"], f["cluster_leader"])
+					}
+					if overlay && strings.Count(f["client_endpoints"], ":2379") != 3 {
+						t.Errorf("run %s: the client at the site does not know every member: %q", r.ID, f["client_endpoints"])
+					}
+				default:
+					if f["cluster_replicas_online"] != "1" {
+						t.Errorf("run %s: redis replicas online %q", r.ID, f["cluster_replicas_online"])
+					}
+				}
+			}
+			assertNodeLines(t, e.report(ctx, t, out, ""), c.nodes)
+		})
 	}
-	for _, what := range [][]string{{"service", "ls", "--filter", "label=boxbench"}, {"network", "ls", "--filter", "label=boxbench", "--format", "{{.Name}}"}} {
-		if before != "active" && what[0] == "service" {
-			continue // no swarm: no services to list
-		}
-		o, err := exec.Command("docker", what...).Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(string(o), "e2e-swarm") {
-			t.Errorf("left: docker %s: %s", strings.Join(what, " "), o)
-		}
+}
+
+// swarmTopologySpec: a cluster as Swarm services, one per node, with a short load phase.
+func swarmTopologySpec(name, dbms string, nodes int, platforms, nets, storages string) spec {
+	s := topologySpec(name, dbms, fmt.Sprintf("{nodes: %d}", nodes),
+		fmt.Sprintf("  zip: {platform: [%s], network: [%s], storage: [%s]}", platforms, nets, storages))
+	s.Extra = "baseline: {platform: swarm, network: " + strings.Split(nets, ",")[0] + "}\n"
+	return s
+}
+
+// swarmTopologyCrashCleanup kills boxbench (kill -9) while a 3-member etcd cluster of
+// Swarm services on a cluster overlay network is measured; `doctor --cleanup` then removes
+// every node's service and task container, the cluster's network and the work directories,
+// and leaves the swarm boxbench made.
+func swarmTopologyCrashCleanup(t *testing.T) {
+	s := swarmTopologySpec("swtopocrash", "etcd", 3, "swarm", "overlay", "bind")
+	s.Workload = strings.Replace(s.Workload, "duration: 2s", "duration: 60s", 1)
+	e := newEnv(t, s)
+	services := func(exp string) int {
+		o, _ := exec.Command("docker", "service", "ls", "-q", "--filter", "label=boxbench.experiment="+exp).Output()
+		return len(strings.Fields(string(o)))
 	}
+	crashCluster(t, e, 3*time.Minute, func(exp string) int {
+		if n := e.dockerContainers(exp, "", false); n != services(exp) {
+			t.Errorf("%d task containers, %d services", n, services(exp))
+		}
+		return services(exp)
+	}, "r0001-n1-svc", "r0001-n2-svc", "r0001-n3-svc", "r0001-net")
 }

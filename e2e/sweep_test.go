@@ -11,42 +11,22 @@ import (
 	"github.com/boxbench/boxbench/internal/testenv"
 )
 
-const sweepE2E = `apiVersion: boxbench/v1alpha1
-kind: Experiment
-name: e2e-sweep
-dbms: redis
-workload: {type: ycsb, mix: read-heavy, threads: 2, duration: 1s, warmup: 1s}
-dataset: {records: 2000, fieldCount: 4, fieldLength: 50}
-limits: {cpus: 1, memory: 512MiB}
-matrix:
-  platform: [native]
-  workload.targetRate: [200, 4000000]
-repetitions: 2
-placement: {client: "0"}
-`
-
 // TestSweep runs a targetRate sweep on a real Redis: one seed for both rates, every run open
 // loop at its own rate, and the report's curve has both points with the corrected and the
 // service latency apart (corrected ≥ service: it counts from the intended start), resource
 // shares from telemetry, and the same points in sweep-csv.
 func TestSweep(t *testing.T) {
-	testenv.NeedRoot(t)
+	t.Parallel()
 	testenv.NeedCommands(t, "redis-server")
-	e := env{dir: t.TempDir(), work: testenv.WorkRoot(t)}
-	e.specFile = filepath.Join(e.dir, "spec.yaml")
-	// Only this test's experiment: other e2e tests may run beside it on a shared host.
-	t.Cleanup(func() { assertNoLeftoversOf(t, e.work, "e2e-sweep-") })
+	hold(t, "cpu0")
+	e := newEnv(t, spec{Name: "sweep", Records: 2000,
+		Workload: "{type: ycsb, mix: read-heavy, threads: 2, duration: 1s, warmup: 1s}",
+		Matrix:   "  platform: [native]\n  workload.targetRate: [200, 4000000]",
+		Extra:    "placement: {client: \"0\"}\n"})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	out := e.runSpec(ctx, t, sweepE2E)
-	got, b := e.results(ctx, t, out)
-	if len(got.Runs) != 4 {
-		t.Fatalf("%d runs, want 4: %s", len(got.Runs), b)
-	}
-	js, err := e.boxbench(ctx, "report", out, "--format", "json").Output()
-	if err != nil {
-		t.Fatalf("report: %v", err)
-	}
+	out, _, b := e.runStored(ctx, t, 4)
+	js := e.report(ctx, t, out, "json")
 	var rep struct {
 		Sweeps []struct {
 			Key     string `json:"key"`

@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,61 +10,31 @@ import (
 	"github.com/boxbench/boxbench/internal/testenv"
 )
 
-const vmSpec = `apiVersion: boxbench/v1alpha1
-kind: Experiment
-name: e2e-vm
-dbms: redis
-workloads:
-  reads: {type: ycsb, mix: read-heavy, threads: 2, duration: 3s, warmup: 1s}
-  fio: {type: fio, job: fsync-high, size: 16MiB, duration: 3s}
-dataset: {records: 1000, fieldCount: 4, fieldLength: 50}
-limits: {cpus: 1, memory: 512MiB}
-matrix:
-  workload: [reads, fio]
+// TestVMRun runs Redis natively, in an (emulated) QEMU guest and in a container in such a guest
+// through the binary, with a YCSB workload over the forwarded port and (vm) an fio job run inside
+// the guest through the agent (Exec): all runs are stored ok, the VM's carry the accelerator and
+// the emulated label, the guest's own telemetry is sampled, the report gives no verdict on an
+// emulated cell, and nothing of the VM is left: no QEMU in its group, no work directory, no tap
+// or bridge.
+func TestVMRun(t *testing.T) {
+	t.Parallel()
+	testenv.NeedCommands(t, "redis-server", "qemu-system-x86_64")
+	e := newEnv(t, spec{Name: "vm", Reps: "1", Workload: "-", Matrix: `  workload: [reads, fio]
   zip:
     platform: [native, vm, vm-docker]
     storage: [bind, rootfs, overlay]
     network: [host, nat, nat]
-  exclude: [{workload: fio, platform: vm-docker}]
-repetitions: 1
+  exclude: [{workload: fio, platform: vm-docker}]`,
+		Extra: `workloads:
+  reads: {type: ycsb, mix: read-heavy, threads: 2, duration: 3s, warmup: 1s}
+  fio: {type: fio, job: fsync-high, size: 16MiB, duration: 3s}
 baseline: {platform: native, storage: bind, network: host}
-`
-
-// TestVMRun runs Redis natively, in an (emulated) QEMU guest and in a container in such a guest
-// through the binary, with a YCSB workload over the forwarded port and (vm) an fio job run inside
-// the guest through the agent (Exec):
-// both runs are stored ok, the VM's carry the accelerator and the emulated label, the guest's
-// own telemetry is sampled, the report gives no verdict on an emulated cell, and nothing of the
-// VM is left: no QEMU in its group, no work directory, no tap or bridge.
-func TestVMRun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("boots QEMU guests")
-	}
-	e := setup(t, "vm", "3s", 1)
-	testenv.NeedCommands(t, "qemu-system-x86_64")
+`})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	out := e.runSpec(ctx, t, vmSpec)
-	got, b := e.results(ctx, t, out)
-	if len(got.Runs) != 5 {
-		t.Fatalf("%d runs stored, want 5: %s", len(got.Runs), b)
-	}
-	var raw struct {
-		Runs []struct {
-			ID       string            `json:"id"`
-			Status   string            `json:"status"`
-			Reason   string            `json:"reason"`
-			Facts    map[string]string `json:"facts"`
-			Warnings []struct {
-				Code string `json:"code"`
-			} `json:"warnings"`
-		} `json:"runs"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		t.Fatal(err)
-	}
+	out, got, _ := e.runStored(ctx, t, 5)
 	var vmRuns int
-	for _, r := range raw.Runs {
+	for _, r := range got.Runs {
 		if r.Status != "ok" {
 			t.Errorf("run %s: %s %s", r.ID, r.Status, r.Reason)
 		}
@@ -93,10 +61,7 @@ func TestVMRun(t *testing.T) {
 	if vmRuns != 3 {
 		t.Errorf("%d VM runs, want 3", vmRuns)
 	}
-	rep, err := e.boxbench(ctx, "report", out, "--format", "json").Output()
-	if err != nil {
-		t.Fatalf("report: %v", err)
-	}
+	rep := e.report(ctx, t, out, "json")
 	var r struct {
 		Cells []struct {
 			ID       string `json:"id"`
@@ -113,23 +78,5 @@ func TestVMRun(t *testing.T) {
 		if c.Emulated && (c.Overhead == nil || c.Overhead.Verdict != "emulated: no verdict") {
 			t.Errorf("emulated cell %s: overhead %+v, want the verdict withheld", c.ID, c.Overhead)
 		}
-	}
-	assertNoVMLeftovers(t, e.work)
-}
-
-// assertNoVMLeftovers: no QEMU process in a boxbench group of the experiment, nothing left in
-// the work root (disk images, sockets, logs).
-func assertNoVMLeftovers(t *testing.T, work string) {
-	t.Helper()
-	_ = filepath.Walk("/sys/fs/cgroup/memory/boxbench", func(p string, info os.FileInfo, err error) error {
-		if err == nil && info.Name() == "cgroup.procs" && strings.Contains(p, "e2e-vm") {
-			if b, _ := os.ReadFile(p); len(strings.TrimSpace(string(b))) > 0 {
-				t.Errorf("processes left in %s: %s", filepath.Dir(p), b)
-			}
-		}
-		return nil
-	})
-	if ents, _ := filepath.Glob(filepath.Join(work, "e2e-vm-*", "*")); len(ents) > 0 {
-		t.Errorf("left in the work root: %v", ents)
 	}
 }

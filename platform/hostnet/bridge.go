@@ -11,10 +11,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/internal/flock"
 )
 
 const subnetBase = "10.213"
@@ -26,8 +29,13 @@ const (
 	PrefixTap    = "bbt"
 )
 
-// netMu serialises the choice of a free subnet and the bridge's creation within this process.
-var netMu sync.Mutex
+// netMu serialises the choice of a free subnet and the bridge's creation within this process;
+// lockFile across processes (two boxbench runs, or a test package's beside another's, would
+// otherwise both see the same /24 free and give it to two bridges).
+var (
+	netMu    sync.Mutex
+	lockFile = "/run/boxbench/hostnet.lock"
+)
 
 // Name derives a host interface name of a box: prefix plus 8 hex digits of its experiment and
 // run, within the kernel's 15-byte limit. The same box gets the same names, so a crashed
@@ -55,6 +63,14 @@ func (b *Bridge) BoxIP() string {
 func MakeBridge(ctx context.Context, exp, run string) (*Bridge, error) {
 	netMu.Lock()
 	defer netMu.Unlock()
+	if err := os.MkdirAll(filepath.Dir(lockFile), 0o755); err != nil {
+		return nil, fmt.Errorf("bridge lock: %w", err)
+	}
+	unlock, err := flock.Lock(ctx, lockFile, nil)
+	if err != nil {
+		return nil, fmt.Errorf("bridge lock: %w", err)
+	}
+	defer unlock()
 	bridge := Name(PrefixBridge, exp, run)
 	out, err := command.Run(ctx, "ip", "-o", "-4", "addr", "show")
 	if err != nil {

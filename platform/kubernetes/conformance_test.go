@@ -12,6 +12,7 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/image"
+	"github.com/boxbench/boxbench/internal/flock"
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/platformtest"
@@ -28,6 +29,15 @@ func needCluster(t *testing.T, dbName string) *Platform {
 	if _, err := os.Stat(ContractKubeconfig); err != nil {
 		testenv.Skip(t, "no local cluster (scripts/kube-local.sh up): "+err.Error())
 	}
+	// One test process's experiments on the cluster at a time: a node of 2 cpus cannot
+	// schedule this suite's pods and e2e's at once (e2e.TestKubernetes holds the same lock).
+	unlock, err := flock.Lock(context.Background(), "/var/lib/boxbench/kube-test.lock", func() {
+		t.Log("waiting for another test process's Kubernetes tests")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(unlock)
 	engine, err := image.Connect()
 	if err != nil {
 		t.Fatal(err)
