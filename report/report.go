@@ -24,6 +24,8 @@ type Report struct {
 	Env map[string]string
 	// Spec is the experiment file as it was run (YAML).
 	Spec string
+	// SteadyStateOff says the spec turned steady-state detection off (steadyState: off).
+	SteadyStateOff bool
 	// Keys are the matrix keys of the cells, in canonical order; Varying are those with more
 	// than one value among the runnable cells (the columns of a table).
 	Keys, Varying []string
@@ -69,16 +71,17 @@ type Cell struct {
 	Runs    int       // ok runs (the n of every summary)
 	Failed  []Failure // failed runs, in run order
 	RunIDs  []string  // ok runs, in run order
+	Reps    []int     // the repetition (round) number of each ok run, in run order
 	Samples []float64 // throughput of each ok run (ops/s), in run order
-	// Duets are the pair tokens of the ok runs (order: duet; "" for a run of no duet), in run
-	// order: a run is paired with the baseline's run of the same token.
-	Duets []string
+	// Duets are the ok runs' duets (order: duet; the zero Duet for a run of no duet), in run
+	// order: a run is paired with the baseline's run of the same Pair.
+	Duets []results.Duet
 	// Untruncated is each ok run's throughput before the steady-state cut (ops/s; NaN where
 	// the run did not store it), in run order.
 	Untruncated []float64
-	// SteadyNotApplied counts the ok runs whose steady-state detection was not applied (too
-	// few intervals; the run's fact steady_state says why).
-	SteadyNotApplied int
+	// SteadyNotApplied counts the ok runs whose steady-state detection was not applied, by
+	// why (results.Steady.NotApplied); nil when there are none.
+	SteadyNotApplied map[results.Steady]int
 	Throughput       stats.Summary
 
 	// Overhead compares this cell's throughput with its baseline's (HigherIsBetter); nil for

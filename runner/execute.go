@@ -133,6 +133,7 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 		}
 	}()
 	rec.Facts = box.Facts()
+	rec.Emulated = emulated(box)
 	if c.Topology != nil {
 		if err := r.loadInPlace(ctx, box, d, wl, rec); err != nil {
 			rec.LogTail = box.LogTail(4096)
@@ -458,11 +459,16 @@ func runBounded(ctx context.Context, wl workload.Workload, t workload.Target, cl
 	}
 }
 
+// emulated says whether the box's CPU is emulated (a VM under QEMU's TCG): its runs are
+// labelled so, and waits on it are longer. The one place the runner reads it from the box's
+// facts, until a box states it as a typed trait.
+func emulated(box platform.Box) bool { return box.Facts()[platform.FactEmulated] == "true" }
+
 // alive checks, after the workload, that the database still answers: a server killed or
 // stopped during the run fails it even when the workload only counted errors.
 func alive(ctx context.Context, d dbms.DBMS, box platform.Box) error {
 	limit := aliveTimeout
-	if box.Facts()[platform.FactEmulated] == "true" {
+	if emulated(box) {
 		limit = aliveTimeoutEmulated
 	}
 	actx, cancel := context.WithTimeout(ctx, limit)
