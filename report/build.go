@@ -66,6 +66,13 @@ func Build(store *results.Store) (*Report, error) {
 	if err := r.buildSweeps(store, okRuns); err != nil {
 		return nil, fmt.Errorf("report %s: sweeps: %w", store.Path(), err)
 	}
+	r.Runs = runs
+	r.series = map[string]*runSeries{}
+	for _, run := range runs {
+		if r.series[run.ID], err = loadRunSeries(store, run.ID); err != nil {
+			return nil, fmt.Errorf("report %s: %w", store.Path(), err)
+		}
+	}
 	return r, nil
 }
 

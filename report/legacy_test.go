@@ -33,8 +33,8 @@ func TestLegacyResultsFile(t *testing.T) {
 	for ext, write := range map[string]func(*bytes.Buffer) error{
 		"txt":  func(b *bytes.Buffer) error { return WriteText(b, r) },
 		"json": func(b *bytes.Buffer) error { return WriteJSON(b, r) },
-		"csv":  func(b *bytes.Buffer) error { return WriteCSV(b, st) },
-		"html": func(b *bytes.Buffer) error { return WriteHTML(b, r, st) },
+		"csv":  func(b *bytes.Buffer) error { return WriteCSV(b, r) },
+		"html": func(b *bytes.Buffer) error { return WriteHTML(b, r) },
 	} {
 		var b bytes.Buffer
 		if err := write(&b); err != nil {

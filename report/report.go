@@ -2,8 +2,9 @@
 // JSON and CSV for tools, a self-contained HTML page with plots, and a comparison of two
 // experiments that can gate CI.
 //
-// Build computes everything once (summaries, overheads, merged latency histograms, warnings);
-// the writers only format. Every output is deterministic for a given results file: maps are
+// Build reads the results file and computes everything once (summaries, overheads, merged
+// latency histograms, warnings, the runs' time series); the writers only format, and never
+// open the file. Every output is deterministic for a given results file: maps are
 // walked in sorted order and no clock is read, so outputs can be golden-tested.
 //
 // Units: throughput in operations per second (ops/s) over every operation type of the "latency"
@@ -45,8 +46,14 @@ type Report struct {
 	// Sweeps are the matrix keys that vary the workload's load or size, with one curve per
 	// combination of the other keys (report/sweep.go).
 	Sweeps []*Sweep
+	// Runs are every stored run in run order, as the results file holds them (the per-run CSV
+	// and the HTML's run panels show them all).
+	Runs []results.RunRow
 
-	less func(a, b *Cell) int // display order of cells
+	// series are the runs' time series, by run id, for the HTML's run panels; nil for a
+	// report not built from a results file.
+	series map[string]*runSeries
+	less   func(a, b *Cell) int // display order of cells
 }
 
 // Experiment identifies the experiment a report is about.
