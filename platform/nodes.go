@@ -26,12 +26,3 @@ func NodesOf(b Box) []NamedBox {
 	}
 	return nil
 }
-
-// NodeSource is the telemetry source of node i of a box of several named name: the first node
-// is the box's own source (base, "db"), every other "<base>-<name>" ("db-n2").
-func NodeSource(base string, i int, name string) string {
-	if i == 0 {
-		return base
-	}
-	return base + "-" + name
-}

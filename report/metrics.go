@@ -45,9 +45,6 @@ func cellMetrics(ok []results.RunRow) []Metric {
 	return out
 }
 
-// isShare tells the share metrics apart: they get their own section.
-func isShare(name string) bool { return strings.Contains(name, "_share_") }
-
 // shareRow is one cell's configured-versus-obtained share of one resource.
 type shareRow struct {
 	Cell, Resource       string
@@ -66,11 +63,11 @@ func (r *Report) shareRows() []shareRow {
 			return stats.Summary{}, false
 		}
 		for _, res := range []string{"io", "cpu"} {
-			conf, ok := get(res + "_share_configured_ratio")
+			conf, ok := get(results.ShareMetric(res, false))
 			if !ok {
 				continue
 			}
-			obt, _ := get(res + "_share_obtained_ratio")
+			obt, _ := get(results.ShareMetric(res, true))
 			rows = append(rows, shareRow{Cell: c.ID, Resource: res, Configured: conf, Obtained: obt})
 		}
 	}
@@ -121,7 +118,7 @@ func writeTextMetrics(w io.Writer, r *Report) {
 	for _, c := range r.Cells {
 		var parts []string
 		for _, m := range c.Metrics {
-			if !isShare(m.Name) && strings.HasPrefix(m.Name, "neighbour_") {
+			if !results.IsShareMetric(m.Name) && results.IsNeighbourMetric(m.Name) {
 				parts = append(parts, m.Name+" "+fmtSummary(m.Summary, 1, ""))
 			}
 		}
@@ -164,7 +161,7 @@ func (r *Report) metricViews() []metricView {
 	}
 	for _, c := range r.Cells {
 		for _, m := range c.Metrics {
-			if !isShare(m.Name) {
+			if !results.IsShareMetric(m.Name) {
 				out = append(out, metricView{c.ID, m.Name, fmtSummary(m.Summary, 1, "")})
 			}
 		}

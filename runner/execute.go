@@ -168,7 +168,7 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 		return
 	}
 	for _, n := range nbs {
-		prefix := "neighbour_" + n.name + "_"
+		prefix := results.NeighbourPrefix + n.name + "_"
 		rec.Warnings = append(rec.Warnings, boxWarnings(n.box, prefix)...)
 		for k, v := range n.box.Facts() {
 			rec.Facts[prefix+k] = v
@@ -285,7 +285,7 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 		if i == 0 {
 			continue
 		}
-		ts, closeN, err := targetsOf(platform.NodeSource("db", i, n.Name), n.Box.Observe())
+		ts, closeN, err := targetsOf(results.NodeSource(i, n.Name), n.Box.Observe())
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("telemetry: %w", err)
 		}
@@ -535,9 +535,9 @@ func (r *Runner) neighbourResults(res *workload.Result, samples []telemetry.Samp
 			continue
 		}
 		for k, v := range n.res.Metrics {
-			res.Metrics["neighbour_"+n.name+"_"+k] = v
+			res.Metrics[results.NeighbourMetric(n.name, k)] = v
 		}
-		res.Metrics["neighbour_"+n.name+"_ops_per_second"] = n.res.Throughput()
+		res.Metrics[results.NeighbourMetric(n.name, "ops_per_second")] = n.res.Throughput()
 	}
 	return nil
 }
@@ -569,7 +569,7 @@ func (r *Runner) validity(c *plan.Cell, res *workload.Result, samples []telemetr
 		if lim.Cpuset == "" {
 			na.Cpuset = ""
 		}
-		f.Nodes = append(f.Nodes, check.Node{Name: n.Name, Source: platform.NodeSource("db", i, n.Name), Applied: &na})
+		f.Nodes = append(f.Nodes, check.Node{Name: n.Name, Source: results.NodeSource(i, n.Name), Applied: &na})
 	}
 	for _, o := range res.Ops {
 		if o.Series == "latency" {
