@@ -67,6 +67,7 @@ func Build(store *results.Store) (*Report, error) {
 		return nil, fmt.Errorf("report %s: sweeps: %w", store.Path(), err)
 	}
 	r.Runs = runs
+	r.Sections = defaultSections()
 	r.series = map[string]*runSeries{}
 	for _, run := range runs {
 		if r.series[run.ID], err = loadRunSeries(store, run.ID); err != nil {

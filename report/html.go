@@ -37,6 +37,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 
 // page is the template's view of a report: every number formatted, every chart drawn.
 type page struct {
+	Sections     []template.HTML // the Report's sections' own parts
 	Title        string
 	Name         string
 	Meta         []kv
@@ -205,6 +206,7 @@ func newPage(r *Report) *page {
 	writeTextCalibration(&pre, r)
 	v.Precision = strings.TrimSpace(pre.String())
 	v.runs(r)
+	v.Sections = sectionsHTML(r)
 	for _, c := range r.Cells {
 		if c.Skipped() {
 			v.Skipped = append(v.Skipped, skipView{ID: c.ID, Reason: c.SkippedReason})

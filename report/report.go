@@ -49,6 +49,9 @@ type Report struct {
 	// Runs are every stored run in run order, as the results file holds them (the per-run CSV
 	// and the HTML's run panels show them all).
 	Runs []results.RunRow
+	// Sections are the parts after the overview table, in order, each rendering itself in
+	// every format (report/section.go); Build sets defaultSections.
+	Sections []Section
 
 	// series are the runs' time series, by run id, for the HTML's run panels; nil for a
 	// report not built from a results file.
