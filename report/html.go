@@ -28,6 +28,10 @@ var pageTmpl = template.Must(template.New("page").Parse(pageTemplate))
 // results file.
 func WriteHTML(w io.Writer, r *Report) error {
 	v := newPage(r)
+	var err error
+	if v.Sections, err = sectionsHTML(r); err != nil {
+		return err
+	}
 	bw := bufio.NewWriter(w)
 	if err := pageTmpl.Execute(bw, v); err != nil {
 		return fmt.Errorf("html: %w", err)
@@ -57,7 +61,6 @@ type page struct {
 	Spectra      []spectrumOp
 	Sweeps       []sweepView
 	Stats        []statRow
-	Metrics      []metricView
 	Adaptive     []string
 	// Precision is the measured-window and calibration text (precision.go), preformatted.
 	Precision  string
@@ -199,14 +202,12 @@ func newPage(r *Report) *page {
 	v.spectra(r)
 	v.sweeps(r)
 	v.stats(r)
-	v.Metrics = r.metricViews()
 	v.Adaptive = r.adaptiveEvents()
 	var pre strings.Builder
 	writeTextWindow(&pre, r)
 	writeTextCalibration(&pre, r)
 	v.Precision = strings.TrimSpace(pre.String())
 	v.runs(r)
-	v.Sections = sectionsHTML(r)
 	for _, c := range r.Cells {
 		if c.Skipped() {
 			v.Skipped = append(v.Skipped, skipView{ID: c.ID, Reason: c.SkippedReason})

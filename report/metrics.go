@@ -1,8 +1,10 @@
 package report
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"io"
 	"slices"
 	"strings"
@@ -10,6 +12,27 @@ import (
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/stats"
 )
+
+//go:embed assets/metrics.html.tmpl
+var metricsPage string
+
+var metricsTmpl = template.Must(template.New("metrics").Parse(metricsPage))
+
+// metricsSection shows the workload's own figures: in the terminal the adaptive repetitions,
+// the shares beside a neighbour, the CPU per operation and the neighbours' figures (the rest
+// would bury the table); in the page every metric and share. Its JSON is per cell
+// (cells[].metrics), not a key of its own.
+type metricsSection struct{}
+
+func (metricsSection) Text(w io.Writer, r *Report) { writeTextMetrics(w, r) }
+func (metricsSection) JSON(*Report) (string, any)  { return "", nil }
+func (metricsSection) HTML(r *Report) (template.HTML, error) {
+	views := r.metricViews()
+	if len(views) == 0 {
+		return "", nil
+	}
+	return renderHTML(metricsTmpl, struct{ Metrics []metricView }{views})
+}
 
 // Metric is one workload-specific figure of a cell (fio IOPS, sysbench tps, configured and
 // obtained shares next to a neighbour …) over the cell's ok runs. The unit is in the name.

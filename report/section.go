@@ -3,8 +3,10 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"io"
+	"strings"
 )
 
 // Section is one part of the report after the overview table that renders itself in every
@@ -22,18 +24,18 @@ type Section interface {
 	// follow the report's own, in section order.
 	JSON(r *Report) (key string, v any)
 	// HTML returns the section's part of the page (a <section> element with its own h2);
-	// "" leaves it out.
-	HTML(r *Report) template.HTML
+	// "" leaves it out. An error is a template's, a defect of the section.
+	HTML(r *Report) (template.HTML, error)
 }
 
-// defaultSections are the report's sections in the order every format shows them. The first
-// five are text-only here: their JSON (calibration, sweeps) and HTML (sweeps, metrics,
-// precision) are still written by the JSON struct and the page template, in the places
-// consumers know.
+// defaultSections are the report's sections in the order every format shows them. Four are
+// text-only here: the JSON of calibration and sweeps, and the HTML of sweeps and the measured
+// window, are still written by the JSON struct and the page template, where consumers know
+// them.
 func defaultSections() []Section {
 	return []Section{
 		textSection(writeTextSweeps),
-		textSection(writeTextMetrics),
+		metricsSection{},
 		textSection(writeTextNodes),
 		textSection(writeTextWindow),
 		textSection(writeTextCalibration),
@@ -51,9 +53,9 @@ func (r *Report) sections() []Section {
 // textSection is a section that only the terminal report shows.
 type textSection func(w io.Writer, r *Report)
 
-func (f textSection) Text(w io.Writer, r *Report) { f(w, r) }
-func (textSection) JSON(*Report) (string, any)    { return "", nil }
-func (textSection) HTML(*Report) template.HTML    { return "" }
+func (f textSection) Text(w io.Writer, r *Report)       { f(w, r) }
+func (textSection) JSON(*Report) (string, any)          { return "", nil }
+func (textSection) HTML(*Report) (template.HTML, error) { return "", nil }
 
 // appendSectionsJSON adds the sections' keys to doc, the report's JSON object as json.Encoder
 // wrote it with a two-space indent, keeping that layout; doc is returned as is when no section
@@ -86,12 +88,25 @@ func appendSectionsJSON(doc []byte, r *Report) ([]byte, error) {
 }
 
 // sectionsHTML are the sections' parts of the page, in order.
-func sectionsHTML(r *Report) []template.HTML {
+func sectionsHTML(r *Report) ([]template.HTML, error) {
 	var out []template.HTML
 	for _, s := range r.sections() {
-		if h := s.HTML(r); h != "" {
+		h, err := s.HTML(r)
+		if err != nil {
+			return nil, fmt.Errorf("html: %w", err)
+		}
+		if h != "" {
 			out = append(out, h)
 		}
 	}
-	return out
+	return out, nil
+}
+
+// renderHTML executes a section's template into its part of the page.
+func renderHTML(t *template.Template, data any) (template.HTML, error) {
+	var b strings.Builder
+	if err := t.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("section %s: %w", t.Name(), err)
+	}
+	return template.HTML(b.String()), nil
 }

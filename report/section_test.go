@@ -21,8 +21,8 @@ func (fakeSection) JSON(r *Report) (string, any) {
 	return "fake", map[string]int{"cells": len(r.Cells)}
 }
 
-func (fakeSection) HTML(r *Report) template.HTML {
-	return template.HTML(fmt.Sprintf(`<section id="fake"><h2>Fake</h2><p>%d cells</p></section>`, len(r.Cells)))
+func (fakeSection) HTML(r *Report) (template.HTML, error) {
+	return template.HTML(fmt.Sprintf(`<section id="fake"><h2>Fake</h2><p>%d cells</p></section>`, len(r.Cells))), nil
 }
 
 // A section added to the list appears in the text, the JSON and the HTML report, and the rest
