@@ -60,7 +60,7 @@ func TestKeepCalibration(t *testing.T) {
 		id := "replica=" + replica
 		c := &report.Cell{ID: id, Params: map[string]string{"replica": replica}, BaselineID: "replica=a", Runs: len(vals)}
 		for i, v := range vals {
-			c.RunIDs = append(c.RunIDs, fmt.Sprintf("%s#%d", id, i+1))
+			c.RunIDs, c.Reps = append(c.RunIDs, fmt.Sprintf("%s#%d", id, i+1)), append(c.Reps, i+1)
 			c.Samples = append(c.Samples, v)
 			c.Untruncated = append(c.Untruncated, math.NaN())
 		}

@@ -31,16 +31,16 @@ func (a *app) reportCmd() *cobra.Command {
 				return &ExitError{Code: ExitUsage, Err: err}
 			}
 			defer st.Close()
-			if format == "csv" {
-				return report.WriteCSV(a.stdout, st)
-			}
 			r, err := report.Build(st)
 			if err != nil {
 				return err
 			}
+			if format == "csv" {
+				return report.WriteCSV(a.stdout, r)
+			}
 			a.keepCalibration(r)
 			if html != "" {
-				if err := writeHTML(html, r, st); err != nil {
+				if err := writeHTML(html, r); err != nil {
 					return err
 				}
 			}
@@ -61,13 +61,13 @@ func (a *app) reportCmd() *cobra.Command {
 	return cmd
 }
 
-func writeHTML(path string, r *report.Report, st *results.Store) error {
+func writeHTML(path string, r *report.Report) error {
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
 		return err
 	}
-	err = report.WriteHTML(f, r, st)
+	err = report.WriteHTML(f, r)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -91,7 +91,7 @@ func (a *app) finalReport(dir string) error {
 	}
 	a.keepCalibration(r)
 	html := filepath.Join(dir, "report.html")
-	if err := writeHTML(html, r, st); err != nil {
+	if err := writeHTML(html, r); err != nil {
 		return err
 	}
 	if !a.quiet {

@@ -2,17 +2,11 @@ package report
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
-	"github.com/boxbench/boxbench/plan"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
-	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/spec"
 	"github.com/boxbench/boxbench/stats"
@@ -21,10 +15,12 @@ import (
 // Build reads a results file and computes the report. It fails only when the file cannot be
 // read; doubtful or missing numbers become warnings in the report.
 func Build(store *results.Store) (*Report, error) {
-	r := &Report{}
-	if err := r.readMeta(store); err != nil {
+	exp, err := store.Experiment()
+	if err != nil {
 		return nil, fmt.Errorf("report %s: %w", store.Path(), err)
 	}
+	r := &Report{Experiment: Experiment{ID: exp.ID, Name: exp.Name, Seed: exp.Seed, CreatedAt: exp.CreatedAt,
+		Version: exp.Version}, Env: exp.Env, Spec: exp.Spec, SteadyStateOff: exp.SteadyStateOff}
 	records, err := store.Cells()
 	if err != nil {
 		return nil, fmt.Errorf("report %s: cells: %w", store.Path(), err)
@@ -52,10 +48,9 @@ func Build(store *results.Store) (*Report, error) {
 	if r.Events, err = store.Events(); err != nil {
 		return nil, fmt.Errorf("report %s: events: %w", store.Path(), err)
 	}
-	r.compareCells(emulatedVerdicts(r.Spec), duetOrder(r.Spec))
+	r.compareCells(exp.EmulatedVerdicts, exp.Order == "duet")
 	r.keys()
-	order := matrixOrder(r.Spec)
-	r.less = func(a, b *Cell) int { return compareCells(a, b, r.Keys, order) }
+	r.less = func(a, b *Cell) int { return compareCells(a, b, r.Keys, exp.MatrixOrder) }
 	slices.SortFunc(r.Cells, r.less)
 	r.group()
 	r.collectOps()
@@ -71,56 +66,15 @@ func Build(store *results.Store) (*Report, error) {
 	if err := r.buildSweeps(store, okRuns); err != nil {
 		return nil, fmt.Errorf("report %s: sweeps: %w", store.Path(), err)
 	}
+	r.Runs = runs
+	r.Sections = defaultSections()
+	r.series = map[string]*runSeries{}
+	for _, run := range runs {
+		if r.series[run.ID], err = loadRunSeries(store, run.ID); err != nil {
+			return nil, fmt.Errorf("report %s: %w", store.Path(), err)
+		}
+	}
 	return r, nil
-}
-
-func (r *Report) readMeta(store *results.Store) error {
-	get := func(key string) string {
-		v, err := store.Meta(key)
-		if err != nil {
-			return ""
-		}
-		return v
-	}
-	if _, err := store.Meta("name"); err != nil {
-		return fmt.Errorf("meta: %w", err)
-	}
-	r.Experiment = Experiment{ID: get("experiment_id"), Name: get("name"), Seed: get("seed"),
-		CreatedAt: get("created_at"), Version: get("boxbench_version")}
-	r.Spec = get("spec")
-	r.Env = map[string]string{}
-	if env := get("env"); env != "" {
-		var raw map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(env), &raw); err != nil {
-			return fmt.Errorf("meta env: %w", err)
-		}
-		for k, v := range raw {
-			var s string
-			if json.Unmarshal(v, &s) == nil {
-				r.Env[k] = s
-			} else {
-				r.Env[k] = string(v)
-			}
-		}
-	}
-	return nil
-}
-
-// matrixOrder reads the order of each matrix key's values from the spec, so tables list
-// cells the way the experiment file does. It is lenient: a spec this version no longer
-// validates still orders its report; an unreadable one gives nil (ids order then).
-func matrixOrder(specText string) map[string][]string {
-	var doc struct {
-		Matrix spec.Matrix `yaml:"matrix"`
-	}
-	if yaml.Unmarshal([]byte(specText), &doc) != nil {
-		return nil
-	}
-	order := map[string][]string{}
-	for _, d := range append(doc.Matrix.Dims, doc.Matrix.Zip...) {
-		order[d.Key] = d.Values
-	}
-	return order
 }
 
 // compareCells orders cells by their params, key by key in canonical order, values in spec
@@ -167,19 +121,23 @@ func (r *Report) buildCell(rec results.CellRecord, runs []results.RunRow) *Cell 
 		default:
 			ok = append(ok, run)
 			c.RunIDs = append(c.RunIDs, run.ID)
+			c.Reps = append(c.Reps, run.Rep)
 			c.Samples = append(c.Samples, *run.Throughput)
-			c.Duets = append(c.Duets, run.Facts[plan.FactDuetPair])
+			c.Duets = append(c.Duets, run.Duet)
 		}
 	}
 	c.Runs = len(ok)
 	for _, run := range ok {
-		c.Emulated = c.Emulated || run.Facts[platform.FactEmulated] == "true"
+		c.Emulated = c.Emulated || run.Emulated
 	}
 	c.Throughput = stats.Summarize(c.Samples)
 	c.Untruncated = untruncated(ok)
 	for _, run := range ok {
-		if strings.HasPrefix(run.Facts["steady_state"], "not applied") {
-			c.SteadyNotApplied++
+		if run.Steady.NotApplied() {
+			if c.SteadyNotApplied == nil {
+				c.SteadyNotApplied = map[results.Steady]int{}
+			}
+			c.SteadyNotApplied[run.Steady]++
 		}
 	}
 	c.Warnings = aggregateWarnings(runs)
@@ -261,23 +219,6 @@ func cellEnv(ok []results.RunRow, host map[string]string) map[string]string {
 	return env
 }
 
-// duetOrder says whether the spec ran its cells in duets (order: duet).
-func duetOrder(specText string) bool {
-	var doc struct {
-		Order string `yaml:"order"`
-	}
-	return yaml.Unmarshal([]byte(specText), &doc) == nil && doc.Order == "duet"
-}
-
-// emulatedVerdicts says whether the spec opted in to verdicts on emulated boxes
-// (emulatedVerdicts: true).
-func emulatedVerdicts(specText string) bool {
-	var doc struct {
-		EmulatedVerdicts bool `yaml:"emulatedVerdicts"`
-	}
-	return yaml.Unmarshal([]byte(specText), &doc) == nil && doc.EmulatedVerdicts
-}
-
 // VerdictEmulated replaces the verdict of a comparison with an emulated box (a VM under QEMU's
 // TCG) on either side, unless the spec opts in: the difference is the emulator's, not the cost
 // of a box, and a "slower" would be read as one.
@@ -328,45 +269,39 @@ func (r *Report) compareCells(withEmulated, duet bool) {
 	}
 }
 
-// duetPairs pairs the ok runs of a cell with its baseline's by duet token (runs that ran at
-// the same time), in the cell's run order.
+// duetPairs pairs the ok runs of a cell with its baseline's by duet (runs that ran at the
+// same time), in the cell's run order.
 func duetPairs(base, c *Cell) [][2]float64 {
-	byToken := map[string]float64{}
-	for i, tok := range base.Duets {
-		if tok != "" {
-			byToken[tok] = base.Samples[i]
+	byPair := map[string]float64{}
+	for i, d := range base.Duets {
+		if d.Pair != "" {
+			byPair[d.Pair] = base.Samples[i]
 		}
 	}
 	var out [][2]float64
-	for i, tok := range c.Duets {
-		if bv, ok := byToken[tok]; ok && tok != "" {
+	for i, d := range c.Duets {
+		if bv, ok := byPair[d.Pair]; ok && d.Pair != "" {
 			out = append(out, [2]float64{bv, c.Samples[i]})
 		}
 	}
 	return out
 }
 
-// roundPairs pairs the ok runs of a cell with its baseline's by round (the repetition number
-// after '#' in a run id: runs of one round were interleaved in one randomised block), in round
-// order.
+// roundPairs pairs the ok runs of a cell with its baseline's by round (the repetition number:
+// runs of one round were interleaved in one randomised block), in round order.
 func roundPairs(base, c *Cell) [][2]float64 {
-	byRound := map[string]float64{}
-	for i, id := range base.RunIDs {
-		if _, round, ok := strings.Cut(id, "#"); ok {
-			byRound[round] = base.Samples[i]
-		}
+	byRound := map[int]float64{}
+	for i, rep := range base.Reps {
+		byRound[rep] = base.Samples[i]
 	}
 	type pair struct {
 		round int
 		v     [2]float64
 	}
 	var ps []pair
-	for i, id := range c.RunIDs {
-		_, round, ok := strings.Cut(id, "#")
-		bv, found := byRound[round]
-		n, err := strconv.Atoi(round)
-		if ok && found && err == nil {
-			ps = append(ps, pair{n, [2]float64{bv, c.Samples[i]}})
+	for i, rep := range c.Reps {
+		if bv, found := byRound[rep]; found {
+			ps = append(ps, pair{rep, [2]float64{bv, c.Samples[i]}})
 		}
 	}
 	slices.SortFunc(ps, func(a, b pair) int { return cmp.Compare(a.round, b.round) })

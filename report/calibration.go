@@ -80,10 +80,9 @@ func (r *Report) calibrations() []Calibration {
 			continue
 		}
 		h, u := calibrationSeries{}, calibrationSeries{}
-		for i, id := range c.RunIDs {
-			round := roundOf(id)
-			if i < len(c.Duets) && c.Duets[i] != "" {
-				round = duets[c.Duets[i]]
+		for i, round := range c.Reps {
+			if i < len(c.Duets) && c.Duets[i].Pair != "" {
+				round = duets[c.Duets[i].Pair]
 			}
 			h[round] = c.Samples[i]
 			if i < len(c.Untruncated) && !math.IsNaN(c.Untruncated[i]) {
@@ -101,35 +100,26 @@ func (r *Report) calibrations() []Calibration {
 	return out
 }
 
-// duetNumbers numbers the report's duets 1, 2, ... in round order (a duet's token starts with
-// "r<round>-").
+// duetNumbers numbers the report's duets 1, 2, ... in round order.
 func (r *Report) duetNumbers() map[string]int {
-	var toks []string
+	var duets []results.Duet
 	seen := map[string]bool{}
 	for _, c := range r.Cells {
-		for _, t := range c.Duets {
-			if t != "" && !seen[t] {
-				seen[t] = true
-				toks = append(toks, t)
+		for _, d := range c.Duets {
+			if d.Pair != "" && !seen[d.Pair] {
+				seen[d.Pair] = true
+				duets = append(duets, d)
 			}
 		}
 	}
-	round := func(t string) int {
-		n, _ := strconv.Atoi(strings.TrimPrefix(strings.SplitN(t, "-", 2)[0], "r"))
-		return n
-	}
-	slices.SortFunc(toks, func(a, b string) int { return cmp.Or(cmp.Compare(round(a), round(b)), strings.Compare(a, b)) })
+	slices.SortFunc(duets, func(a, b results.Duet) int {
+		return cmp.Or(cmp.Compare(a.Round, b.Round), strings.Compare(a.Pair, b.Pair))
+	})
 	out := map[string]int{}
-	for i, t := range toks {
-		out[t] = i + 1
+	for i, d := range duets {
+		out[d.Pair] = i + 1
 	}
 	return out
-}
-
-func roundOf(runID string) int {
-	_, s, _ := strings.Cut(runID, "#")
-	n, _ := strconv.Atoi(s)
-	return n
 }
 
 // calibrate runs the A/A and known-effect tests of one series.
@@ -335,7 +325,7 @@ func (r *Report) windowRows() (rows []windowRow) {
 			}
 		}
 		row.NotApplied = c.SteadyNotApplied
-		if row.Cut.N > 0 || row.Wait.N > 0 || row.NotApplied > 0 {
+		if row.Cut.N > 0 || row.Wait.N > 0 || len(row.NotApplied) > 0 {
 			rows = append(rows, row)
 		}
 	}
@@ -345,7 +335,7 @@ func (r *Report) windowRows() (rows []windowRow) {
 type windowRow struct {
 	Cell       string
 	Cut, Wait  stats.Summary
-	NotApplied int // runs whose window was too short for steady-state detection
+	NotApplied map[results.Steady]int // runs whose steady-state detection was not applied, by why
 }
 
 // writeTextWindow prints where each cell's measured window started (the steady-state cut)
@@ -353,7 +343,7 @@ type windowRow struct {
 func writeTextWindow(w io.Writer, r *Report) {
 	rows := r.windowRows()
 	if len(rows) == 0 {
-		if strings.Contains(r.Spec, "steadyState: off") {
+		if r.SteadyStateOff {
 			fmt.Fprintln(w, "\nsteady-state detection: off (steadyState: off): each measured window starts after the warm-up")
 		}
 		return
@@ -361,14 +351,41 @@ func writeTextWindow(w io.Writer, r *Report) {
 	fmt.Fprintln(w, "\nmeasured window: seconds cut from its start as transient (MSER steady-state detection) and seconds waited for a quiet host before the run, mean [min–max] (n runs):")
 	for _, row := range rows {
 		cut := "cut " + fmtSeconds(row.Cut)
+		n, why := notApplied(row.NotApplied)
 		switch {
-		case row.NotApplied > 0 && row.Cut.N == 0:
-			cut = fmt.Sprintf("not cut: steady-state detection not applied in its %d runs (fewer than %d intervals)", row.NotApplied, stats.MinMSERIntervals)
-		case row.NotApplied > 0:
-			cut = fmt.Sprintf("%s; not applied in %d more runs (fewer than %d intervals)", cut, row.NotApplied, stats.MinMSERIntervals)
+		case n > 0 && row.Cut.N == 0:
+			cut = fmt.Sprintf("not cut: steady-state detection not applied in its %d runs (%s)", n, why)
+		case n > 0:
+			cut = fmt.Sprintf("%s; not applied in %d more runs (%s)", cut, n, why)
 		}
 		fmt.Fprintf(w, "  %s  %s, quiet-start wait %s\n", row.Cell, cut, fmtSeconds(row.Wait))
 	}
+}
+
+// notApplied totals the runs whose steady-state detection was not applied and says why: the
+// reason alone when all share one, else each reason with its count.
+func notApplied(by map[results.Steady]int) (int, string) {
+	words := []struct {
+		s    results.Steady
+		text string
+	}{
+		{results.SteadyTooShort, fmt.Sprintf("fewer than %d intervals", stats.MinMSERIntervals)},
+		{results.SteadyNoMinimum, "MSER found no point to cut at"},
+		{results.SteadyCutFailed, "the cut MSER chose could not be made"},
+	}
+	total := 0
+	var why []string
+	for _, w := range words {
+		if n := by[w.s]; n > 0 {
+			total += n
+			why = append(why, fmt.Sprintf("%d: %s", n, w.text))
+		}
+	}
+	if len(why) == 1 {
+		_, one, _ := strings.Cut(why[0], ": ")
+		return total, one
+	}
+	return total, strings.Join(why, "; ")
 }
 
 func fmtSeconds(s stats.Summary) string {

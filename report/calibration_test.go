@@ -12,7 +12,7 @@ func calCell(replica, cpus, baseline string, vals []float64) *Cell {
 	id := "cpus=" + cpus + "/replica=" + replica
 	c := &Cell{ID: id, Params: map[string]string{"cpus": cpus, "replica": replica}, BaselineID: baseline, Runs: len(vals)}
 	for i, v := range vals {
-		c.RunIDs = append(c.RunIDs, fmt.Sprintf("%s#%d", id, i+1))
+		c.RunIDs, c.Reps = append(c.RunIDs, fmt.Sprintf("%s#%d", id, i+1)), append(c.Reps, i+1)
 		c.Samples = append(c.Samples, v)
 		c.Untruncated = append(c.Untruncated, math.NaN())
 	}

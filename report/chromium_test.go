@@ -78,7 +78,7 @@ func TestHTMLInChromium(t *testing.T) {
 				t.Fatal(err)
 			}
 			var b bytes.Buffer
-			if err := WriteHTML(&b, r, st); err != nil {
+			if err := WriteHTML(&b, r); err != nil {
 				t.Fatal(err)
 			}
 			file := filepath.Join(t.TempDir(), f.name+".html")
@@ -147,7 +147,7 @@ func TestHTMLCheckCanFail(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := WriteHTML(&b, r, st); err != nil {
+	if err := WriteHTML(&b, r); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()

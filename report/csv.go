@@ -3,7 +3,6 @@ package report
 import (
 	"encoding/csv"
 	"encoding/json"
-	"fmt"
 	"io"
 	"maps"
 	"slices"
@@ -23,32 +22,12 @@ var csvOpFields = []string{"count", "errors", "ops_per_second", "p50_us", "p90_u
 // WriteCSV writes one row per stored run (tidy: one variable per column): identity, status,
 // every matrix param, throughput (ops/s), per op type and series the count, errors, rate and
 // latency percentiles (µs), the client's CPU, and the warnings. Missing values are empty.
-func WriteCSV(w io.Writer, store *results.Store) error {
-	cells, err := store.Cells()
-	if err != nil {
-		return fmt.Errorf("csv: cells: %w", err)
-	}
-	runs, err := store.Runs()
-	if err != nil {
-		return fmt.Errorf("csv: runs: %w", err)
-	}
+func WriteCSV(w io.Writer, r *Report) error {
+	runs, keys := r.Runs, r.Keys
 	params := map[string]map[string]string{}
-	keySet := map[string]bool{}
-	for _, c := range cells {
+	for _, c := range r.Cells {
 		params[c.ID] = c.Params
-		for k := range c.Params {
-			keySet[k] = true
-		}
 	}
-	for _, run := range runs {
-		if _, ok := params[run.CellID]; !ok {
-			params[run.CellID] = paramsOfID(run.CellID)
-			for k := range params[run.CellID] {
-				keySet[k] = true
-			}
-		}
-	}
-	keys := orderKeys(slices.Collect(maps.Keys(keySet)))
 	type opKey struct{ op, series string }
 	opSet := map[opKey]bool{}
 	for _, run := range runs {

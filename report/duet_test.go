@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/boxbench/boxbench/results"
+
 	"github.com/boxbench/boxbench/stats"
 )
 
@@ -17,10 +19,10 @@ func TestDuetVerdict(t *testing.T) {
 	base := &Cell{ID: "storage=bind", BaselineID: "storage=bind"}
 	cell := &Cell{ID: "storage=tmpfs", BaselineID: "storage=bind"}
 	for i, d := range drift {
-		tok := fmt.Sprintf("r%d-x", i+1)
-		base.RunIDs = append(base.RunIDs, fmt.Sprintf("storage=bind#%d", len(drift)-i)) // numbered otherwise
+		tok := results.Duet{Pair: fmt.Sprintf("r%d-x", i+1), Round: i + 1}
+		base.Reps = append(base.Reps, len(drift)-i) // numbered otherwise
 		base.Samples, base.Duets = append(base.Samples, d), append(base.Duets, tok)
-		cell.RunIDs = append(cell.RunIDs, fmt.Sprintf("storage=tmpfs#%d", i+1))
+		cell.Reps = append(cell.Reps, i+1)
 		cell.Samples, cell.Duets = append(cell.Samples, 0.95*d*(1+0.002*float64(i%2))), append(cell.Duets, tok)
 	}
 	for _, c := range []*Cell{base, cell} {
@@ -55,9 +57,9 @@ func TestDuetCalibration(t *testing.T) {
 	for r := 1; r <= 8; r++ {
 		d := 30000 * (1 + 0.1*float64(r%3)) // drift between duets, shared within one
 		for j, x := range []*Cell{b, c} {
-			tok := fmt.Sprintf("r%d-%d", r, j)
-			a.RunIDs, a.Samples, a.Duets = append(a.RunIDs, fmt.Sprintf("replica=a#%d", 2*(r-1)+j+1)), append(a.Samples, d), append(a.Duets, tok)
-			x.RunIDs, x.Samples, x.Duets = append(x.RunIDs, fmt.Sprintf("%s#%d", x.ID, r)), append(x.Samples, d*(1+0.001*float64(j))), append(x.Duets, tok)
+			tok := results.Duet{Pair: fmt.Sprintf("r%d-%d", r, j), Round: r}
+			a.Reps, a.Samples, a.Duets = append(a.Reps, 2*(r-1)+j+1), append(a.Samples, d), append(a.Duets, tok)
+			x.Reps, x.Samples, x.Duets = append(x.Reps, r), append(x.Samples, d*(1+0.001*float64(j))), append(x.Duets, tok)
 		}
 	}
 	for _, x := range []*Cell{a, b, c} {

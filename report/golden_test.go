@@ -92,8 +92,8 @@ func TestGolden(t *testing.T) {
 			outputs := map[string]func(*bytes.Buffer) error{
 				"txt":  func(b *bytes.Buffer) error { return WriteText(b, r) },
 				"json": func(b *bytes.Buffer) error { return WriteJSON(b, r) },
-				"csv":  func(b *bytes.Buffer) error { return WriteCSV(b, st) },
-				"html": func(b *bytes.Buffer) error { return WriteHTML(b, r, st) },
+				"csv":  func(b *bytes.Buffer) error { return WriteCSV(b, r) },
+				"html": func(b *bytes.Buffer) error { return WriteHTML(b, r) },
 			}
 			for ext, write := range outputs {
 				var b bytes.Buffer

@@ -9,8 +9,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-
-	"github.com/boxbench/boxbench/results"
 )
 
 //go:embed assets/page.html.tmpl
@@ -25,12 +23,13 @@ var pageJS string
 var pageTmpl = template.Must(template.New("page").Parse(pageTemplate))
 
 // WriteHTML writes the report as one self-contained HTML page: no network access, every
-// chart inline SVG, styles and the script inline. store is the results file r was built
-// from; it supplies each run's intervals and telemetry for the time-series panels (nil
-// leaves them out). The page is deterministic for a given results file.
-func WriteHTML(w io.Writer, r *Report, store *results.Store) error {
-	v, err := newPage(r, store)
-	if err != nil {
+// chart inline SVG, styles and the script inline, with each run's time-series panels (which a
+// report not built from a results file leaves out). The page is deterministic for a given
+// results file.
+func WriteHTML(w io.Writer, r *Report) error {
+	v := newPage(r)
+	var err error
+	if v.Sections, err = sectionsHTML(r); err != nil {
 		return err
 	}
 	bw := bufio.NewWriter(w)
@@ -42,6 +41,7 @@ func WriteHTML(w io.Writer, r *Report, store *results.Store) error {
 
 // page is the template's view of a report: every number formatted, every chart drawn.
 type page struct {
+	Sections     []template.HTML // the Report's sections' own parts
 	Title        string
 	Name         string
 	Meta         []kv
@@ -61,7 +61,6 @@ type page struct {
 	Spectra      []spectrumOp
 	Sweeps       []sweepView
 	Stats        []statRow
-	Metrics      []metricView
 	Adaptive     []string
 	// Precision is the measured-window and calibration text (precision.go), preformatted.
 	Precision  string
@@ -178,7 +177,7 @@ type cellEnvView struct {
 	Env   []kv
 }
 
-func newPage(r *Report, store *results.Store) (*page, error) {
+func newPage(r *Report) *page {
 	cols := r.columnKeys()
 	v := &page{Name: r.Experiment.Name, CSS: template.CSS(pageCSS), JS: template.JS(pageJS), Cols: cols,
 		Ops: r.Ops, Spec: r.Spec, Host: strings.ReplaceAll(hostLine(r.Env), ", ", " · ")}
@@ -203,15 +202,12 @@ func newPage(r *Report, store *results.Store) (*page, error) {
 	v.spectra(r)
 	v.sweeps(r)
 	v.stats(r)
-	v.Metrics = r.metricViews()
 	v.Adaptive = r.adaptiveEvents()
 	var pre strings.Builder
 	writeTextWindow(&pre, r)
 	writeTextCalibration(&pre, r)
 	v.Precision = strings.TrimSpace(pre.String())
-	if err := v.runs(r, store); err != nil {
-		return nil, err
-	}
+	v.runs(r)
 	for _, c := range r.Cells {
 		if c.Skipped() {
 			v.Skipped = append(v.Skipped, skipView{ID: c.ID, Reason: c.SkippedReason})
@@ -222,7 +218,7 @@ func newPage(r *Report, store *results.Store) (*page, error) {
 		v.Env = append(v.Env, kv{k, r.Env[k]})
 	}
 	v.cellEnv(r)
-	return v, nil
+	return v
 }
 
 // cellName is a cell's short name: its values of the varying keys.

@@ -288,17 +288,13 @@ func (v *page) stats(r *Report) {
 
 // runs draws the time-series panels of every run, one block per cell, with x and y scales
 // shared inside a cell so its runs can be compared at a glance.
-func (v *page) runs(r *Report, store *results.Store) error {
-	if store == nil {
-		return nil
+func (v *page) runs(r *Report) {
+	if r.series == nil {
+		return
 	}
 	specs := panelSpecs(r.Ops)
-	all, err := store.Runs()
-	if err != nil {
-		return fmt.Errorf("html: runs: %w", err)
-	}
 	byCell := map[string][]results.RunRow{}
-	for _, run := range all {
+	for _, run := range r.Runs {
 		byCell[run.CellID] = append(byCell[run.CellID], run)
 	}
 	for _, g := range r.Groups {
@@ -311,10 +307,7 @@ func (v *page) runs(r *Report, store *results.Store) error {
 			xmax := 0.0
 			ymax := make([]float64, len(specs))
 			for i, run := range runs {
-				s, err := loadRunSeries(store, run.ID)
-				if err != nil {
-					return fmt.Errorf("html: %w", err)
-				}
+				s := r.series[run.ID]
 				series[i] = s
 				for j, ps := range specs {
 					for _, l := range ps.get(s) {
@@ -359,7 +352,6 @@ func (v *page) runs(r *Report, store *results.Store) error {
 			}
 		}
 	}
-	return nil
 }
 
 // describeCells names a set of runnable cells by the params they share when exactly the

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 
@@ -125,10 +126,19 @@ func WriteJSON(w io.Writer, r *Report) error {
 	if out.Environment == nil {
 		out.Environment = map[string]string{}
 	}
-	enc := json.NewEncoder(w)
+	var doc bytes.Buffer
+	enc := json.NewEncoder(&doc)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	b, err := appendSectionsJSON(doc.Bytes(), r)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
 }
 
 func pair(iv stats.Interval) *[2]float64 {

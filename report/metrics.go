@@ -1,8 +1,10 @@
 package report
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"io"
 	"slices"
 	"strings"
@@ -10,6 +12,27 @@ import (
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/stats"
 )
+
+//go:embed assets/metrics.html.tmpl
+var metricsPage string
+
+var metricsTmpl = template.Must(template.New("metrics").Parse(metricsPage))
+
+// metricsSection shows the workload's own figures: in the terminal the adaptive repetitions,
+// the shares beside a neighbour, the CPU per operation and the neighbours' figures (the rest
+// would bury the table); in the page every metric and share. Its JSON is per cell
+// (cells[].metrics), not a key of its own.
+type metricsSection struct{}
+
+func (metricsSection) Text(w io.Writer, r *Report) { writeTextMetrics(w, r) }
+func (metricsSection) JSON(*Report) (string, any)  { return "", nil }
+func (metricsSection) HTML(r *Report) (template.HTML, error) {
+	views := r.metricViews()
+	if len(views) == 0 {
+		return "", nil
+	}
+	return renderHTML(metricsTmpl, struct{ Metrics []metricView }{views})
+}
 
 // Metric is one workload-specific figure of a cell (fio IOPS, sysbench tps, configured and
 // obtained shares next to a neighbour …) over the cell's ok runs. The unit is in the name.
@@ -45,9 +68,6 @@ func cellMetrics(ok []results.RunRow) []Metric {
 	return out
 }
 
-// isShare tells the share metrics apart: they get their own section.
-func isShare(name string) bool { return strings.Contains(name, "_share_") }
-
 // shareRow is one cell's configured-versus-obtained share of one resource.
 type shareRow struct {
 	Cell, Resource       string
@@ -66,11 +86,11 @@ func (r *Report) shareRows() []shareRow {
 			return stats.Summary{}, false
 		}
 		for _, res := range []string{"io", "cpu"} {
-			conf, ok := get(res + "_share_configured_ratio")
+			conf, ok := get(results.ShareMetric(res, false))
 			if !ok {
 				continue
 			}
-			obt, _ := get(res + "_share_obtained_ratio")
+			obt, _ := get(results.ShareMetric(res, true))
 			rows = append(rows, shareRow{Cell: c.ID, Resource: res, Configured: conf, Obtained: obt})
 		}
 	}
@@ -121,7 +141,7 @@ func writeTextMetrics(w io.Writer, r *Report) {
 	for _, c := range r.Cells {
 		var parts []string
 		for _, m := range c.Metrics {
-			if !isShare(m.Name) && strings.HasPrefix(m.Name, "neighbour_") {
+			if !results.IsShareMetric(m.Name) && results.IsNeighbourMetric(m.Name) {
 				parts = append(parts, m.Name+" "+fmtSummary(m.Summary, 1, ""))
 			}
 		}
@@ -164,7 +184,7 @@ func (r *Report) metricViews() []metricView {
 	}
 	for _, c := range r.Cells {
 		for _, m := range c.Metrics {
-			if !isShare(m.Name) {
+			if !results.IsShareMetric(m.Name) {
 				out = append(out, metricView{c.ID, m.Name, fmtSummary(m.Summary, 1, "")})
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/boxbench/boxbench/results"
 )
 
 // writeTextNodes prints, under each cell of a cluster (the runs' node_… metrics, see
@@ -16,7 +18,7 @@ func writeTextNodes(w io.Writer, r *Report) {
 		nodes := map[string][]string{}
 		var sum []string
 		for _, m := range c.Metrics {
-			name, rest, ok := nodeMetric(m.Name)
+			name, rest, ok := results.SplitNodeMetric(m.Name)
 			if !ok {
 				continue
 			}
@@ -47,20 +49,6 @@ func writeTextNodes(w io.Writer, r *Report) {
 			fmt.Fprintf(w, "    all nodes  %s\n", strings.Join(sum, ", "))
 		}
 	}
-}
-
-// nodeMetric splits node_<name>_<metric> into name and metric, cluster_<metric> into "" and
-// metric.
-func nodeMetric(m string) (node, metric string, ok bool) {
-	if rest, found := strings.CutPrefix(m, "cluster_"); found {
-		return "", rest, true
-	}
-	rest, found := strings.CutPrefix(m, "node_")
-	if !found {
-		return "", "", false
-	}
-	node, metric, ok = strings.Cut(rest, "_")
-	return node, metric, ok
 }
 
 func fmtNodeValue(metric string, m Metric) string {

@@ -2,8 +2,9 @@
 // JSON and CSV for tools, a self-contained HTML page with plots, and a comparison of two
 // experiments that can gate CI.
 //
-// Build computes everything once (summaries, overheads, merged latency histograms, warnings);
-// the writers only format. Every output is deterministic for a given results file: maps are
+// Build reads the results file and computes everything once (summaries, overheads, merged
+// latency histograms, warnings, the runs' time series); the writers only format, and never
+// open the file. Every output is deterministic for a given results file: maps are
 // walked in sorted order and no clock is read, so outputs can be golden-tested.
 //
 // Units: throughput in operations per second (ops/s) over every operation type of the "latency"
@@ -24,6 +25,8 @@ type Report struct {
 	Env map[string]string
 	// Spec is the experiment file as it was run (YAML).
 	Spec string
+	// SteadyStateOff says the spec turned steady-state detection off (steadyState: off).
+	SteadyStateOff bool
 	// Keys are the matrix keys of the cells, in canonical order; Varying are those with more
 	// than one value among the runnable cells (the columns of a table).
 	Keys, Varying []string
@@ -43,8 +46,17 @@ type Report struct {
 	// Sweeps are the matrix keys that vary the workload's load or size, with one curve per
 	// combination of the other keys (report/sweep.go).
 	Sweeps []*Sweep
+	// Runs are every stored run in run order, as the results file holds them (the per-run CSV
+	// and the HTML's run panels show them all).
+	Runs []results.RunRow
+	// Sections are the parts after the overview table, in order, each rendering itself in
+	// every format (report/section.go); Build sets defaultSections.
+	Sections []Section
 
-	less func(a, b *Cell) int // display order of cells
+	// series are the runs' time series, by run id, for the HTML's run panels; nil for a
+	// report not built from a results file.
+	series map[string]*runSeries
+	less   func(a, b *Cell) int // display order of cells
 }
 
 // Experiment identifies the experiment a report is about.
@@ -69,16 +81,17 @@ type Cell struct {
 	Runs    int       // ok runs (the n of every summary)
 	Failed  []Failure // failed runs, in run order
 	RunIDs  []string  // ok runs, in run order
+	Reps    []int     // the repetition (round) number of each ok run, in run order
 	Samples []float64 // throughput of each ok run (ops/s), in run order
-	// Duets are the pair tokens of the ok runs (order: duet; "" for a run of no duet), in run
-	// order: a run is paired with the baseline's run of the same token.
-	Duets []string
+	// Duets are the ok runs' duets (order: duet; the zero Duet for a run of no duet), in run
+	// order: a run is paired with the baseline's run of the same Pair.
+	Duets []results.Duet
 	// Untruncated is each ok run's throughput before the steady-state cut (ops/s; NaN where
 	// the run did not store it), in run order.
 	Untruncated []float64
-	// SteadyNotApplied counts the ok runs whose steady-state detection was not applied (too
-	// few intervals; the run's fact steady_state says why).
-	SteadyNotApplied int
+	// SteadyNotApplied counts the ok runs whose steady-state detection was not applied, by
+	// why (results.Steady.NotApplied); nil when there are none.
+	SteadyNotApplied map[results.Steady]int
 	Throughput       stats.Summary
 
 	// Overhead compares this cell's throughput with its baseline's (HigherIsBetter); nil for

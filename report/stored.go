@@ -54,7 +54,7 @@ func (r *Report) Stored() (*StoredCalibration, bool) {
 	}
 	for _, cell := range r.Cells {
 		for _, t := range cell.Duets {
-			s.Duet = s.Duet || t != ""
+			s.Duet = s.Duet || t.Pair != ""
 		}
 	}
 	for _, at := range c.Sizes {

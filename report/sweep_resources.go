@@ -56,9 +56,9 @@ func runResources(pts []results.Point, from, to time.Duration, run results.RunRo
 	// A cluster's nodes (docs/topology.md): "db" is the first, "db-n2"… the others, each with
 	// the same limits. The busiest node's share is the server's; the host's other CPU is what
 	// no node and no client used.
-	dbSources := []string{"db"}
+	dbSources := []string{results.SourceDB}
 	for k := range sums {
-		if isNodeSource(k.source) && !slices.Contains(dbSources, k.source) {
+		if results.IsNodeSource(k.source) && !slices.Contains(dbSources, k.source) {
 			dbSources = append(dbSources, k.source)
 		}
 	}
@@ -233,18 +233,4 @@ func pctSummary(s stats.Summary) string {
 		return fmt.Sprintf("%.0f %% (n=%d)", 100*s.Mean, s.N)
 	}
 	return fmt.Sprintf("%.0f %% ± %.0f (n=%d)", 100*s.Mean, 100*s.CI95.HalfWidth(), s.N)
-}
-
-// isNodeSource says whether a telemetry source is a cluster node after the first ("db-n2", …).
-func isNodeSource(s string) bool {
-	rest, ok := strings.CutPrefix(s, "db-n")
-	if !ok || rest == "" {
-		return false
-	}
-	for _, r := range rest {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
 }

@@ -78,11 +78,9 @@ func WriteText(w io.Writer, r *Report) error {
 	if len(rows) == 0 {
 		fmt.Fprintln(bw, "no runnable cells")
 	}
-	writeTextSweeps(bw, r)
-	writeTextMetrics(bw, r)
-	writeTextNodes(bw, r)
-	writeTextWindow(bw, r)
-	writeTextCalibration(bw, r)
+	for _, s := range r.sections() {
+		s.Text(bw, r)
+	}
 	writeTextNotes(bw, r, notes)
 	return bw.Flush()
 }

@@ -26,6 +26,11 @@ type RunRow struct {
 	Limits     map[string]any     `json:"limits_applied,omitempty"`
 	Result     json.RawMessage    `json:"result,omitempty"`
 	Extra      map[string]float64 `json:"-"`
+	// The typed values of RunRecord (results/record.go). Left out of the listing's JSON, which
+	// shows them as the facts that explain them.
+	Emulated bool   `json:"-"`
+	Steady   Steady `json:"-"`
+	Duet     Duet   `json:"-"`
 }
 
 // OpRow is one op type of one run as stored: the workload's own summary (latencies in ns),
@@ -35,7 +40,8 @@ type OpRow = workload.OpSummary
 // Runs lists stored runs in run order, with their op summaries and warnings.
 func (s *Store) Runs() ([]RunRow, error) {
 	rows, err := s.db.Query(`SELECT id, cell_id, rep, seq, status, reason, log_tail, started_at, ended_at,
-		throughput_ops_per_second, COALESCE(env, '{}'), COALESCE(facts, '{}'), COALESCE(limits_applied, '{}'), COALESCE(result, 'null')
+		throughput_ops_per_second, COALESCE(env, '{}'), COALESCE(facts, '{}'), COALESCE(limits_applied, '{}'), COALESCE(result, 'null'),
+		emulated, steady_state, duet_pair, duet_round
 		FROM runs ORDER BY seq, id`)
 	if err != nil {
 		return nil, err
@@ -47,7 +53,8 @@ func (s *Store) Runs() ([]RunRow, error) {
 		var r RunRow
 		var st, en, env, facts, lim, res string
 		var thr sql.NullFloat64
-		if err := rows.Scan(&r.ID, &r.CellID, &r.Rep, &r.Seq, &r.Status, &r.Reason, &r.LogTail, &st, &en, &thr, &env, &facts, &lim, &res); err != nil {
+		if err := rows.Scan(&r.ID, &r.CellID, &r.Rep, &r.Seq, &r.Status, &r.Reason, &r.LogTail, &st, &en, &thr, &env, &facts, &lim, &res,
+			&r.Emulated, &r.Steady, &r.Duet.Pair, &r.Duet.Round); err != nil {
 			return nil, err
 		}
 		r.Started, _ = time.Parse(time.RFC3339Nano, st)

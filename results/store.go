@@ -20,7 +20,7 @@ import (
 )
 
 // SchemaVersion changes when the schema does; docs/results.md lists the versions.
-const SchemaVersion = "1"
+const SchemaVersion = "2"
 
 // FileName is the results file inside an experiment directory.
 const FileName = "results.db"
@@ -34,7 +34,9 @@ CREATE TABLE IF NOT EXISTS runs (
   status TEXT NOT NULL CHECK (status IN ('ok','failed')), reason TEXT NOT NULL DEFAULT '',
   log_tail TEXT NOT NULL DEFAULT '', started_at TEXT NOT NULL, ended_at TEXT NOT NULL,
   throughput_ops_per_second REAL, result TEXT, env TEXT, limits_requested TEXT,
-  limits_applied TEXT, facts TEXT);
+  limits_applied TEXT, facts TEXT, emulated INTEGER NOT NULL DEFAULT 0,
+  steady_state TEXT NOT NULL DEFAULT '', duet_pair TEXT NOT NULL DEFAULT '',
+  duet_round INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS ops (
   run_id TEXT NOT NULL, op TEXT NOT NULL, series TEXT NOT NULL, count INTEGER NOT NULL,
   errors INTEGER NOT NULL, ops_per_second REAL NOT NULL, p50_ns INTEGER, p90_ns INTEGER,
@@ -79,6 +81,10 @@ func Open(dir string) (*Store, error) {
 	if _, err := db.Exec(schema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := migrate(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: migrate to results schema %s: %w", path, SchemaVersion, err)
 	}
 	return &Store{db: db, path: path}, nil
 }
@@ -195,9 +201,15 @@ type RunRecord struct {
 	Env             map[string]string
 	LimitsRequested any
 	LimitsApplied   any
-	Facts           map[string]string
-	Series          []Point
-	Warnings        []Warning
+	// Facts describe the run for people (docs/results.md); nothing decides on them.
+	Facts map[string]string
+	// Emulated says the box was a VM whose CPU QEMU emulated (TCG): its numbers are the
+	// emulator's.
+	Emulated bool
+	Steady   Steady
+	Duet     Duet
+	Series   []Point
+	Warnings []Warning
 }
 
 // PutRun stores a run atomically, replacing an earlier record with the same id.
@@ -217,11 +229,13 @@ func (s *Store) PutRun(ctx context.Context, r *RunRecord) error {
 		thr = TotalThroughput(r.Result)
 	}
 	_, err = tx.Exec(`INSERT OR REPLACE INTO runs (id, cell_id, rep, seq, status, reason, log_tail, started_at, ended_at,
-		throughput_ops_per_second, result, env, limits_requested, limits_applied, facts)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		throughput_ops_per_second, result, env, limits_requested, limits_applied, facts,
+		emulated, steady_state, duet_pair, duet_round)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.CellID, r.Rep, r.Seq, r.Status, r.Reason, r.LogTail,
 		r.Started.UTC().Format(time.RFC3339Nano), r.Ended.UTC().Format(time.RFC3339Nano), thr,
-		jsonOrNil(r.Result), jsonOrNil(r.Env), jsonOrNil(r.LimitsRequested), jsonOrNil(r.LimitsApplied), jsonOrNil(r.Facts))
+		jsonOrNil(r.Result), jsonOrNil(r.Env), jsonOrNil(r.LimitsRequested), jsonOrNil(r.LimitsApplied), jsonOrNil(r.Facts),
+		r.Emulated, string(r.Steady), r.Duet.Pair, r.Duet.Round)
 	if err != nil {
 		return fmt.Errorf("store run %s: %w", r.ID, err)
 	}

@@ -97,15 +97,15 @@ func checkExisting(path string) error {
 	if err != nil {
 		return err
 	}
-	if v == SchemaVersion {
-		return nil
+	if slices.Contains(readableSchemas, v) {
+		return nil // Open migrates an older one
 	}
 	have, err1 := strconv.Atoi(v)
 	want, _ := strconv.Atoi(SchemaVersion)
 	if err1 == nil && have > want {
-		return fmt.Errorf("%s: %w: it was written by a newer boxbench (results schema %d; this boxbench reads %s); use that version, it was left as it is", path, ErrForeign, have, SchemaVersion)
+		return fmt.Errorf("%s: %w: it was written by a newer boxbench (results schema %d; this boxbench reads %s); use that version, it was left as it is", path, ErrForeign, have, strings.Join(readableSchemas, ", "))
 	}
-	return fmt.Errorf("%s: %w: results schema %q is not one this boxbench reads (valid: %s); it was left as it is", path, ErrForeign, v, SchemaVersion)
+	return fmt.Errorf("%s: %w: results schema %q is not one this boxbench reads (valid: %s); it was left as it is", path, ErrForeign, v, strings.Join(readableSchemas, ", "))
 }
 
 func missing(tables []string) []string {

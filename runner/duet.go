@@ -48,12 +48,14 @@ type duetSide struct {
 	name    string // "A" or "B"
 	side    placement.Side
 	token   string // shared by both runs of the duet
+	round   int
 	partner string // the other run's id
 	gate    *gate
 }
 
 func (d *duetSide) facts(rec *results.RunRecord) {
 	rec.Facts[plan.FactDuetPair] = d.token
+	rec.Duet = results.Duet{Pair: d.token, Round: d.round}
 	rec.Facts[plan.FactDuetPartner] = d.partner
 	rec.Facts[plan.FactDuetSide] = d.name + ": " + d.side.String()
 	rec.Facts[plan.FactDuetLayout] = d.side.Layout
@@ -204,12 +206,12 @@ func DuetSides(e *spec.Experiment) ([2]placement.Side, error) {
 func (r *Runner) executePair(ctx context.Context, round int, runs [2]plan.Run, sides [2]placement.Side) [2]*results.RunRecord {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	token := fmt.Sprintf("r%d-%s", round, hex.EncodeToString(b[:])) // the report orders duets by round
+	token := fmt.Sprintf("r%d-%s", round, hex.EncodeToString(b[:])) // readable: the round shows
 	g := newGate()
 	var recs [2]*results.RunRecord
 	var wg sync.WaitGroup
 	for i := range runs {
-		s := slot{seq: r.seq + 1 + i, duet: &duetSide{name: string(rune('A' + i)), side: sides[i], token: token,
+		s := slot{seq: r.seq + 1 + i, duet: &duetSide{name: string(rune('A' + i)), side: sides[i], token: token, round: round,
 			partner: runs[1-i].ID(), gate: g}}
 		wg.Add(1)
 		go func() {

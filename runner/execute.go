@@ -133,6 +133,7 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 		}
 	}()
 	rec.Facts = box.Facts()
+	rec.Emulated = emulated(box)
 	if c.Topology != nil {
 		if err := r.loadInPlace(ctx, box, d, wl, rec); err != nil {
 			rec.LogTail = box.LogTail(4096)
@@ -167,7 +168,7 @@ func (r *Runner) perform(ctx context.Context, run plan.Run, wl workload.Workload
 		return
 	}
 	for _, n := range nbs {
-		prefix := "neighbour_" + n.name + "_"
+		prefix := results.NeighbourPrefix + n.name + "_"
 		rec.Warnings = append(rec.Warnings, boxWarnings(n.box, prefix)...)
 		for k, v := range n.box.Facts() {
 			rec.Facts[prefix+k] = v
@@ -284,7 +285,7 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 		if i == 0 {
 			continue
 		}
-		ts, closeN, err := targetsOf(platform.NodeSource("db", i, n.Name), n.Box.Observe())
+		ts, closeN, err := targetsOf(results.NodeSource(i, n.Name), n.Box.Observe())
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("telemetry: %w", err)
 		}
@@ -459,11 +460,16 @@ func runBounded(ctx context.Context, wl workload.Workload, t workload.Target, cl
 	}
 }
 
+// emulated says whether the box's CPU is emulated (a VM under QEMU's TCG): its runs are
+// labelled so, and waits on it are longer. The one place the runner reads it from the box's
+// facts, until a box states it as a typed trait.
+func emulated(box platform.Box) bool { return box.Facts()[platform.FactEmulated] == "true" }
+
 // alive checks, after the workload, that the database still answers: a server killed or
 // stopped during the run fails it even when the workload only counted errors.
 func alive(ctx context.Context, d dbms.DBMS, box platform.Box) error {
 	limit := aliveTimeout
-	if box.Facts()[platform.FactEmulated] == "true" {
+	if emulated(box) {
 		limit = aliveTimeoutEmulated
 	}
 	actx, cancel := context.WithTimeout(ctx, limit)
@@ -530,9 +536,9 @@ func (r *Runner) neighbourResults(res *workload.Result, samples []telemetry.Samp
 			continue
 		}
 		for k, v := range n.res.Metrics {
-			res.Metrics["neighbour_"+n.name+"_"+k] = v
+			res.Metrics[results.NeighbourMetric(n.name, k)] = v
 		}
-		res.Metrics["neighbour_"+n.name+"_ops_per_second"] = n.res.Throughput()
+		res.Metrics[results.NeighbourMetric(n.name, "ops_per_second")] = n.res.Throughput()
 	}
 	return nil
 }
@@ -564,7 +570,7 @@ func (r *Runner) validity(c *plan.Cell, res *workload.Result, samples []telemetr
 		if lim.Cpuset == "" {
 			na.Cpuset = ""
 		}
-		f.Nodes = append(f.Nodes, check.Node{Name: n.Name, Source: platform.NodeSource("db", i, n.Name), Applied: &na})
+		f.Nodes = append(f.Nodes, check.Node{Name: n.Name, Source: results.NodeSource(i, n.Name), Applied: &na})
 	}
 	for _, o := range res.Ops {
 		if o.Series == "latency" {

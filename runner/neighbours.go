@@ -13,6 +13,7 @@ import (
 	"github.com/boxbench/boxbench/internal/recovery"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/spec"
 	"github.com/boxbench/boxbench/telemetry"
 	"github.com/boxbench/boxbench/workload"
@@ -162,9 +163,9 @@ func shareMetrics(samples []telemetry.Sample, after time.Duration, victim resour
 			wsum += weight(k.wn(n))
 			out["neighbours_"+unitOf(k.name)] += x
 		}
-		out[k.name+"_share_configured_ratio"] = weight(k.wv) / wsum
+		out[results.ShareMetric(k.name, false)] = weight(k.wv) / wsum
 		if ok && total > 0 {
-			out[k.name+"_share_obtained_ratio"] = v / total
+			out[results.ShareMetric(k.name, true)] = v / total
 		}
 	}
 	return out

@@ -68,9 +68,11 @@ func (r *Runner) prepareHost(ctx context.Context, rec *results.RunRecord, metric
 
 // steadyState moves the start of the measured window to where the run's throughput per
 // interval has settled (MSER, stats.MSERTruncation), unless the spec turns it off. The cut,
-// and the throughput before it, are stored as metrics; why nothing was cut is a fact.
+// and the throughput before it, are stored as metrics; what was done is the run's Steady, and
+// its fact steady_state says it in words.
 func (r *Runner) steadyState(res *workload.Result, rec *results.RunRecord) {
 	if r.cfg.Spec.SteadyState == steadyStateOff {
+		rec.Steady = results.SteadyOff
 		rec.Facts["steady_state"] = "off (steadyState: off): the measured window starts after the warm-up"
 		return
 	}
@@ -81,11 +83,13 @@ func (r *Runner) steadyState(res *workload.Result, rec *results.RunRecord) {
 	starts, rates := res.MeasuredSeries()
 	batch := stats.MSERBatch(len(rates))
 	if batch == 0 {
+		rec.Steady = results.SteadyTooShort
 		rec.Facts["steady_state"] = fmt.Sprintf("not applied: %d measured intervals, MSER-5 needs %d or more (lengthen duration)", len(rates), stats.MinMSERIntervals)
 		return
 	}
 	m, ok := stats.MSERTruncation(rates, batch)
 	if !ok {
+		rec.Steady = results.SteadyNoMinimum
 		rec.Facts["steady_state"] = fmt.Sprintf("not applied: %d measured intervals in batches of %d", len(rates), batch)
 		return
 	}
@@ -97,6 +101,7 @@ func (r *Runner) steadyState(res *workload.Result, rec *results.RunRecord) {
 			Message: fmt.Sprintf("%s: the throughput had not settled within the first half of the measured window (a trend or a long transient); the second half is what is reported — lengthen warmup or duration", desc)})
 	}
 	if m.Truncate == 0 {
+		rec.Steady = results.SteadySteady
 		rec.Facts["steady_state"] = desc + ": steady from the start of the window, nothing cut"
 		return
 	}
@@ -105,6 +110,7 @@ func (r *Runner) steadyState(res *workload.Result, rec *results.RunRecord) {
 	if err := res.Truncate(cut); err != nil {
 		delete(res.Metrics, MetricTruncated)
 		delete(res.Metrics, MetricUntruncated)
+		rec.Steady = results.SteadyCutFailed
 		rec.Facts["steady_state"] = fmt.Sprintf("%s would cut %d intervals, not applied: %v", desc, m.Truncate, err)
 		return
 	}
@@ -120,6 +126,7 @@ func (r *Runner) steadyState(res *workload.Result, rec *results.RunRecord) {
 		res.Metrics["operations_total"] = float64(ops)
 		res.Metrics["throughput_ops_per_second"] = float64(ops) / res.Measured.Seconds()
 	}
+	rec.Steady = results.SteadyCut
 	rec.Facts["steady_state"] = fmt.Sprintf("%s: the first %s of the measured window cut as transient (throughput %.0f ops/s before the cut, %.0f after)",
 		desc, truncated.Round(time.Millisecond), before, res.Throughput())
 }

@@ -60,8 +60,8 @@ func TestSteadyStateCutsTheRampAndSaysSo(t *testing.T) {
 	if res.Metrics[MetricUntruncated] != before || !(res.Throughput() > before) {
 		t.Errorf("throughput %v after the cut, %v before (stored %v)", res.Throughput(), before, res.Metrics[MetricUntruncated])
 	}
-	if f := rec.Facts["steady_state"]; !strings.HasPrefix(f, "MSER-5 over 30 intervals: the first") {
-		t.Errorf("fact %q", f)
+	if f := rec.Facts["steady_state"]; !strings.HasPrefix(f, "MSER-5 over 30 intervals: the first") || rec.Steady != results.SteadyCut {
+		t.Errorf("steady %q, fact %q", rec.Steady, f)
 	}
 }
 
@@ -73,7 +73,7 @@ func TestSteadyStateOff(t *testing.T) {
 	if res.Throughput() != before || res.Metrics[MetricTruncated] != 0 {
 		t.Error("steadyState: off changed the result")
 	}
-	if f := rec.Facts["steady_state"]; !strings.HasPrefix(f, "off") {
-		t.Errorf("fact %q, want it to say off", f)
+	if f := rec.Facts["steady_state"]; !strings.HasPrefix(f, "off") || rec.Steady != results.SteadyOff {
+		t.Errorf("steady %q, fact %q, want it to say off", rec.Steady, f)
 	}
 }

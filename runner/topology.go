@@ -62,7 +62,7 @@ func nodeMetrics(box platform.Box, samples []telemetry.Sample, after time.Durati
 		{"io_write_bytes_per_second", "io_write_bytes_per_second"},
 	} {
 		for i, n := range nodes {
-			source := platform.NodeSource("db", i, n.Name)
+			source := results.NodeSource(i, n.Name)
 			var sum float64
 			var count int
 			for _, s := range samples {
@@ -74,8 +74,8 @@ func nodeMetrics(box platform.Box, samples []telemetry.Sample, after time.Durati
 			if count == 0 {
 				continue
 			}
-			out["node_"+n.Name+"_"+m.name] = sum / float64(count)
-			out["cluster_"+m.name] += sum / float64(count)
+			out[results.NodeMetric(n.Name, m.name)] = sum / float64(count)
+			out[results.ClusterMetric(m.name)] += sum / float64(count)
 		}
 	}
 	return out

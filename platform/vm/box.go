@@ -177,7 +177,7 @@ func (b *box) provision(ctx context.Context) error {
 		return err
 	}
 	limit, probe := platform.ReadyTimeout, 2*time.Second
-	if b.facts[platform.FactEmulated] == "true" {
+	if b.accel.Emulated() {
 		// A JVM under TCG: Cassandra took over 3 minutes to open its port, and then an
 		// authenticated connection (a bcrypt check) more than the usual 2 s probe.
 		limit, probe = platform.ReadyTimeoutEmulated, platform.ReadyProbeEmulated

@@ -1,0 +1,112 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+)
+
+// Section is one part of the report after the overview table that renders itself in every
+// format, from the Report that Build computed (it never reads the results file). Adding a
+// section is one file with its type and one entry in defaultSections, plus its golden output:
+// the text, JSON and HTML writers take every section from Report.Sections.
+//
+// Each method is called once per rendering, in the order of Report.Sections, and must be
+// deterministic (golden files).
+type Section interface {
+	// Text writes the section to the terminal report, starting with a blank line; nothing
+	// when it has nothing to say.
+	Text(w io.Writer, r *Report)
+	// JSON returns the section's key and value in the JSON report; key "" leaves it out. Keys
+	// follow the report's own, in section order.
+	JSON(r *Report) (key string, v any)
+	// HTML returns the section's part of the page (a <section> element with its own h2);
+	// "" leaves it out. An error is a template's, a defect of the section.
+	HTML(r *Report) (template.HTML, error)
+}
+
+// defaultSections are the report's sections in the order every format shows them. Four are
+// text-only here: the JSON of calibration and sweeps, and the HTML of sweeps and the measured
+// window, are still written by the JSON struct and the page template, where consumers know
+// them.
+func defaultSections() []Section {
+	return []Section{
+		textSection(writeTextSweeps),
+		metricsSection{},
+		textSection(writeTextNodes),
+		textSection(writeTextWindow),
+		textSection(writeTextCalibration),
+	}
+}
+
+// sections are r.Sections, or defaultSections for a Report not made by Build.
+func (r *Report) sections() []Section {
+	if r.Sections == nil {
+		return defaultSections()
+	}
+	return r.Sections
+}
+
+// textSection is a section that only the terminal report shows.
+type textSection func(w io.Writer, r *Report)
+
+func (f textSection) Text(w io.Writer, r *Report)       { f(w, r) }
+func (textSection) JSON(*Report) (string, any)          { return "", nil }
+func (textSection) HTML(*Report) (template.HTML, error) { return "", nil }
+
+// appendSectionsJSON adds the sections' keys to doc, the report's JSON object as json.Encoder
+// wrote it with a two-space indent, keeping that layout; doc is returned as is when no section
+// has a key.
+func appendSectionsJSON(doc []byte, r *Report) ([]byte, error) {
+	var extra bytes.Buffer
+	for _, s := range r.sections() {
+		key, v := s.JSON(r)
+		if key == "" {
+			continue
+		}
+		var val bytes.Buffer
+		enc := json.NewEncoder(&val)
+		enc.SetIndent("  ", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			return nil, err
+		}
+		k, _ := json.Marshal(key)
+		extra.WriteString(",\n  ")
+		extra.Write(k)
+		extra.WriteString(": ")
+		extra.Write(bytes.TrimRight(val.Bytes(), "\n"))
+	}
+	if extra.Len() == 0 {
+		return doc, nil
+	}
+	body := bytes.TrimSuffix(bytes.TrimRight(doc, "\n"), []byte("\n}"))
+	return append(append(body, extra.Bytes()...), "\n}\n"...), nil
+}
+
+// sectionsHTML are the sections' parts of the page, in order.
+func sectionsHTML(r *Report) ([]template.HTML, error) {
+	var out []template.HTML
+	for _, s := range r.sections() {
+		h, err := s.HTML(r)
+		if err != nil {
+			return nil, fmt.Errorf("html: %w", err)
+		}
+		if h != "" {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+// renderHTML executes a section's template into its part of the page.
+func renderHTML(t *template.Template, data any) (template.HTML, error) {
+	var b strings.Builder
+	if err := t.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("section %s: %w", t.Name(), err)
+	}
+	return template.HTML(b.String()), nil
+}

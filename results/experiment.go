@@ -1,0 +1,84 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/boxbench/boxbench/spec"
+)
+
+// Experiment is the stored experiment: who it is, the spec it ran and the host it ran on, and
+// the spec's values that decide how its runs are analysed, decoded once here so that no
+// reader parses the spec text again.
+type Experiment struct {
+	ID, Name, Seed, CreatedAt, Version string
+	// Spec is the experiment file as it was run (YAML).
+	Spec string
+	// Env is the host environment (meta "env"); values that were not JSON strings are kept as
+	// their JSON text.
+	Env map[string]string
+
+	// Read from Spec leniently: a spec this version no longer validates still yields what it
+	// says; an unreadable one the zero values.
+	Order            string              // the spec's order: "duet" pairs runs that ran together
+	EmulatedVerdicts bool                // emulatedVerdicts: true (verdicts on emulated boxes)
+	SteadyStateOff   bool                // steadyState: off
+	MatrixOrder      map[string][]string // each matrix key's values in the spec's order
+}
+
+// Experiment reads the experiment's record. An experiment id that fails ValidExperimentID
+// reads as "" (a report still shows the rest); an unreadable env is an error.
+func (s *Store) Experiment() (Experiment, error) {
+	if _, err := s.Meta("name"); err != nil {
+		return Experiment{}, fmt.Errorf("meta: %w", err)
+	}
+	get := func(key string) string {
+		v, _ := s.Meta(key)
+		return v
+	}
+	e := Experiment{ID: get("experiment_id"), Name: get("name"), Seed: get("seed"),
+		CreatedAt: get("created_at"), Version: get("boxbench_version"), Spec: get("spec"), Env: map[string]string{}}
+	if env := get("env"); env != "" {
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(env), &raw); err != nil {
+			return Experiment{}, fmt.Errorf("meta env: %w", err)
+		}
+		for k, v := range raw {
+			var str string
+			if json.Unmarshal(v, &str) == nil {
+				e.Env[k] = str
+			} else {
+				e.Env[k] = string(v)
+			}
+		}
+	}
+	e.readSpec()
+	return e, nil
+}
+
+// readSpec decodes the fields of the spec that analysis needs. The matrix is decoded on its
+// own: its decoder's errors abort a decode, and must not take the scalars with them.
+func (e *Experiment) readSpec() {
+	var doc struct {
+		Order            string `yaml:"order"`
+		EmulatedVerdicts bool   `yaml:"emulatedVerdicts"`
+		SteadyState      string `yaml:"steadyState"`
+	}
+	// A type error leaves the field it concerns at its zero value and decodes the others.
+	var te *yaml.TypeError
+	if err := yaml.Unmarshal([]byte(e.Spec), &doc); err == nil || errors.As(err, &te) {
+		e.Order, e.EmulatedVerdicts, e.SteadyStateOff = doc.Order, doc.EmulatedVerdicts, doc.SteadyState == "off"
+	}
+	var m struct {
+		Matrix spec.Matrix `yaml:"matrix"`
+	}
+	if yaml.Unmarshal([]byte(e.Spec), &m) == nil {
+		e.MatrixOrder = map[string][]string{}
+		for _, d := range append(m.Matrix.Dims, m.Matrix.Zip...) {
+			e.MatrixOrder[d.Key] = d.Values
+		}
+	}
+}
