@@ -259,6 +259,8 @@ type running struct {
 	exp string
 	// onKilled, when set, is called after kill -9 and before doctor --cleanup (crash).
 	onKilled func()
+	// seen: seeLive has found the experiment's leftovers (crash need not look again).
+	seen bool
 }
 
 // start starts `boxbench run` of the env's spec into its out directory.
@@ -326,14 +328,24 @@ func (r *running) wantExit(t *testing.T, code int) {
 	}
 }
 
+// seeLive requires the leftover check to see r's experiment, so that the check after the
+// crash could fail.
+func (r *running) seeLive(t *testing.T) {
+	t.Helper()
+	if r.experiment() == "" || len(r.e.leftovers(r.exp)) == 0 {
+		t.Fatalf("the leftover check sees nothing of the experiment %q: it could not fail", r.exp)
+	}
+	r.seen = true
+}
+
 // crash sends sig to boxbench itself (not its group) and waits for it. After kill -9 nothing
 // could tear down: `doctor --cleanup` must find the experiment crashed (its lock free) and
 // report what it removed; its output is returned. After another signal boxbench tears down
 // itself and exits 130, saying which signal it received.
 func (r *running) crash(ctx context.Context, t *testing.T, sig syscall.Signal) []byte {
 	t.Helper()
-	if r.experiment() == "" || len(r.e.leftovers(r.exp)) == 0 {
-		t.Fatalf("the leftover check sees nothing of the running experiment %q: it could not fail", r.exp)
+	if sig != syscall.SIGKILL && !r.seen {
+		r.seeLive(t)
 	}
 	if err := r.cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
@@ -349,6 +361,10 @@ func (r *running) crash(ctx context.Context, t *testing.T, sig syscall.Signal) [
 	if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("exit %v, want killed:\n%s", err, r.log.String())
 	}
+	// Checked after the kill, not before: the check takes seconds on a loaded host, and a
+	// phase the test aimed at could end meanwhile. Nothing tears down a killed boxbench, so
+	// what it left must be visible now.
+	r.seeLive(t)
 	if r.onKilled != nil {
 		r.onKilled()
 	}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -28,7 +29,7 @@ func phaseSpec(name, platform, network string) spec {
 // sets how long the seed's load takes, the workload how long each run measures.
 func signalSpec(name, platform string, records int) spec {
 	return spec{Name: "fault-" + name, Records: records, Order: "sequential",
-		Workload: "{type: ycsb, mix: read-heavy, threads: 2, duration: 4s, warmup: 1s}",
+		Workload: "{type: ycsb, mix: read-heavy, threads: 2, duration: 8s, warmup: 1s}",
 		Matrix:   "  platform: [" + platform + "]"}
 }
 
@@ -77,19 +78,28 @@ func atPhase(t *testing.T, c phaseCase) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	r := e.start(ctx, t)
+	run := fmt.Sprintf("r%04d", c.nth) // runs are sequential: the nth phase is the nth run's
+	var pids []int
 	r.waitFor(t, 3*time.Minute, "never inside phase "+c.phase, func() bool {
-		return r.experiment() != "" && strings.Count(r.log.String(), "msg="+c.phase+" ") >= c.nth &&
-			phaseMarker(r, c.phase) &&
-			(c.box != "docker" || c.phase == "load" || e.dockerContainers(r.exp, "r0001", true) > 0) &&
-			(!c.running || len(serverPids(r.exp)) > 0)
+		if r.experiment() == "" || strings.Count(r.log.String(), "msg="+c.phase+" ") < c.nth ||
+			!phaseMarker(r, c.phase) ||
+			(c.box == "docker" && c.phase != "load" && e.dockerContainers(r.exp, run, true) == 0) ||
+			(c.running && len(serverPids(r.exp)) == 0) {
+			return false
+		}
+		// The server's processes are gathered here, and the phase checked again after: the
+		// signal must follow at once, not after seconds of looking on a loaded host.
+		pids, _ = c.box.pids(e, r.exp)
+		return phaseMarker(r, c.phase)
 	})
 	if c.settle > 0 {
-		time.Sleep(c.settle)
+		start := time.Now()
+		r.seeLive(t) // within the settle time, for the same reason
+		time.Sleep(c.settle - time.Since(start))
 		if !r.inPhase(c.phase) {
 			t.Fatalf("the phase %s ended within %s: the signal would hit another\n%s", c.phase, c.settle, r.log.String())
 		}
 	}
-	pids, _ := c.box.pids(e, r.exp)
 	r.crash(ctx, t, c.sig)
 	assertGone(t, pids, "server")
 	if n := len(runIDs(t, r.out)); n != c.stored {
