@@ -118,7 +118,7 @@ if [ ! -f "$d/base/PG_VERSION" ]; then
   if [ -f "$d/` + pgReplicationPassword + `" ]; then PGPASSWORD=$(cat "$d/` + pgReplicationPassword + `"); export PGPASSWORD; fi
   i=0
   until "$b/pg_isready" -q -h ` + host + ` -p ` + port + ` -t 2; do
-    i=$((i+1)); [ $i -gt 600 ] && { echo "boxbench: the primary ` + net.JoinHostPort(host, port) + ` never answered" >&2; exit 1; }
+    i=$((i+1)); [ $i -gt 1500 ] && { echo "boxbench: the primary ` + net.JoinHostPort(host, port) + ` never answered" >&2; exit 1; }
     sleep 0.2
   done
   i=0
