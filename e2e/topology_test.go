@@ -72,7 +72,9 @@ func assertNodeLines(t *testing.T, rep []byte, nodes int) {
 // TestTopologyPostgreSQL: a primary with two synchronous streaming standbys, natively and in
 // Docker on a cluster network: both runs ok, every standby streaming as a quorum candidate.
 func TestTopologyPostgreSQL(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it runs before the parallel tests start. Beside three other e2e tests its
+	// Docker standbys twice never became ready (after 2.5 and 3 min; alone it passes in 27 s);
+	// the cause is not found yet (CPU alone does not explain a 7-fold slowdown).
 	testenv.NeedDocker(t)
 	testenv.NeedCommands(t, "/usr/lib/postgresql/15/bin/postgres")
 	s := topologySpec("topology-pg", "postgresql", "{nodes: 3, synchronous: true}",
