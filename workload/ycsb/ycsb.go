@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/boxbench/boxbench/placement"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -200,7 +201,7 @@ func (w *Workload) run(ctx context.Context, db driver.DB, clk workload.Clock, me
 	open := sh.periodNs > 0
 	col := newCollector(recs, open, c.props, 0)
 
-	cpus := allowedCPUs()
+	cpus := len(placement.OwnCPUs()) // its affinity (placement.Pin and taskset set every thread's alike)
 	cpu0 := cpuTime()
 	sh.origin = time.Now()
 	pr := startProcs(c.ClientProcs, cpu0, sh.origin)
@@ -399,16 +400,6 @@ func (w *Workload) prepare(db driver.DB) (*shared, []*recorder, []*worker) {
 		workers = append(workers, newWorker(sh, i, keys, rec, quota))
 	}
 	return sh, recs, workers
-}
-
-// allowedCPUs is how many cpus this thread may run on (its affinity; placement.Pin and taskset
-// set every thread's alike), 0 when unknown.
-func allowedCPUs() int {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return 0
-	}
-	return set.Count()
 }
 
 // cpuTime is the process's user+system CPU time (getrusage RUSAGE_SELF): the generator, its
