@@ -9,6 +9,7 @@ import (
 
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/spec"
+	"github.com/boxbench/boxbench/study"
 )
 
 // TestStudies plans every study under studies/ as `boxbench plan` does, with every cell
@@ -46,29 +47,28 @@ func TestStudies(t *testing.T) {
 			}
 		}
 		for _, eff := range e.Published.Effects {
-			if n := comparedCells(p, eff.Cells, eff.Baseline); n == 0 {
+			if n := comparedCells(p, eff); n == 0 {
 				t.Errorf("%s: effect %s selects no compared cell", f, eff.Name)
 			}
 		}
 	}
 }
 
-// comparedCells counts the cells with all of sel's values that have a baseline other than
-// themselves: the one with override's values, or the plan's.
-func comparedCells(p *plan.Plan, sel, override map[string]string) int {
+// comparedCells counts the cells eff selects that have a baseline other than themselves: the
+// one eff names, or the plan's.
+func comparedCells(p *plan.Plan, eff study.Effect) int {
 	n := 0
 	for _, c := range p.Cells {
-		if !matchAll(c.Params, sel) {
+		if !eff.Selects(c.Params) {
 			continue
 		}
-		if len(override) == 0 {
+		want := eff.BaselineParams(c.Params)
+		if want == nil {
 			if b := p.Baseline[c]; b != nil && b != c {
 				n++
 			}
 			continue
 		}
-		want := maps.Clone(c.Params)
-		maps.Copy(want, override)
 		for _, b := range p.Cells {
 			if b != c && maps.Equal(b.Params, want) {
 				n++
@@ -76,13 +76,4 @@ func comparedCells(p *plan.Plan, sel, override map[string]string) int {
 		}
 	}
 	return n
-}
-
-func matchAll(params, sel map[string]string) bool {
-	for k, v := range sel {
-		if params[k] != v {
-			return false
-		}
-	}
-	return true
 }

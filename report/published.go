@@ -77,7 +77,7 @@ func (r *Report) publishedRows(p *study.Published) []PublishedRow {
 	for _, e := range p.Effects {
 		n := len(rows)
 		for _, c := range r.Cells {
-			if matches(c.Params, e.Cells) {
+			if e.Selects(c.Params) {
 				if row, ok := r.publishedRow(e, c); ok {
 					rows = append(rows, row)
 				}
@@ -137,7 +137,8 @@ func (r *Report) publishedRow(e study.Effect, c *Cell) (PublishedRow, bool) {
 
 // effectBaseline is the cell c is compared with for e; nil when there is none.
 func (r *Report) effectBaseline(e study.Effect, c *Cell) *Cell {
-	if len(e.Baseline) == 0 {
+	want := e.BaselineParams(c.Params)
+	if want == nil {
 		if c.IsBaseline() {
 			return c
 		}
@@ -148,8 +149,6 @@ func (r *Report) effectBaseline(e study.Effect, c *Cell) *Cell {
 		}
 		return nil
 	}
-	want := maps.Clone(c.Params)
-	maps.Copy(want, e.Baseline)
 	for _, b := range r.Cells {
 		if maps.Equal(b.Params, want) {
 			return b
@@ -161,15 +160,6 @@ func (r *Report) effectBaseline(e study.Effect, c *Cell) *Cell {
 func newRow(e study.Effect) PublishedRow {
 	return PublishedRow{Effect: e.Name, Claim: e.Claim, Published: e.Figure(), PublishedPct: e.Overhead,
 		PublishedRange: e.Range, Source: e.Source}
-}
-
-func matches(params, sel map[string]string) bool {
-	for k, v := range sel {
-		if params[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // estimateText is this host's figure: "+55.1 % [40.2, 70.3] (n 4 vs 4)".

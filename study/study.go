@@ -11,6 +11,7 @@ package study
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 )
@@ -157,4 +158,25 @@ func contains(list []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// Selects reports whether a cell with these params measures e: it has every value of Cells.
+func (e Effect) Selects(params map[string]string) bool {
+	for k, v := range e.Cells {
+		if params[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// BaselineParams are the params of the cell a selected cell is compared with: its own with
+// e.Baseline's values; nil when e names no baseline (the experiment's applies).
+func (e Effect) BaselineParams(params map[string]string) map[string]string {
+	if len(e.Baseline) == 0 {
+		return nil
+	}
+	out := maps.Clone(params)
+	maps.Copy(out, e.Baseline)
+	return out
 }

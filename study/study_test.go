@@ -89,3 +89,17 @@ func TestFigure(t *testing.T) {
 		}
 	}
 }
+
+func TestSelects(t *testing.T) {
+	e := Effect{Cells: map[string]string{"runtime": "runsc"}, Baseline: map[string]string{"runtime": "runc"}}
+	cell := map[string]string{"runtime": "runsc", "network": "host"}
+	if !e.Selects(cell) || e.Selects(map[string]string{"runtime": "runc", "network": "host"}) {
+		t.Error("Selects")
+	}
+	if b := e.BaselineParams(cell); b["runtime"] != "runc" || b["network"] != "host" || cell["runtime"] != "runsc" {
+		t.Errorf("BaselineParams %v (cell %v)", b, cell)
+	}
+	if (Effect{}).BaselineParams(cell) != nil {
+		t.Error("no baseline named: the experiment's")
+	}
+}
