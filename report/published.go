@@ -58,13 +58,14 @@ type PublishedEstimate struct {
 	BaselineN   int     `json:"baseline_n"`
 }
 
-// publishedOf decodes the spec's published: block leniently (a spec this version no longer
-// validates still shows its study); nil when there is none.
+// publishedOf decodes the spec's published: block; nil when there is none, or when the block
+// breaks the study package's rules (a results file is untrusted input: an edited block with a
+// control character must not reach the terminal).
 func publishedOf(spec string) *study.Published {
 	var doc struct {
 		Published *study.Published `yaml:"published"`
 	}
-	if yaml.Unmarshal([]byte(spec), &doc) != nil || doc.Published == nil || len(doc.Published.Effects) == 0 {
+	if yaml.Unmarshal([]byte(spec), &doc) != nil || doc.Published == nil || doc.Published.Validate() != nil {
 		return nil
 	}
 	return doc.Published

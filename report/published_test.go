@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/boxbench/boxbench/results"
 
 	"github.com/boxbench/boxbench/stats"
@@ -155,4 +157,20 @@ func publishedFixture(t *testing.T) *Report {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestPublishedUntrusted: a block edited into a results file with an escape sequence shows
+// nothing rather than writing it to the terminal.
+func TestPublishedUntrusted(t *testing.T) {
+	spec := strings.Replace(publishedSpec, "a bridge is slower", `"a bridge\u001b]0;pwned\u0007"`, 1)
+	var doc struct{ Published *study.Published }
+	if err := yaml.Unmarshal([]byte(spec), &doc); err != nil || doc.Published == nil || !strings.Contains(doc.Published.Effects[3].Claim, "\x1b") {
+		t.Fatalf("the edited block must decode, with its escape: %v", err)
+	}
+	if p := publishedOf(spec); p != nil {
+		t.Errorf("decoded %+v", p)
+	}
+	if publishedOf(publishedSpec) == nil {
+		t.Error("the fixture's block did not decode")
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"maps"
 	"math"
 	"strings"
+	"unicode"
 )
 
 // Published is a study and the effects it reports.
@@ -80,9 +81,20 @@ func (p *Published) Validate() []string {
 	if len(p.Effects) == 0 {
 		add("effects", "missing: list at least one published effect")
 	}
+	out = append(out, printable("study", p.Study)...)
+	out = append(out, printable("where", p.Where)...)
 	seen := map[string]bool{}
 	for i, e := range p.Effects {
 		f := fmt.Sprintf("effects[%d]", i)
+		for _, t := range [][2]string{{"name", e.Name}, {"claim", e.Claim}, {"source", e.Source}, {"notComparable", e.NotComparable}} {
+			out = append(out, printable(f+"."+t[0], t[1])...)
+		}
+		for k, v := range e.Cells {
+			out = append(out, printable(f+".cells", k+v)...)
+		}
+		for k, v := range e.Baseline {
+			out = append(out, printable(f+".baseline", k+v)...)
+		}
 		if e.Name == "" {
 			add(f+".name", "missing")
 		} else if seen[e.Name] {
@@ -149,6 +161,18 @@ func (e Effect) Figure() string {
 
 func num(v float64) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", v), "0"), ".")
+}
+
+// printable says why s must not reach a terminal: a control character (C0, C1) or a
+// bidirectional override. The spec refuses them everywhere when it is read; this check holds
+// for a block read back from a results file, which may have been edited since.
+func printable(field, s string) []string {
+	for _, r := range s {
+		if unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) {
+			return []string{fmt.Sprintf("%s: holds the control character %U", field, r)}
+		}
+	}
+	return nil
 }
 
 func contains(list []string, v string) bool {

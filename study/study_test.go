@@ -56,6 +56,7 @@ func TestValidate(t *testing.T) {
 		{Name: "a", Direction: "worse"},
 		{Name: "c", Cells: map[string]string{"k": "v"}, Direction: Slower, Overhead: f(10), Range: []float64{12, 20}, Source: "Table 2"},
 		{Name: "d", Cells: map[string]string{"k": "v"}, Direction: None, Range: []float64{0, 1}, Source: "text"},
+		{Name: "e", Cells: map[string]string{"k": "v\x1b[2J"}, Direction: None, Source: "text\u202e"},
 	}}
 	got := strings.Join(p.Validate(), "\n")
 	for _, want := range []string{
@@ -67,6 +68,8 @@ func TestValidate(t *testing.T) {
 		`effects[1].direction: "worse" is not valid (valid: slower, faster, none)`,
 		"effects[2].range: [12 20] does not hold the overhead 10",
 		"effects[3].range: a range needs the overhead it surrounds",
+		"effects[4].source: holds the control character U+202E",
+		"effects[4].cells: holds the control character U+001B",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in:\n%s", want, got)
