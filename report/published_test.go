@@ -10,7 +10,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/boxbench/boxbench/results"
-
 	"github.com/boxbench/boxbench/stats"
 	"github.com/boxbench/boxbench/study"
 )
