@@ -48,7 +48,7 @@ func Judge(e Effect, est Estimate) (Verdict, string) {
 		return NotComparable, est.NotComparable
 	}
 	if !est.Valid {
-		return CannotTell, "no interval: too few ok runs on one side"
+		return CannotTell, "no interval: too few ok runs, or runs too noisy for a bounded one (the baseline's mean not clearly above zero)"
 	}
 	in := fmt.Sprintf("[%s, %s] %%", num(est.Low), num(est.High))
 	holdsZero := est.Low <= 0 && est.High >= 0
