@@ -39,6 +39,7 @@ func defaultSections() []Section {
 		textSection(writeTextNodes),
 		textSection(writeTextWindow),
 		textSection(writeTextCalibration),
+		publishedSection{}, // report/published.go
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/resource"
+	"github.com/boxbench/boxbench/study"
 )
 
 // APIVersion is the only version this package reads.
@@ -48,6 +49,9 @@ type Experiment struct {
 	Client     Client     `yaml:"client"`
 	// Topology runs the database as a cluster of boxes (spec/topology.go).
 	Topology *Topology `yaml:"topology"`
+	// Published is what the study this experiment reproduces found (studies/, docs/studies.md):
+	// the report sets this host's estimate beside each effect.
+	Published *study.Published `yaml:"published"`
 
 	lines  map[string]int       // field path → line, for semantic errors
 	fields map[lineValue]string // (line, scalar value) → field path, to name the field of a decode error

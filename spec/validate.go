@@ -322,6 +322,7 @@ func (e *Experiment) validate() ([]Problem, int) {
 	c.quietStart()
 	c.placement()
 	c.topology()
+	c.published() // spec/published.go
 	if p := e.Placement.ClientPolicy; p != "" {
 		c.oneOf("placement.clientPolicy", p, placement.Policies)
 		if e.varies("clientPolicy") {

@@ -1,0 +1,227 @@
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"maps"
+	"slices"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/boxbench/boxbench/stats"
+	"github.com/boxbench/boxbench/study"
+)
+
+//go:embed assets/published.html.tmpl
+var publishedPage string
+
+var publishedTmpl = template.Must(template.New("published").Parse(publishedPage))
+
+// publishedSection sets each effect of the spec's published: block (the study the experiment
+// reproduces, package study) beside this host's estimate of the same comparison, with the
+// verdict. It reads the block from the spec the results file stores, so a report of an old
+// file shows it as that run's spec had it; a spec without the block shows nothing.
+type publishedSection struct{}
+
+// PublishedRow is one published effect against one compared cell of this experiment.
+type PublishedRow struct {
+	Effect string `json:"effect"`
+	Claim  string `json:"claim"`
+	// Cell and Baseline are the compared cells' ids; "" when no cell of the experiment matches.
+	Cell     string `json:"cell"`
+	Baseline string `json:"baseline"`
+	// Published is the study's figure in words; PublishedPct its size (nil: only the
+	// direction was published); Source where in the study it is.
+	Published      string    `json:"published"`
+	PublishedPct   *float64  `json:"published_overhead_pct"`
+	PublishedRange []float64 `json:"published_range,omitempty"`
+	Source         string    `json:"source"`
+	// Estimate is this host's overhead of Cell over Baseline in percent of the baseline's
+	// throughput (positive = slower) with its 95 % interval and the ok runs on each side; nil
+	// when there is none.
+	Estimate *PublishedEstimate `json:"estimate"`
+	Verdict  study.Verdict      `json:"verdict"`
+	Why      string             `json:"why"`
+
+	label, baseLabel string // the cells by their varying keys, for text and HTML
+}
+
+// PublishedEstimate is this host's figure for a row.
+type PublishedEstimate struct {
+	OverheadPct float64 `json:"overhead_pct"`
+	Low         float64 `json:"ci_low_pct"`
+	High        float64 `json:"ci_high_pct"`
+	Valid       bool    `json:"ci_valid"`
+	N           int     `json:"n"`
+	BaselineN   int     `json:"baseline_n"`
+}
+
+// publishedOf decodes the spec's published: block; nil when there is none, or when the block
+// breaks the study package's rules (a results file is untrusted input: an edited block with a
+// control character must not reach the terminal).
+func publishedOf(spec string) *study.Published {
+	var doc struct {
+		Published *study.Published `yaml:"published"`
+	}
+	if yaml.Unmarshal([]byte(spec), &doc) != nil || doc.Published == nil || doc.Published.Validate() != nil {
+		return nil
+	}
+	return doc.Published
+}
+
+// publishedRows are the rows of every effect, in the block's order, each effect's cells in
+// display order.
+func (r *Report) publishedRows(p *study.Published) []PublishedRow {
+	var rows []PublishedRow
+	for _, e := range p.Effects {
+		n := len(rows)
+		for _, c := range r.Cells {
+			if e.Selects(c.Params) {
+				if row, ok := r.publishedRow(e, c); ok {
+					rows = append(rows, row)
+				}
+			}
+		}
+		if len(rows) == n {
+			row := newRow(e)
+			row.Verdict, row.Why = study.CannotTell, "no compared cell of this experiment matches "+kvLabel(e.Cells, slices.Sorted(maps.Keys(e.Cells)), ", ")
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// publishedRow judges e on cell c against its baseline: the experiment's, or the cell with e's
+// baseline keys replaced. ok is false for a cell that is its own baseline.
+func (r *Report) publishedRow(e study.Effect, c *Cell) (PublishedRow, bool) {
+	b := r.effectBaseline(e, c)
+	if b == c {
+		return PublishedRow{}, false
+	}
+	row := newRow(e)
+	row.Cell, row.label = c.ID, label(c.Params, r.Varying)
+	if b != nil {
+		row.Baseline, row.baseLabel = b.ID, label(b.Params, r.Varying)
+	}
+	var est study.Estimate
+	switch {
+	case c.Skipped():
+		row.Verdict, row.Why = study.CannotTell, "not run here: "+c.SkippedReason
+		return row, true
+	case b == nil:
+		row.Verdict, row.Why = study.CannotTell, "no baseline cell to compare with"
+		return row, true
+	case b.Skipped():
+		row.Verdict, row.Why = study.CannotTell, "its baseline was not run here: "+b.SkippedReason
+		return row, true
+	case c.Emulated || b.Emulated:
+		est.NotComparable = "an emulated VM (QEMU under TCG): its overhead is the emulator's, not a VM's"
+	}
+	o := c.Overhead
+	if b.ID != c.BaselineID {
+		if cmp, err := stats.Compare(b.Samples, c.Samples, stats.CompareOptions{HigherIsBetter: true}); err == nil {
+			o = &cmp
+		} else {
+			o = nil
+		}
+	}
+	if o != nil {
+		ci := o.OverheadPctCI
+		est.Overhead, est.Low, est.High, est.Valid = o.OverheadPct, ci.Lo, ci.Hi, ci.Valid
+		row.Estimate = &PublishedEstimate{OverheadPct: o.OverheadPct, Low: ci.Lo, High: ci.Hi, Valid: ci.Valid, N: c.Runs, BaselineN: b.Runs}
+	}
+	row.Verdict, row.Why = study.Judge(e, est)
+	return row, true
+}
+
+// effectBaseline is the cell c is compared with for e; nil when there is none.
+func (r *Report) effectBaseline(e study.Effect, c *Cell) *Cell {
+	want := e.BaselineParams(c.Params)
+	if want == nil {
+		if c.IsBaseline() {
+			return c
+		}
+		for _, b := range r.Cells {
+			if c.BaselineID != "" && b.ID == c.BaselineID {
+				return b
+			}
+		}
+		return nil
+	}
+	for _, b := range r.Cells {
+		if maps.Equal(b.Params, want) {
+			return b
+		}
+	}
+	return nil
+}
+
+func newRow(e study.Effect) PublishedRow {
+	return PublishedRow{Effect: e.Name, Claim: e.Claim, Published: e.Figure(), PublishedPct: e.Overhead,
+		PublishedRange: e.Range, Source: e.Source}
+}
+
+// estimateText is this host's figure: "+55.1 % [40.2, 70.3] (n 4 vs 4)".
+func (row PublishedRow) estimateText() string {
+	e := row.Estimate
+	if e == nil {
+		return "none"
+	}
+	ci := "no interval"
+	if e.Valid {
+		ci = fmt.Sprintf("[%s, %s]", signed(e.Low), signed(e.High))
+	}
+	return fmt.Sprintf("%s %% %s (n %d vs %d)", signed(e.OverheadPct), ci, e.N, e.BaselineN)
+}
+
+func (publishedSection) Text(w io.Writer, r *Report) {
+	p := publishedOf(r.Spec)
+	if p == nil {
+		return
+	}
+	fmt.Fprintln(w, "\npublished vs this host (overhead in % of the baseline's throughput, positive = slower; 95% interval):")
+	wrap(w, "  study: ", p.Study, 100)
+	for _, row := range r.publishedRows(p) {
+		fmt.Fprintf(w, "  %s", row.Effect)
+		if row.label != "" {
+			fmt.Fprintf(w, ": %s vs %s", row.label, orDash(row.baseLabel))
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "    published  %s (%s)\n", row.Published, row.Source)
+		fmt.Fprintf(w, "    this host  %s\n", row.estimateText())
+		wrap(w, "    verdict    ", string(row.Verdict)+": "+row.Why, 100)
+	}
+}
+
+func (publishedSection) JSON(r *Report) (string, any) {
+	p := publishedOf(r.Spec)
+	if p == nil {
+		return "", nil
+	}
+	return "published", struct {
+		Study string         `json:"study"`
+		Where string         `json:"where,omitempty"`
+		Rows  []PublishedRow `json:"rows"`
+	}{p.Study, p.Where, r.publishedRows(p)}
+}
+
+func (publishedSection) HTML(r *Report) (template.HTML, error) {
+	p := publishedOf(r.Spec)
+	if p == nil {
+		return "", nil
+	}
+	type view struct {
+		PublishedRow
+		Label, BaseLabel, EstimateText string
+	}
+	var rows []view
+	for _, row := range r.publishedRows(p) {
+		rows = append(rows, view{row, row.label, row.baseLabel, row.estimateText()})
+	}
+	return renderHTML(publishedTmpl, struct {
+		Study, Where string
+		Rows         []view
+	}{p.Study, p.Where, rows})
+}
