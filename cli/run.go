@@ -133,6 +133,7 @@ func printPlan(w io.Writer, e *spec.Experiment, p *plan.Plan) {
 func (a *app) runCmd() *cobra.Command {
 	var out string
 	var resume bool
+	var untilRound int
 	cmd := &cobra.Command{
 		Use:   "run FILE",
 		Short: "Run an experiment and store every run in DIR/results.db",
@@ -147,6 +148,9 @@ func (a *app) runCmd() *cobra.Command {
 			e, text, err := loadSpec(args[0], ps)
 			if err != nil {
 				return err
+			}
+			if untilRound < 0 {
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--until-round %d: must be 0 (every round) or a round number from 1", untilRound)}
 			}
 			if out == "" {
 				out = filepath.Join("out", e.Name)
@@ -170,7 +174,7 @@ func (a *app) runCmd() *cobra.Command {
 			}
 			started() // from here a signal tears down what the runner made
 			sum, err := runner.Run(cmd.Context(), runner.Config{Spec: e, SpecText: text, OutDir: out,
-				WorkRoot: a.workRoot, Resume: resume, Platforms: ps, Workloads: builtin.Workload,
+				WorkRoot: a.workRoot, Resume: resume, UntilRound: untilRound, Platforms: ps, Workloads: builtin.Workload,
 				Neighbours: builtin.Neighbour, DBMS: builtin.DBMS,
 				Check: builtin.Checker(ps, true), Log: a.log, Progress: progress})
 			if err != nil {
@@ -190,5 +194,6 @@ func (a *app) runCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&out, "out", "", "experiment directory (default out/<name>)")
 	cmd.Flags().BoolVar(&resume, "resume", false, "continue an interrupted experiment in --out")
+	cmd.Flags().IntVar(&untilRound, "until-round", 0, "run only the planned rounds up to N, then stop (--resume continues): experiments that take turns round by round see the same load")
 	return cmd
 }

@@ -62,6 +62,11 @@ type Config struct {
 	// Agent starts boxbench's agent on this host (order: duet's pinned clients); the zero
 	// value is this executable's `agent` command.
 	Agent AgentCommand
+	// UntilRound, when above 0, runs only the planned rounds 1..UntilRound (no adaptive
+	// rounds before the planned ones are all stored) and stops; Resume continues. Several
+	// experiments can so take turns round by round, each seeing the same load as the others
+	// (scripts/precision.sh), instead of one after the other.
+	UntilRound int
 }
 
 // Summary is what an experiment did.
@@ -167,24 +172,41 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 func (r *Runner) rounds(ctx context.Context, done map[string]bool) error {
 	p := r.plan
 	var todo []plan.Run
+	planned := 0 // within UntilRound
 	for _, run := range p.Runs {
+		if !r.inRounds(run.Rep) {
+			continue
+		}
+		planned++
 		if !done[run.ID()] {
 			todo = append(todo, run)
 		}
 	}
 	if r.cfg.Resume {
-		_ = r.store.Event("resume", fmt.Sprintf("%d of %d planned runs already stored; %d to go", len(p.Runs)-len(todo), len(p.Runs), len(todo)))
+		_ = r.store.Event("resume", fmt.Sprintf("%d of %d planned runs already stored; %d to go", planned-len(todo), planned, len(todo)))
 	}
-	r.cfg.Progress.Begin(len(p.Runs), len(p.Runs)-len(todo))
+	r.cfg.Progress.Begin(planned, planned-len(todo))
 	if err := r.runAll(ctx, todo, done); err != nil {
 		return err
+	}
+	if !r.inRounds(r.cfg.Spec.Repetitions.Min + 1) {
+		return nil // stopped at UntilRound: the adaptive rounds come after the planned ones
 	}
 	return r.adaptive(ctx, done)
 }
 
+// inRounds says whether round (1-based) is within Config.UntilRound.
+func (r *Runner) inRounds(round int) bool {
+	return r.cfg.UntilRound <= 0 || round <= r.cfg.UntilRound
+}
+
 // duets runs order: duet's pairs, the two runs of each at the same time.
 func (r *Runner) duets(ctx context.Context, done map[string]bool) error {
-	pairs := plan.DuetPairs(r.plan, 1, r.cfg.Spec.Repetitions.Min)
+	last := r.cfg.Spec.Repetitions.Min
+	if !r.inRounds(last) {
+		last = r.cfg.UntilRound
+	}
+	pairs := plan.DuetPairs(r.plan, 1, last)
 	if len(pairs) == 0 {
 		return errNoPairs
 	}
