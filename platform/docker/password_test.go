@@ -15,10 +15,12 @@ import (
 // captured as a seed; the second (overlay, restored through the API) gets another password,
 // which replaces the seed's: the old one and none are refused.
 func TestPasswordOnBridge(t *testing.T) {
+	t.Parallel()
 	names := dbms.Names()
 	e := newEnv(t, names...)
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			base, _ := dbms.Get(name)
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
