@@ -38,9 +38,10 @@ var (
 // env is what an integration test needs: an engine, the built images, a work root, and a
 // check at the end that nothing labelled with the test's experiment is left. Each test's env
 // has an experiment id and a work root of its own, so the slow tests (the conformance suites,
-// TestProvision, TestGVisor, TestPasswordOnBridge) run in parallel: they wait on servers
-// starting far more than they compute. The quick ones stay serial and run first; a parallel
-// test must not call Cleanup for experiments other than its own.
+// TestProvision, TestGVisor, TestPasswordOnBridge) run in parallel (-parallel, GOMAXPROCS by
+// default): they wait on servers starting far more than they compute. The quick ones stay
+// serial and run first; a parallel test must not call Cleanup for experiments other than its
+// own.
 type env struct {
 	engine *client.Client
 	p      *Platform

@@ -20,18 +20,12 @@ import (
 	"github.com/boxbench/boxbench/vmimage"
 )
 
-// The two suites run at once, each pinning its guests to a cpu of its own: under TCG a guest
-// computes while it boots, so two of them on one cpu would take as long as one after the other.
-// They share only the cached guest images, which they read, and the host's address pools
-// (hostnet takes a bridge's subnet under a file lock; ports come from the kernel).
-
 // TestConformance runs the platform suite on QEMU guests with Redis, over every storage and
 // both networks.
 func TestConformance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots QEMU guests (minutes under TCG)")
 	}
-	t.Parallel()
 	p := needVM(t, "redis")
 	d, _ := dbms.Get("redis")
 	root := testenv.WorkRoot(t)
@@ -52,14 +46,13 @@ func TestConformanceDocker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots QEMU guests (minutes under TCG)")
 	}
-	t.Parallel()
 	p := needVMDocker(t, "redis")
 	d, _ := dbms.Get("redis")
 	root := testenv.WorkRoot(t)
 	platformtest.Run(t, platformtest.Config{
 		Platform: p, DBMS: d, WorkRoot: root, Experiment: fmt.Sprintf("pt-vmd-%d", os.Getpid()),
 		Choices:     []platform.Choice{{Storage: StorageOverlay, Network: NetworkNAT}, {Storage: StorageBind, Network: NetworkBridge}},
-		Resources:   resource.Limits{CPUs: 1, Cpuset: "0", MemoryBytes: 768 << 20, CPUWeight: 200, WriteBps: 64 << 20},
+		Resources:   resource.Limits{CPUs: 1, Cpuset: "1", MemoryBytes: 768 << 20, CPUWeight: 200, WriteBps: 64 << 20},
 		Leftovers:   func(ctx context.Context, exp string) []string { return leftovers(ctx, root, exp) },
 		StepTimeout: 15 * time.Minute,
 	})
