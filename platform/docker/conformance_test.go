@@ -19,7 +19,6 @@ import (
 
 // TestConformance runs the platform suite on the Docker platform with Redis.
 func TestConformance(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t, "redis")
 	d, _ := dbms.Get("redis")
 	platformtest.Run(t, platformtest.Config{
@@ -35,7 +34,6 @@ func TestConformance(t *testing.T) {
 // TestConformanceGVisor runs the platform suite with gVisor: netstack on a bridge, and the host
 // network stack on the host network.
 func TestConformanceGVisor(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t, "redis")
 	needGVisor(t, e)
 	d, _ := dbms.Get("redis")

@@ -36,12 +36,7 @@ var (
 )
 
 // env is what an integration test needs: an engine, the built images, a work root, and a
-// check at the end that nothing labelled with the test's experiment is left. Each test's env
-// has an experiment id and a work root of its own, so the slow tests (the conformance suites,
-// TestProvision, TestGVisor, TestPasswordOnBridge) run in parallel (-parallel, GOMAXPROCS by
-// default): they wait on servers starting far more than they compute. The quick ones stay
-// serial and run first; a parallel test must not call Cleanup for experiments other than its
-// own.
+// check at the end that nothing labelled with the test's experiment is left.
 type env struct {
 	engine *client.Client
 	p      *Platform
@@ -128,7 +123,6 @@ func (e *env) assertClean(t *testing.T) {
 // from it: each box must read the first row (the restore worked) and write its own (the
 // endpoint works), under limits read back from its cgroup.
 func TestProvision(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t, dbms.Names()...)
 	vp := New(e.engine, testLog(t)) // fills volumes through the API, as with a remote engine
 	vp.forceVolumeCopy = true

@@ -43,7 +43,6 @@ func needGVisor(t *testing.T, e *env) {
 // the container's cgroup sees (runsc puts the sandbox's processes there), hold the requested
 // limits, name the runtime and its version, and carry gVisor's validity warnings.
 func TestGVisor(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t, "redis", "postgresql")
 	needGVisor(t, e)
 	for _, name := range []string{"redis", "postgresql"} {

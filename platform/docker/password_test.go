@@ -15,12 +15,9 @@ import (
 // captured as a seed; the second (overlay, restored through the API) gets another password,
 // which replaces the seed's: the old one and none are refused.
 func TestPasswordOnBridge(t *testing.T) {
-	t.Parallel()
 	names := dbms.Names()
 	e := newEnv(t, names...)
 	for _, name := range names {
-		// One database after another: Cassandra's JVM alone needs most of 2 cpus to start in
-		// time, and the package's other slow tests run beside this one.
 		t.Run(name, func(t *testing.T) {
 			base, _ := dbms.Get(name)
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
