@@ -50,6 +50,9 @@ func TestCassandraRing(t *testing.T) {
 		{"native", "host", func(t *testing.T) platform.Platform { return native.New() }},
 		{"docker-bridge", "bridge-direct", func(t *testing.T) platform.Platform {
 			testenv.NeedDocker(t)
+			// The nodes find their seeds by name through the engine's DNS, which a swarm test's
+			// init and leave would wipe (testenv.HoldShared).
+			testenv.HoldShared(t, "swarm")
 			engine, err := image.Connect()
 			if err != nil {
 				t.Fatal(err)

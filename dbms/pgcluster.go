@@ -117,8 +117,11 @@ umask 077
 if [ ! -f "$d/base/PG_VERSION" ]; then
   if [ -f "$d/` + pgReplicationPassword + `" ]; then PGPASSWORD=$(cat "$d/` + pgReplicationPassword + `"); export PGPASSWORD; fi
   i=0
-  until "$b/pg_isready" -q -h ` + host + ` -p ` + port + ` -t 2; do
-    i=$((i+1)); [ $i -gt 1500 ] && { echo "boxbench: the primary ` + net.JoinHostPort(host, port) + ` never answered" >&2; exit 1; }
+  # Giving up, it says what the last try saw (no response or rejecting) and what the primary's
+  # name resolves to: a standby that never reached its primary is told apart from a primary
+  # that never came up.
+  until ready=$("$b/pg_isready" -h ` + host + ` -p ` + port + ` -t 2 2>&1); do
+    i=$((i+1)); [ $i -gt 1500 ] && { echo "boxbench: the primary ` + net.JoinHostPort(host, port) + ` never answered (last: $ready; ` + host + ` resolves to: $(getent hosts ` + host + ` || echo nothing))" >&2; exit 1; }
     sleep 0.2
   done
   i=0

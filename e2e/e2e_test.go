@@ -3,7 +3,7 @@
 // `--resume`, full disks, the engine restarted under a run, the commands' output — and runs
 // every experiment kind once through it; what a platform, the runner or a cluster does alone is
 // tested in its own package. The tests run in parallel (they wait on servers, guests and pods
-// far more than they compute); a test that uses a shared resource holds its lock (hold).
+// far more than they compute); a test that uses a shared resource holds its lock (testenv.Hold, testenv.HoldShared).
 package e2e
 
 import (

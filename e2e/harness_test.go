@@ -17,7 +17,6 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/boxbench/boxbench/internal/flock"
 	"github.com/boxbench/boxbench/internal/testenv"
 )
 
@@ -422,23 +421,4 @@ func runIDs(t *testing.T, out string) []string {
 		ids = append(ids, id)
 	}
 	return ids
-}
-
-// hold takes the lock of a resource that tests share — the swarm, the local cluster, a cpu
-// the client is pinned to, the TEST-NET subnet of the test's own dockerd — until the test
-// ends. A file lock: other packages' tests (other processes) take the same one where they use
-// the resource too (platform/swarm's, platform/kubernetes's). Tests that hold none run in
-// parallel.
-func hold(t *testing.T, resource string) {
-	t.Helper()
-	if err := os.MkdirAll("/var/lib/boxbench", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	unlock, err := flock.Lock(context.Background(), "/var/lib/boxbench/"+resource+"-test.lock", func() {
-		t.Logf("waiting for the %s (another test holds it)", resource)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(unlock)
 }

@@ -22,7 +22,7 @@ func TestKubernetes(t *testing.T) {
 	if _, err := os.Stat(kubeconfig); err != nil {
 		testenv.Skip(t, "no local cluster (scripts/kube-local.sh up): "+err.Error())
 	}
-	hold(t, "kube")
+	testenv.Hold(t, "kube")
 	t.Run("run", kubeRun)
 	t.Run("topology", kubeTopology)
 	t.Run("topology-crash-cleanup", kubeTopologyCrashCleanup)

@@ -20,7 +20,7 @@ import (
 func TestRunAndResults(t *testing.T) {
 	t.Parallel()
 	testenv.NeedCommands(t, "redis-server")
-	hold(t, "cpu0")
+	testenv.Hold(t, "cpu0")
 	e := newEnv(t, spec{Name: "basic", Records: 2000,
 		Workload: "{type: ycsb, mix: read-heavy, threads: 2, duration: 1s, warmup: 1s}",
 		Matrix:   "  platform: [native]\n  storage: [bind, tmpfs, overlay]",
@@ -179,7 +179,7 @@ func TestAdaptiveRepetitions(t *testing.T) {
 func TestClientPolicyPerCell(t *testing.T) {
 	t.Parallel()
 	testenv.NeedCommands(t, "redis-server")
-	hold(t, "cpu0")
+	testenv.Hold(t, "cpu0")
 	e := newEnv(t, spec{Name: "policy", Records: 2000, Reps: "1",
 		Workload: "{type: ycsb, mix: read-heavy, threads: 2, duration: 1s, warmup: 1s}",
 		Matrix:   "  platform: [native]\n  storage: [bind]\n  clientPolicy: [normal, idle]",

@@ -19,7 +19,7 @@ func TestSwarm(t *testing.T) {
 	testenv.NeedRoot(t)
 	testenv.NeedDocker(t)
 	testenv.NeedCommands(t, "redis-server", "etcd")
-	hold(t, "swarm")
+	testenv.Hold(t, "swarm")
 	for _, c := range []struct {
 		name string
 		f    func(t *testing.T)

@@ -18,7 +18,7 @@ import (
 func TestSweep(t *testing.T) {
 	t.Parallel()
 	testenv.NeedCommands(t, "redis-server")
-	hold(t, "cpu0")
+	testenv.Hold(t, "cpu0")
 	e := newEnv(t, spec{Name: "sweep", Records: 2000,
 		Workload: "{type: ycsb, mix: read-heavy, threads: 2, duration: 1s, warmup: 1s}",
 		Matrix:   "  platform: [native]\n  workload.targetRate: [200, 4000000]",

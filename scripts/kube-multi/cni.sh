@@ -16,7 +16,7 @@
 
 FLANNEL_VERSION=v0.28.10
 FLANNEL_CNI_VERSION=v0.9.1
-FLANNEL_CACHE=/var/cache/boxbench/flannel
+FLANNEL_CACHE=${BOXBENCH_CACHE:-/var/cache/boxbench}/flannel   # BOXBENCH_CACHE moves every build cache (docs/ci.md)
 
 pod_cidr() { kubectl get node "$(node_name "$1")" -o 'jsonpath={.spec.podCIDR}' 2>/dev/null || true; }
 

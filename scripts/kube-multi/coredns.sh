@@ -4,7 +4,7 @@
 # as a Deployment behind the kube-dns Service at $DNS_IP (the kubelets' clusterDNS).
 
 COREDNS_VERSION=v1.15.0
-COREDNS_CACHE=/var/cache/boxbench/coredns
+COREDNS_CACHE=${BOXBENCH_CACHE:-/var/cache/boxbench}/coredns   # BOXBENCH_CACHE moves every build cache (docs/ci.md)
 COREDNS_IMAGE=boxbench.local/coredns:$COREDNS_VERSION
 
 coredns_tar() { echo "$COREDNS_CACHE/$COREDNS_VERSION/coredns-image.tar"; }

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The early build phase of CI (docs/ci.md): what the local clusters run, built from source
+# through the Go module proxy, each a timed phase of its own and all at once —
+#
+#   build/kube      the Kubernetes components and the pause image (scripts/kube-local.sh build)
+#   build/coredns   the multi-node cluster's DNS (build_coredns of scripts/kube-multi.sh)
+#   build/flannel   its VXLAN CNI (build_flannel of scripts/kube-multi.sh; sourced: functions only)
+#
+# They need only Go and gcc (kube's and flannel's cgo, the pause program), not `make setup`'s
+# packages, so `.ci/run` starts this beside `make setup` instead of after `make build`: cold,
+# they are the longest builds (about 20 CPU-minutes together). Each is cached by version under
+# $BOXBENCH_CACHE (default /var/cache/boxbench) and built under its own file lock; `make test`
+# runs the same builds again before the tests (scripts/test.sh), which wait on that lock while
+# this still builds and cost seconds once it is done. Exits non-zero if any build failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source scripts/timing.sh
+
+# The machine image has gcc; on one without it, `make setup`'s apt installs it: wait for that
+# (bounded: apt's install takes minutes) before the builds that need it begin.
+need_gcc() {
+  local i
+  for ((i = 0; i < 360; i++)); do
+    command -v gcc >/dev/null && return 0
+    sleep 5
+  done
+  echo "builds: gcc did not appear in 30 min (make setup installs it)" >&2
+  return 1
+}
+
+pids=()
+scripts/timed.sh build/coredns bash -c 'source scripts/kube-multi.sh && build_coredns' &
+pids+=("$!")
+(need_gcc && exec scripts/timed.sh build/kube bash scripts/kube-local.sh build) &
+pids+=("$!")
+(need_gcc && exec scripts/timed.sh build/flannel bash -c 'source scripts/kube-multi.sh && build_flannel') &
+pids+=("$!")
+rc=0
+for p in "${pids[@]}"; do wait "$p" || rc=1; done
+exit "$rc"
