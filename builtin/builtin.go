@@ -74,7 +74,7 @@ func Vocabulary(ps map[string]platform.Platform) spec.Vocabulary {
 
 func (t table) vocabulary(ps map[string]platform.Platform) spec.Vocabulary {
 	v := spec.Vocabulary{DBMSs: t.names(), Baseline: Baseline, Platforms: map[string]spec.PlatformWords{},
-		CPUs: placement.HostCPUs(), Topology: checkTopology}
+		CPUs: placement.HostCPUs(), Topology: checkTopology, Consistencies: t.consistencies()}
 	for name, p := range ps {
 		i := p.Info()
 		w := spec.PlatformWords{Storages: i.Storages, Networks: i.Networks}

@@ -46,6 +46,25 @@ type Vocabulary struct {
 	// Topology returns the problems of a topology for the named dbms (each "field: message";
 	// one problem when the dbms has none); nil skips the check.
 	Topology func(dbms string, t Topology) []string
+	// Consistencies are the levels of workload.consistency, by the dbms whose generator driver
+	// takes one (the table of databases); a dbms not listed takes none.
+	Consistencies map[string][]string
+}
+
+// consistency checks workload.consistency against the levels of the experiment's dbms (of
+// every dbms that takes one when the matrix varies it).
+func (c *checker) consistency(field, v string) {
+	takes := sortedKeys(c.e.vocab.Consistencies)
+	levels := c.e.vocab.Consistencies[c.e.DBMS]
+	if levels == nil {
+		for _, d := range takes {
+			levels = append(levels, c.e.vocab.Consistencies[d]...)
+		}
+	}
+	c.oneOf(field, v, levels)
+	if c.e.DBMS != "" && !contains(takes, c.e.DBMS) {
+		c.add(field, "applies to dbms %s only, but this experiment runs %s", strings.Join(takes, " or "), c.e.DBMS)
+	}
 }
 
 // PlatformWords are the storage and network values one platform offers.
@@ -367,10 +386,7 @@ func (c *checker) workload(p string, w *Workload) {
 			c.add(p+".targetRate", "%g is negative (0 = closed loop; >0 = ops/s)", w.TargetRate)
 		}
 		if _, set := c.e.lines[p+".consistency"]; set {
-			c.oneOf(p+".consistency", w.Consistency, CQLConsistencies)
-			if c.e.DBMS != "" && c.e.DBMS != "cassandra" {
-				c.add(p+".consistency", "applies to dbms cassandra only, but this experiment runs %s", c.e.DBMS)
-			}
+			c.consistency(p+".consistency", w.Consistency)
 		}
 	case "sysbench":
 		c.oneOf(p+".test", w.Test, []string{"oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select", "oltp_insert"})
