@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/spec/section"
 )
 
 // Closed vocabularies of the spec itself. The vocabularies of the parts a build registers
@@ -49,6 +50,8 @@ type Vocabulary struct {
 	// Consistencies are the levels of workload.consistency, by the dbms whose generator driver
 	// takes one (the table of databases); a dbms not listed takes none.
 	Consistencies map[string][]string
+	// Sections decode the top-level sections that platforms own (platform.Settings), by key.
+	Sections map[string]SectionDecoder
 }
 
 // consistency checks workload.consistency against the levels of the experiment's dbms (of
@@ -285,14 +288,9 @@ func (c *checker) cpuset(field, v string) {
 }
 
 func (c *checker) oneOf(field, v string, valid []string) {
-	if contains(valid, v) {
-		return
+	if msg := section.NotOneOf(v, valid); msg != "" {
+		c.add(field, "%s", msg)
 	}
-	msg := fmt.Sprintf("%q is not valid (valid: %s)", v, strings.Join(valid, ", "))
-	if s := closest(v, valid); s != "" {
-		msg = fmt.Sprintf("%q is not valid; did you mean %q? (valid: %s)", v, s, strings.Join(valid, ", "))
-	}
-	c.add(field, "%s", msg)
 }
 
 func (e *Experiment) validate() ([]Problem, int) {
@@ -351,9 +349,9 @@ func (e *Experiment) validate() ([]Problem, int) {
 	if fs := e.StorageOptions.Blockdev.FS; fs != "" {
 		c.oneOf("storageOptions.blockdev.fs", fs, []string{"ext4", "xfs"})
 	}
-	c.bounds()     // spec/bounds.go
-	c.kubernetes() // spec/kubernetes.go
-	c.safety()     // spec/safety.go
+	c.bounds() // spec/bounds.go
+	c.client() // spec/client.go
+	c.safety() // spec/safety.go
 	return c.problems, c.more
 }
 
@@ -518,7 +516,7 @@ func (c *checker) matrix() {
 			msg := fmt.Sprintf("unknown matrix key %q (valid: %s)", d.Key, strings.Join(MatrixKeys, ", "))
 			if s := sweepAlias(d.Key); s != "" {
 				msg = fmt.Sprintf("unknown matrix key %q; did you mean %q? (a sweep key is the path of the field it varies; valid: %s)", d.Key, s, strings.Join(MatrixKeys, ", "))
-			} else if s := closest(d.Key, MatrixKeys); s != "" {
+			} else if s := section.Closest(d.Key, MatrixKeys); s != "" {
 				msg = fmt.Sprintf("unknown matrix key %q; did you mean %q? (valid: %s)", d.Key, s, strings.Join(MatrixKeys, ", "))
 			}
 			c.put(Problem{Line: line, Field: where + d.Key, Message: msg})
@@ -561,7 +559,7 @@ func (c *checker) matrix() {
 			dup[v] = true
 			if valid != nil && !contains(valid, v) && !(d.Key == "storage" && parametric(valid, v)) {
 				msg := fmt.Sprintf("%q is not valid (valid: %s)", v, strings.Join(valid, ", "))
-				if s := closest(v, valid); s != "" {
+				if s := section.Closest(v, valid); s != "" {
 					msg = fmt.Sprintf("%q is not valid; did you mean %q? (valid: %s)", v, s, strings.Join(valid, ", "))
 				}
 				c.put(Problem{Line: line, Field: where + d.Key, Message: msg})
