@@ -9,6 +9,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/boxbench/boxbench/report/format"
 )
 
 //go:embed assets/page.html.tmpl
@@ -181,9 +183,9 @@ func newPage(r *Report) *page {
 	cols := r.columnKeys()
 	v := &page{Name: r.Experiment.Name, CSS: template.CSS(pageCSS), JS: template.JS(pageJS), Cols: cols,
 		Ops: r.Ops, Spec: r.Spec, Host: strings.ReplaceAll(hostLine(r.Env), ", ", " · ")}
-	v.Title = "boxbench · " + orDash(r.Experiment.Name)
-	v.Meta = []kv{{"experiment", orDash(r.Experiment.ID)}, {"created", orDash(r.Experiment.CreatedAt)},
-		{"boxbench", orDash(r.Experiment.Version)}, {"seed", orDash(r.Experiment.Seed)}}
+	v.Title = "boxbench · " + format.OrDash(r.Experiment.Name)
+	v.Meta = []kv{{"experiment", format.OrDash(r.Experiment.ID)}, {"created", format.OrDash(r.Experiment.CreatedAt)},
+		{"boxbench", format.OrDash(r.Experiment.Version)}, {"seed", format.OrDash(r.Experiment.Seed)}}
 	if d := r.Env["dbms_package"]; d != "" {
 		v.Host += " · " + d
 	}
