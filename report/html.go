@@ -61,19 +61,17 @@ type page struct {
 	HasForest    bool
 	Groups       []groupView
 	Spectra      []spectrumOp
-	Sweeps       []sweepView
+	HasSweeps    bool // the nav links to the sweeps section
 	Stats        []statRow
 	Adaptive     []string
-	// Precision is the measured-window and calibration text (precision.go), preformatted.
-	Precision  string
-	Runs       []cellRuns
-	Skipped    []skipView
-	Env        []kv
-	CellEnv    []cellEnvView
-	Spec       string
-	TotalRuns  int
-	TotalCells int
-	SkippedN   string
+	Runs         []cellRuns
+	Skipped      []skipView
+	Env          []kv
+	CellEnv      []cellEnvView
+	Spec         string
+	TotalRuns    int
+	TotalCells   int
+	SkippedN     string
 }
 
 type kv struct{ K, V string }
@@ -202,13 +200,9 @@ func newPage(r *Report) *page {
 	v.findings(r)
 	v.overview(r, cols)
 	v.spectra(r)
-	v.sweeps(r)
+	v.HasSweeps = len(r.Sweeps) > 0
 	v.stats(r)
 	v.Adaptive = r.adaptiveEvents()
-	var pre strings.Builder
-	writeTextWindow(&pre, r)
-	writeTextCalibration(&pre, r)
-	v.Precision = strings.TrimSpace(pre.String())
 	v.runs(r)
 	for _, c := range r.Cells {
 		if c.Skipped() {

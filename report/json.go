@@ -21,13 +21,7 @@ type jsonReport struct {
 	// Events: resumes, data loads and adaptive repetition decisions, in order.
 	// (Their times are in the results file; the report stays reproducible without them.)
 	Events []jsonEvent `json:"events,omitempty"`
-	// Calibration: with the matrix key replica, the A/A noise floor, false positives and
-	// known-effect detection per sample size and analysis (report/calibration.go).
-	Calibration []Calibration `json:"calibration,omitempty"`
-	// Sweeps: per sweep key, one curve per combination of the other keys, with the points'
-	// throughput (ops/s), latency (µs) and resource shares as summaries over the ok runs, and
-	// the saturation point (report/sweep.go, docs/report.md).
-	Sweeps []*Sweep `json:"sweeps,omitempty"`
+	// The sections' keys follow (Report.Sections, report/section.go): sweeps, calibration.
 }
 
 type jsonEvent struct {
@@ -92,8 +86,6 @@ type jsonSkipped struct {
 func WriteJSON(w io.Writer, r *Report) error {
 	out := jsonReport{Experiment: r.Experiment, Environment: r.Env, Keys: format.NonNil(r.Keys),
 		Cells: []jsonCell{}, Skipped: []jsonSkipped{}, Warnings: format.NonNil(r.Warnings)}
-	out.Calibration = r.calibrations()
-	out.Sweeps = r.Sweeps
 	for _, e := range r.Events {
 		out.Events = append(out.Events, jsonEvent{Kind: e.Kind, Message: e.Message})
 	}

@@ -25,9 +25,10 @@ type sweepRow struct {
 	Span                                                int
 }
 
-// sweeps draws every sweep: throughput against the key, and latency against throughput with
-// the corrected and the service series apart.
-func (v *page) sweeps(r *Report) {
+// sweepViews draws every sweep: throughput against the key, and latency against throughput
+// with the corrected and the service series apart.
+func sweepViews(r *Report) []sweepView {
+	var out []sweepView
 	col := &colors{}
 	for _, sw := range r.Sweeps {
 		sv := sweepView{Key: sw.Key, What: "the swept value"}
@@ -64,8 +65,9 @@ func (v *page) sweeps(r *Report) {
 			}
 			sv.Saturations = append(sv.Saturations, format.OrDash(cv.Label)+": "+satSentence(sw, cv))
 		}
-		v.Sweeps = append(v.Sweeps, sv)
+		out = append(out, sv)
 	}
+	return out
 }
 
 // axisScale picks a log axis when the values span a decade or more.
