@@ -342,12 +342,7 @@ func (p *Platform) Image(ctx context.Context, d dbms.DBMS) (image.Image, error) 
 		}
 		return im, errors.New("no Docker engine to take the built image from")
 	}
-	var err error
-	if ref != "" {
-		im, err = p.images.Named(ctx, ref, d)
-	} else {
-		im, err = p.images.Resolve(ctx, d)
-	}
+	im, err := p.images.For(ctx, ref, d)
 	if err != nil {
 		return im, err
 	}
