@@ -47,14 +47,13 @@ func Platforms(log *slog.Logger) map[string]platform.Platform {
 	return ps
 }
 
-// Configure gives the platforms that take settings from a spec their part of e (the cluster of
-// platform kubernetes, where the client runs). Call it once the spec is parsed.
+// Configure gives each platform that has a section of its own in the spec (platform.Settings:
+// kubernetes's cluster and client pods) what it decoded from e. Call it once the spec is parsed.
 func Configure(ps map[string]platform.Platform, e *spec.Experiment) {
-	if k, ok := ps[kubernetes.Name].(*kubernetes.Platform); ok {
-		k.Configure(kubernetes.Config{Kubeconfig: e.Kubernetes.Kubeconfig, Context: e.Kubernetes.Context,
-			Namespace: e.Kubernetes.Namespace, Node: e.Kubernetes.Node, Images: e.Kubernetes.Images,
-			VolumeSize: int64(e.Kubernetes.VolumeSize), ClientInCluster: e.Client.Platform == kubernetes.Name,
-			ClientNode: e.Client.Node, AgentImage: e.Kubernetes.AgentImage, Telemetry: e.Kubernetes.Telemetry})
+	for _, p := range ps {
+		if s := p.Info().Settings; s != nil {
+			s.ConfigureSection(e.Sections[s.SectionKey()])
+		}
 	}
 }
 
@@ -74,12 +73,16 @@ func Vocabulary(ps map[string]platform.Platform) spec.Vocabulary {
 
 func (t table) vocabulary(ps map[string]platform.Platform) spec.Vocabulary {
 	v := spec.Vocabulary{DBMSs: t.names(), Baseline: Baseline, Platforms: map[string]spec.PlatformWords{},
-		CPUs: placement.HostCPUs(), Topology: checkTopology}
+		CPUs: placement.HostCPUs(), Topology: checkTopology, Consistencies: t.consistencies(),
+		Sections: map[string]spec.SectionDecoder{}}
 	for name, p := range ps {
 		i := p.Info()
 		w := spec.PlatformWords{Storages: i.Storages, Networks: i.Networks}
 		if clu := i.Cluster; clu != nil {
 			w.Clusters, w.ClusterRefuses = true, clu.ClusterRefuses()
+		}
+		if s := i.Settings; s != nil {
+			v.Sections[s.SectionKey()] = s.DecodeSection
 		}
 		v.Platforms[name] = w
 	}
@@ -145,7 +148,9 @@ func checkTopology(name string, t spec.Topology) []string {
 // ForPlan makes the platforms that could run a program while checking a cell refuse to: plan
 // never runs one (the kubernetes platform's credential plugins; docs/security.md).
 func ForPlan(ps map[string]platform.Platform) {
-	if k, ok := ps[kubernetes.Name].(*kubernetes.Platform); ok {
-		k.NoCredentialCommands()
+	for _, p := range ps {
+		if c := p.Info().Commands; c != nil {
+			c.NoCredentialCommands()
+		}
 	}
 }

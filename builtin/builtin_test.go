@@ -34,8 +34,9 @@ func TestExamples(t *testing.T) {
 func TestVocabularyFixture(t *testing.T) {
 	got := Vocabulary(Platforms(nil))
 	want := vocabtest.Vocabulary()
-	if !reflect.DeepEqual(got.DBMSs, want.DBMSs) || got.Baseline != want.Baseline {
-		t.Errorf("dbms %v baseline %q; fixture %v %q", got.DBMSs, got.Baseline, want.DBMSs, want.Baseline)
+	if !reflect.DeepEqual(got.DBMSs, want.DBMSs) || got.Baseline != want.Baseline || !reflect.DeepEqual(got.Consistencies, want.Consistencies) {
+		t.Errorf("dbms %v baseline %q consistencies %v; fixture %v %q %v", got.DBMSs, got.Baseline, got.Consistencies,
+			want.DBMSs, want.Baseline, want.Consistencies)
 	}
 	for name, w := range want.Platforms {
 		if g, ok := got.Platforms[name]; !ok || !reflect.DeepEqual(g, w) {

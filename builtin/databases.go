@@ -25,6 +25,9 @@ type Database struct {
 	Driver func(DriverOptions) ycsb.Opener
 	// Sysbench is sysbench's driver for it (sysbench.Drivers); "" when sysbench cannot drive it.
 	Sysbench string
+	// Consistencies are the levels its driver takes as DriverOptions.Consistency (the spec's
+	// workload.consistency); nil: it takes none.
+	Consistencies []string
 }
 
 // DriverOptions are what a cell says about the client beyond the endpoint: the workload's
@@ -51,7 +54,7 @@ func Databases() []Database {
 		{DBMS: dbms.FerretDB{}, Driver: plain(mongodb.New)},
 		{DBMS: dbms.Cassandra{}, Driver: func(o DriverOptions) ycsb.Opener {
 			return cassandra.Opener(cassandra.Options{Consistency: o.Consistency, ReplicationFactor: o.ReplicationFactor})
-		}},
+		}, Consistencies: cassandra.Consistencies},
 	}
 }
 
@@ -74,6 +77,17 @@ func (t table) names() []string {
 		out[i] = r.DBMS.Name()
 	}
 	slices.Sort(out)
+	return out
+}
+
+// consistencies are the levels of workload.consistency by the dbms whose driver takes one.
+func (t table) consistencies() map[string][]string {
+	out := map[string][]string{}
+	for _, r := range t {
+		if r.Consistencies != nil {
+			out[r.DBMS.Name()] = r.Consistencies
+		}
+	}
 	return out
 }
 

@@ -100,8 +100,9 @@ type Facts struct {
 	// (resource.Applied.Limits). Nil Applied skips the comparison.
 	Spec    resource.Limits
 	Applied *resource.Limits
-	// DBMS is the cell's database ("" unknown): a few checks concern one database's behaviour.
-	DBMS string
+	// ScansPerKey is the cell's database's dbms.Traits.ScansPerKey: why each keyed operation
+	// reads the whole data set, naming the server ("" when it does not, or unknown).
+	ScansPerKey string
 	// Server are the run's server_… metrics: what the database itself reported about the
 	// measured window (dbms.Observer). Nil or a missing name skips the checks on it.
 	Server map[string]float64

@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/resource"
 	"strings"
 	"testing"
@@ -249,21 +250,21 @@ func TestWindow(t *testing.T) {
 func TestScanInServer(t *testing.T) {
 	ops := []OpCount{{Op: "read", Count: 100}, {Op: "scan", Count: 10}}
 	for _, tc := range []struct {
-		dbms string
+		dbms dbms.DBMS
 		ops  []OpCount
 		want bool
 	}{
-		{"ferretdb", ops, true},
-		{"ferretdb", []OpCount{{Op: "update", Errors: 3}}, true},
-		{"postgresql", ops, false},
-		{"ferretdb", []OpCount{{Op: "read"}}, false},
+		{dbms.FerretDB{}, ops, true},
+		{dbms.FerretDB{}, []OpCount{{Op: "update", Errors: 3}}, true},
+		{dbms.PostgreSQL{}, ops, false},
+		{dbms.FerretDB{}, []OpCount{{Op: "read"}}, false},
 	} {
 		got := false
-		for _, w := range scanInServer(Facts{DBMS: tc.dbms, Ops: tc.ops}, Thresholds{}) {
+		for _, w := range scanInServer(Facts{ScansPerKey: tc.dbms.Traits().ScansPerKey, Ops: tc.ops}, Thresholds{}) {
 			got = got || w.Code == CodeScanInServer
 		}
 		if got != tc.want {
-			t.Errorf("%s %v: warning %v, want %v", tc.dbms, tc.ops, got, tc.want)
+			t.Errorf("%s %v: warning %v, want %v", tc.dbms.Name(), tc.ops, got, tc.want)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/boxbench/boxbench/compare"
 	"github.com/boxbench/boxbench/report"
 	"github.com/boxbench/boxbench/results"
 )
@@ -133,14 +134,14 @@ func (a *app) compareCmd() *cobra.Command {
 					return err
 				}
 			}
-			c, err := report.Compare(reps[0], reps[1], tol)
+			c, err := compare.New(reps[0], reps[1], tol)
 			if err != nil {
 				return &ExitError{Code: ExitUsage, Err: err}
 			}
 			if format == "json" {
-				err = report.WriteComparisonJSON(a.stdout, c)
+				err = compare.WriteJSON(a.stdout, c)
 			} else {
-				err = report.WriteComparison(a.stdout, c)
+				err = compare.WriteText(a.stdout, c)
 			}
 			if err != nil {
 				return err

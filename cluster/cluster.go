@@ -29,7 +29,7 @@ import (
 func Check(p platform.Platform, d dbms.DBMS, network string, t dbms.Topology) error {
 	var errs []error
 	if clu := p.Info().Cluster; clu == nil {
-		errs = append(errs, fmt.Errorf("platform %s does not run topologies yet (native, docker and swarm do; docs/topology.md)", p.Info().Name))
+		errs = append(errs, fmt.Errorf("platform %s does not run topologies yet (its boxes cannot be nodes of a cluster; docs/topology.md says which platforms run them)", p.Info().Name))
 	} else if why, refused := clu.ClusterRefuses()[network]; refused {
 		errs = append(errs, fmt.Errorf("platform %s network %s cannot carry a cluster: %s", p.Info().Name, network, why))
 	}

@@ -8,9 +8,9 @@ import (
 )
 
 // site is the cluster's client site: nil when its nodes' client runs in boxbench's process,
-// else (a container on a swarm overlay network) the first node's site, whose endpoint names
-// every node the client uses as seen from there. The nodes of one cluster share one network,
-// so the first node's site reaches them all.
+// else (a container on a swarm overlay network, a client pod on a Kubernetes node) the first
+// node's site, whose endpoint names every node the client uses as seen from there. The nodes
+// of one cluster share one network, so the first node's site reaches them all.
 func (b *Box) site() platform.ClientSite {
 	first := b.nodes[0].Traits().Site
 	if first == nil {

@@ -98,6 +98,10 @@ type Traits struct {
 	// host:port); "" when the server has no unix socket, for the reason NoSocket gives.
 	Socket   string
 	NoSocket string
+	// ScansPerKey says why every keyed operation makes the server read the whole data set
+	// (latency grows with the data set, not the operation), naming the server; "": it does
+	// not. The validity checks warn with it (check.Facts.ScansPerKey).
+	ScansPerKey string
 }
 
 // UnixSocket is where a client reaches d's server over a unix socket in layout l

@@ -64,8 +64,17 @@ func (FerretDB) VersionCommand() []string {
 
 // Traits: the server is FerretDB's binary, built by `make setup` (the box needs it at the same
 // path as on the host), in front of PostgreSQL's Debian packages.
+//
+// ScansPerKey: FerretDB 1.24 on PostgreSQL reads the whole collection for every operation on
+// a key. It pushes _id equality down as a JSONB containment (_jsonb->'_id' @> value), which
+// PostgreSQL's btree index on _jsonb->'_id' cannot serve, so each read and update is a
+// sequential scan; a scan's _id ≥ key and sort are not pushed down at all. A memory-bound /
+// disk-bound label means something else than for the other databases (docs/databases.md).
 func (FerretDB) Traits() Traits {
-	return Traits{ServerBinary: FerretDBBinary, BuiltFiles: []string{FerretDBBinary}, Socket: FerretDBSocket}
+	return Traits{ServerBinary: FerretDBBinary, BuiltFiles: []string{FerretDBBinary}, Socket: FerretDBSocket,
+		ScansPerKey: "FerretDB 1.24, which reads the whole collection for each: its _id lookups reach PostgreSQL as " +
+			"a JSONB containment its _id index cannot serve (a sequential scan), and a scan's range and sort are " +
+			"done in FerretDB"}
 }
 
 // Client: PostgreSQL's role; FerretDB passes a client's PLAIN credentials to PostgreSQL. The

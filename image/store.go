@@ -124,6 +124,15 @@ func (s *Store) List(ctx context.Context) ([]Image, error) {
 	return out, nil
 }
 
+// For is the image the user named for d (ref, through Named), or boxbench's own built image
+// (ref "", through Resolve).
+func (s *Store) For(ctx context.Context, ref string, d dbms.DBMS) (Image, error) {
+	if ref != "" {
+		return s.Named(ctx, ref, d)
+	}
+	return s.Resolve(ctx, d)
+}
+
 // Named resolves an image the user named for d: pulled if it is not present (where a registry
 // is reachable), its digest recorded, its package versions and the server's account read from
 // its files. The result always carries a warning: it is not built from the host's packages.

@@ -23,9 +23,12 @@ import (
 	"regexp"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/resource"
+	"github.com/boxbench/boxbench/spec/section"
 	"github.com/boxbench/boxbench/storage"
 )
 
@@ -66,6 +69,33 @@ type Info struct {
 	// BoxCleaner: its Cleanup ends with the shared CleanupWorkRoot step, so CleanupAll runs its
 	// box step before every platform's work-root step; nil: Cleanup is run whole.
 	BoxCleaner BoxCleaner
+	// Settings: the platform has a section of its own in the spec (kubernetes:), which it
+	// decodes, validates and is configured with itself; nil: none.
+	Settings Settings
+	// Commands: checking a choice may run a program the user's own configuration names (a
+	// kubeconfig's credential plugin); nil: the platform never runs one.
+	Commands CommandRefuser
+}
+
+// CommandRefuser makes a platform refuse, from then on, every program its user's
+// configuration names (saying so in Check's error); `plan` calls it, as it never runs one
+// (builtin.ForPlan, docs/security.md).
+type CommandRefuser interface{ NoCredentialCommands() }
+
+// Settings is a platform's own top-level section of the spec, so that no other package knows
+// its fields. The spec's vocabulary holds DecodeSection (builtin.Vocabulary): every parse
+// calls it once, with the section's node or nil when the spec leaves the section out, and it
+// keeps no state. Before an experiment's first Check or Provision, builtin.Configure passes
+// ConfigureSection the value DecodeSection returned for that experiment's spec.
+type Settings interface {
+	// SectionKey is the section's key at the spec's top level.
+	SectionKey() string
+	// DecodeSection decodes and validates the section (section.Decode and section.Checker
+	// place each problem on its line and field), returning what ConfigureSection takes and
+	// every problem.
+	DecodeSection(n *yaml.Node, c section.Context) (any, []section.Problem)
+	// ConfigureSection takes a value DecodeSection returned, replacing an earlier one.
+	ConfigureSection(v any)
 }
 
 // Offers says whether the platform offers storage s and network n.

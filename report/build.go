@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/boxbench/boxbench/report/format"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/spec"
 	"github.com/boxbench/boxbench/stats"
@@ -222,7 +223,7 @@ func cellEnv(ok []results.RunRow, host map[string]string) map[string]string {
 // VerdictEmulated replaces the verdict of a comparison with an emulated box (a VM under QEMU's
 // TCG) on either side, unless the spec opts in: the difference is the emulator's, not the cost
 // of a box, and a "slower" would be read as one.
-const VerdictEmulated stats.Verdict = "emulated: no verdict"
+const VerdictEmulated = format.VerdictEmulated
 
 // compareCells computes each cell's overhead against its baseline. A comparison with an
 // emulated cell keeps its numbers but gets VerdictEmulated unless withEmulated.
@@ -259,7 +260,7 @@ func (r *Report) compareCells(withEmulated, duet bool) {
 		if duet && o.Verdict != VerdictEmulated {
 			if p := c.Paired; p != nil {
 				o.Notes = append(o.Notes, fmt.Sprintf("overhead, interval, detectable effect and verdict from the %d duets' paired ratios (each pair ran at the same time, so what drifts between pairs cancels in its ratio); unpaired: %s %% (%s … %s), %s",
-					p.N, oneDec(o.OverheadPct), oneDec(o.OverheadPctCI.Lo), oneDec(o.OverheadPctCI.Hi), verdictShort(&o)))
+					p.N, format.OneDec(o.OverheadPct), format.OneDec(o.OverheadPctCI.Lo), format.OneDec(o.OverheadPctCI.Hi), format.Verdict(&o)))
 				o.Ratio, o.RatioCI, o.OverheadPct, o.OverheadPctCI = p.Ratio, p.RatioCI, p.OverheadPct, p.OverheadPctCI
 				o.MDEPct, o.MDEValid, o.Verdict = p.MDEPct, true, p.Verdict(true)
 			} else {

@@ -268,6 +268,18 @@ func untruncated(ok []results.RunRow) []float64 {
 }
 
 // writeTextCalibration prints the calibration section.
+// calibrationSection shows the calibration (with the matrix key replica) as text in the
+// terminal and on the page, and in JSON as the key "calibration": the A/A noise floor, false
+// positives and known-effect detection per sample size and analysis.
+type calibrationSection struct{ textSection }
+
+func (calibrationSection) JSON(r *Report) (string, any) {
+	if cals := r.calibrations(); len(cals) > 0 {
+		return "calibration", cals
+	}
+	return "", nil
+}
+
 func writeTextCalibration(w io.Writer, r *Report) {
 	cals := r.calibrations()
 	if len(cals) == 0 {

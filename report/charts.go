@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/boxbench/boxbench/report/format"
 )
 
 // Colours: Okabe–Ito (distinguishable with the common colour-vision deficiencies), without
@@ -136,7 +138,7 @@ func (fo *forest) bar(c *Cell, title string) string {
 		if ci := o.OverheadPctCI; ci.Valid {
 			a, z := fo.x.at(ci.Lo), fo.x.at(ci.Hi)
 			fmt.Fprintf(&b, `<path class="mark whisker" d="M%s %sH%sM%s %sV%sM%s %sV%s"><title>95 %% CI %s … %s %%</title></path>`,
-				f(a), f(mid), f(z), f(a), f(mid-5), f(mid+5), f(z), f(mid-5), f(mid+5), oneDec(ci.Lo), oneDec(ci.Hi))
+				f(a), f(mid), f(z), f(a), f(mid-5), f(mid+5), f(z), f(mid-5), f(mid+5), format.OneDec(ci.Lo), format.OneDec(ci.Hi))
 		}
 	}
 	b.WriteString(`</svg>`)
@@ -199,7 +201,7 @@ func spectrumChart(name string, lines []spectrumLine) string {
 			if l.Baseline {
 				cls = "sline base"
 			}
-			p.line(pts, l.Color, cls, fmt.Sprintf("%s (n = %s ops)", l.Label, group(float64(l.Count))))
+			p.line(pts, l.Color, cls, fmt.Sprintf("%s (n = %s ops)", l.Label, format.Group(float64(l.Count))))
 		}
 	}
 	return p.svg("latency spectrum " + name)

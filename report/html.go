@@ -9,6 +9,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/boxbench/boxbench/report/format"
 )
 
 //go:embed assets/page.html.tmpl
@@ -59,19 +61,17 @@ type page struct {
 	HasForest    bool
 	Groups       []groupView
 	Spectra      []spectrumOp
-	Sweeps       []sweepView
+	HasSweeps    bool // the nav links to the sweeps section
 	Stats        []statRow
 	Adaptive     []string
-	// Precision is the measured-window and calibration text (precision.go), preformatted.
-	Precision  string
-	Runs       []cellRuns
-	Skipped    []skipView
-	Env        []kv
-	CellEnv    []cellEnvView
-	Spec       string
-	TotalRuns  int
-	TotalCells int
-	SkippedN   string
+	Runs         []cellRuns
+	Skipped      []skipView
+	Env          []kv
+	CellEnv      []cellEnvView
+	Spec         string
+	TotalRuns    int
+	TotalCells   int
+	SkippedN     string
 }
 
 type kv struct{ K, V string }
@@ -181,9 +181,9 @@ func newPage(r *Report) *page {
 	cols := r.columnKeys()
 	v := &page{Name: r.Experiment.Name, CSS: template.CSS(pageCSS), JS: template.JS(pageJS), Cols: cols,
 		Ops: r.Ops, Spec: r.Spec, Host: strings.ReplaceAll(hostLine(r.Env), ", ", " · ")}
-	v.Title = "boxbench · " + orDash(r.Experiment.Name)
-	v.Meta = []kv{{"experiment", orDash(r.Experiment.ID)}, {"created", orDash(r.Experiment.CreatedAt)},
-		{"boxbench", orDash(r.Experiment.Version)}, {"seed", orDash(r.Experiment.Seed)}}
+	v.Title = "boxbench · " + format.OrDash(r.Experiment.Name)
+	v.Meta = []kv{{"experiment", format.OrDash(r.Experiment.ID)}, {"created", format.OrDash(r.Experiment.CreatedAt)},
+		{"boxbench", format.OrDash(r.Experiment.Version)}, {"seed", format.OrDash(r.Experiment.Seed)}}
 	if d := r.Env["dbms_package"]; d != "" {
 		v.Host += " · " + d
 	}
@@ -200,13 +200,9 @@ func newPage(r *Report) *page {
 	v.findings(r)
 	v.overview(r, cols)
 	v.spectra(r)
-	v.sweeps(r)
+	v.HasSweeps = len(r.Sweeps) > 0
 	v.stats(r)
 	v.Adaptive = r.adaptiveEvents()
-	var pre strings.Builder
-	writeTextWindow(&pre, r)
-	writeTextCalibration(&pre, r)
-	v.Precision = strings.TrimSpace(pre.String())
 	v.runs(r)
 	for _, c := range r.Cells {
 		if c.Skipped() {

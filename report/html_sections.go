@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/boxbench/boxbench/report/format"
 	"github.com/boxbench/boxbench/stats"
 	"html/template"
 	"maps"
@@ -39,7 +40,7 @@ func (v *page) findings(r *Report) {
 				if ctx != "" {
 					s += " (" + ctx + ")"
 				}
-				s += " " + signed(o.OverheadPct) + " %"
+				s += " " + format.Signed(o.OverheadPct) + " %"
 				if o.Underpowered {
 					s += ", too few runs"
 				}
@@ -47,18 +48,18 @@ func (v *page) findings(r *Report) {
 				continue
 			}
 			fi := finding{Cell: name, Context: ctx, Baseline: label(base.Params, g.Differ), Verdict: string(o.Verdict),
-				P: pValue(o.UTest.P), N: fmt.Sprintf("%d vs %d runs", o.Candidate.N, o.Baseline.N)}
+				P: format.PValue(o.UTest.P), N: fmt.Sprintf("%d vs %d runs", o.Candidate.N, o.Baseline.N)}
 			pct := o.OverheadPct
 			if o.Verdict == "faster" {
 				pct = -pct
 			}
-			fi.Pct = oneDec(pct)
+			fi.Pct = format.OneDec(pct)
 			if ci := o.OverheadPctCI; ci.Valid {
 				lo, hi := ci.Lo, ci.Hi
 				if o.Verdict == "faster" {
 					lo, hi = -ci.Hi, -ci.Lo
 				}
-				fi.CI = oneDec(lo) + "–" + oneDec(hi)
+				fi.CI = format.OneDec(lo) + "–" + format.OneDec(hi)
 			}
 			items = append(items, item{fi, o.OverheadPct})
 		}
@@ -130,9 +131,9 @@ func barTitle(r *Report, c *Cell) string {
 		return name + ": baseline"
 	}
 	if o := c.Overhead; o != nil {
-		s := fmt.Sprintf("%s: %s %% throughput lost vs baseline", name, signed(o.OverheadPct))
+		s := fmt.Sprintf("%s: %s %% throughput lost vs baseline", name, format.Signed(o.OverheadPct))
 		if o.OverheadPctCI.Valid {
-			s += fmt.Sprintf(" (95 %% CI %s … %s %%)", oneDec(o.OverheadPctCI.Lo), oneDec(o.OverheadPctCI.Hi))
+			s += fmt.Sprintf(" (95 %% CI %s … %s %%)", format.OneDec(o.OverheadPctCI.Lo), format.OneDec(o.OverheadPctCI.Hi))
 		}
 		return s + ", " + string(o.Verdict)
 	}
@@ -158,10 +159,10 @@ func (v *page) row(r *Report, c *Cell, cols, prev []string) rowView {
 	row.Thr, row.ThrSD = "–", ""
 	if c.Runs > 0 {
 		t := c.Throughput
-		row.Thr = group(t.Mean)
+		row.Thr = format.Group(t.Mean)
 		if t.CI95.Valid {
-			row.Thr += " ± " + group(t.CI95.HalfWidth())
-			row.ThrSD = fmt.Sprintf("sd %s · CoV %s %%", group(t.SD), oneDec(t.CoV*100))
+			row.Thr += " ± " + format.Group(t.CI95.HalfWidth())
+			row.ThrSD = fmt.Sprintf("sd %s · CoV %s %%", format.Group(t.SD), format.OneDec(t.CoV*100))
 		} else {
 			row.ThrSD = "one run: no spread"
 		}
@@ -170,21 +171,21 @@ func (v *page) row(r *Report, c *Cell, cols, prev []string) rowView {
 	case c.IsBaseline():
 		row.Ovh, row.Verdict, row.VerdictCls = "baseline", "", "base"
 	case o != nil:
-		row.Ovh = signed(o.OverheadPct) + " %"
+		row.Ovh = format.Signed(o.OverheadPct) + " %"
 		if o.OverheadPctCI.Valid {
-			row.OvhCI = oneDec(o.OverheadPctCI.Lo) + " … " + oneDec(o.OverheadPctCI.Hi)
+			row.OvhCI = format.OneDec(o.OverheadPctCI.Lo) + " … " + format.OneDec(o.OverheadPctCI.Hi)
 		} else {
 			row.OvhCI = "no CI"
 		}
-		row.Verdict = verdictShort(o)
-		row.VerdictCls = strings.ReplaceAll(verdictShort(&stats.Comparison{Verdict: o.Verdict}), " ", "")
+		row.Verdict = format.Verdict(o)
+		row.VerdictCls = strings.ReplaceAll(format.Verdict(&stats.Comparison{Verdict: o.Verdict}), " ", "")
 		if o.Underpowered {
 			row.Verdict, row.VerdictCls = "too few runs", "weak"
 		}
-		row.P = "p = " + pValue(o.UTest.P)
+		row.P = "p = " + format.PValue(o.UTest.P)
 		if p := c.Paired; p != nil {
-			row.P += fmt.Sprintf(" · by rounds %s %% (%s … %s), n = %d", signed(p.OverheadPct),
-				oneDec(p.OverheadPctCI.Lo), oneDec(p.OverheadPctCI.Hi), p.N)
+			row.P += fmt.Sprintf(" · by rounds %s %% (%s … %s), n = %d", format.Signed(p.OverheadPct),
+				format.OneDec(p.OverheadPctCI.Lo), format.OneDec(p.OverheadPctCI.Hi), p.N)
 		}
 	default:
 		row.Ovh = "–"
@@ -201,11 +202,11 @@ func (v *page) row(r *Report, c *Cell, cols, prev []string) rowView {
 			row.P99 = append(row.P99, latView{V: "–", Warn: latWarn})
 			continue
 		}
-		lv := latView{V: sig3(l.P99), Warn: latWarn,
-			Title: fmt.Sprintf("%s p99 %s µs from %s ops merged over %d runs", op, sig3(l.P99), group(float64(l.Count)), c.Runs)}
+		lv := latView{V: format.Sig3(l.P99), Warn: latWarn,
+			Title: fmt.Sprintf("%s p99 %s µs from %s ops merged over %d runs", op, format.Sig3(l.P99), format.Group(float64(l.Count)), c.Runs)}
 		if s := l.RunP99; s.N > 1 {
-			lv.Spread = sig3(s.Min) + "–" + sig3(s.Max)
-			lv.Title += fmt.Sprintf("; per-run p99 %s–%s µs", sig3(s.Min), sig3(s.Max))
+			lv.Spread = format.Sig3(s.Min) + "–" + format.Sig3(s.Max)
+			lv.Title += fmt.Sprintf("; per-run p99 %s–%s µs", format.Sig3(s.Min), format.Sig3(s.Max))
 		}
 		row.P99 = append(row.P99, lv)
 	}
@@ -235,7 +236,7 @@ func (v *page) spectra(r *Report) {
 				}
 				lines = append(lines, spectrumLine{Label: name, Color: col, Baseline: c.IsBaseline(), Points: l.Spectrum, Count: l.Count})
 				legend = append(legend, legendItem{Label: name, Color: col, Baseline: c.IsBaseline(),
-					Detail: fmt.Sprintf("p50 %s · p99 %s · p99.9 %s µs · %s ops, %d runs", sig3(l.P50), sig3(l.P99), sig3(l.P999), compact(float64(l.Count)), c.Runs)})
+					Detail: fmt.Sprintf("p50 %s · p99 %s · p99.9 %s µs · %s ops, %d runs", format.Sig3(l.P50), format.Sig3(l.P99), format.Sig3(l.P999), compact(float64(l.Count)), c.Runs)})
 			}
 			if len(lines) == 0 {
 				continue
@@ -259,23 +260,23 @@ func (v *page) stats(r *Report) {
 			row := statRow{ID: c.ID, Anchor: anchor(c.ID), Label: cellName(r, c), N: fmt.Sprintf("%d/%d", c.Runs, total),
 				Warnings: views(c.Warnings, total), Failed: c.Failed}
 			if c.Runs > 0 {
-				row.Mean, row.Median, row.SD = group(t.Mean), group(t.Median), group(t.SD)
-				row.CoV, row.Min, row.Max = oneDec(t.CoV*100)+" %", group(t.Min), group(t.Max)
+				row.Mean, row.Median, row.SD = format.Group(t.Mean), format.Group(t.Median), format.Group(t.SD)
+				row.CoV, row.Min, row.Max = format.OneDec(t.CoV*100)+" %", format.Group(t.Min), format.Group(t.Max)
 				row.CI = "–"
 				if t.CI95.Valid {
-					row.CI = group(t.CI95.Lo) + " … " + group(t.CI95.Hi)
+					row.CI = format.Group(t.CI95.Lo) + " … " + format.Group(t.CI95.Hi)
 				}
 			}
 			for _, l := range c.Latency {
-				sl := statLat{Op: l.Op, Count: group(float64(l.Count))}
+				sl := statLat{Op: l.Op, Count: format.Group(float64(l.Count))}
 				if l.Count > 0 {
-					sl.P50, sl.P90, sl.P95, sl.P99 = sig3(l.P50), sig3(l.P90), sig3(l.P95), sig3(l.P99)
-					sl.P999, sl.Max = sig3(l.P999), sig3(l.Max)
+					sl.P50, sl.P90, sl.P95, sl.P99 = format.Sig3(l.P50), format.Sig3(l.P90), format.Sig3(l.P95), format.Sig3(l.P99)
+					sl.P999, sl.Max = format.Sig3(l.P999), format.Sig3(l.Max)
 				} else {
 					sl.P50, sl.P90, sl.P95, sl.P99, sl.P999, sl.Max = "–", "–", "–", "–", "–", "–"
 				}
 				if s := l.RunP99; s.N > 1 {
-					sl.RunP99 = sig3(s.Mean) + " ± " + sig3(s.SD)
+					sl.RunP99 = format.Sig3(s.Mean) + " ± " + format.Sig3(s.SD)
 				} else {
 					sl.RunP99 = "–"
 				}

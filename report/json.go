@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/boxbench/boxbench/report/format"
 	"github.com/boxbench/boxbench/stats"
 )
 
@@ -20,13 +21,7 @@ type jsonReport struct {
 	// Events: resumes, data loads and adaptive repetition decisions, in order.
 	// (Their times are in the results file; the report stays reproducible without them.)
 	Events []jsonEvent `json:"events,omitempty"`
-	// Calibration: with the matrix key replica, the A/A noise floor, false positives and
-	// known-effect detection per sample size and analysis (report/calibration.go).
-	Calibration []Calibration `json:"calibration,omitempty"`
-	// Sweeps: per sweep key, one curve per combination of the other keys, with the points'
-	// throughput (ops/s), latency (µs) and resource shares as summaries over the ok runs, and
-	// the saturation point (report/sweep.go, docs/report.md).
-	Sweeps []*Sweep `json:"sweeps,omitempty"`
+	// The sections' keys follow (Report.Sections, report/section.go): sweeps, calibration.
 }
 
 type jsonEvent struct {
@@ -89,10 +84,8 @@ type jsonSkipped struct {
 // (absent for a baseline and when there is no comparison: the warnings say why), latency per
 // op type (µs, merged histograms) and warnings; ci95 is null where no interval exists.
 func WriteJSON(w io.Writer, r *Report) error {
-	out := jsonReport{Experiment: r.Experiment, Environment: r.Env, Keys: nonNil(r.Keys),
-		Cells: []jsonCell{}, Skipped: []jsonSkipped{}, Warnings: nonNil(r.Warnings)}
-	out.Calibration = r.calibrations()
-	out.Sweeps = r.Sweeps
+	out := jsonReport{Experiment: r.Experiment, Environment: r.Env, Keys: format.NonNil(r.Keys),
+		Cells: []jsonCell{}, Skipped: []jsonSkipped{}, Warnings: format.NonNil(r.Warnings)}
 	for _, e := range r.Events {
 		out.Events = append(out.Events, jsonEvent{Kind: e.Kind, Message: e.Message})
 	}
@@ -102,14 +95,14 @@ func WriteJSON(w io.Writer, r *Report) error {
 			continue
 		}
 		jc := jsonCell{ID: c.ID, Params: c.Params, Runs: c.Runs, Emulated: c.Emulated, Latency: map[string]jsonLatency{},
-			Warnings: nonNil(c.Warnings), Metrics: metricsJSON(c.Metrics)}
+			Warnings: format.NonNil(c.Warnings), Metrics: metricsJSON(c.Metrics)}
 		if c.Runs > 0 {
 			t := c.Throughput
 			jc.Throughput = &jsonThroughput{Mean: t.Mean, Median: t.Median, SD: t.SD, CoV: t.CoV,
-				CI95: pair(t.CI95), Unit: "ops/s"}
+				CI95: format.Interval(t.CI95), Unit: "ops/s"}
 		}
 		if o := c.Overhead; o != nil {
-			jc.Overhead = &jsonOverhead{Baseline: c.BaselineID, Ratio: o.Ratio, CI95: pair(o.RatioCI),
+			jc.Overhead = &jsonOverhead{Baseline: c.BaselineID, Ratio: o.Ratio, CI95: format.Interval(o.RatioCI),
 				PValue: o.UTest.P, Verdict: string(o.Verdict), Paired: c.Paired}
 			if o.MDEValid {
 				mde := o.MDEPct
@@ -139,18 +132,4 @@ func WriteJSON(w io.Writer, r *Report) error {
 	}
 	_, err = w.Write(b)
 	return err
-}
-
-func pair(iv stats.Interval) *[2]float64 {
-	if !iv.Valid {
-		return nil
-	}
-	return &[2]float64{iv.Lo, iv.Hi}
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/boxbench/boxbench/report/format"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/stats"
 )
@@ -168,7 +169,7 @@ func metricsJSON(ms []Metric) map[string]jsonMetric {
 	}
 	out := map[string]jsonMetric{}
 	for _, m := range ms {
-		out[m.Name] = jsonMetric{Mean: m.Summary.Mean, CI95: pair(m.Summary.CI95), N: m.Summary.N}
+		out[m.Name] = jsonMetric{Mean: m.Summary.Mean, CI95: format.Interval(m.Summary.CI95), N: m.Summary.N}
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/boxbench/boxbench/report/format"
 	"github.com/boxbench/boxbench/stats"
 	"github.com/boxbench/boxbench/study"
 )
@@ -171,9 +172,9 @@ func (row PublishedRow) estimateText() string {
 	}
 	ci := "no interval"
 	if e.Valid {
-		ci = fmt.Sprintf("[%s, %s]", signed(e.Low), signed(e.High))
+		ci = fmt.Sprintf("[%s, %s]", format.Signed(e.Low), format.Signed(e.High))
 	}
-	return fmt.Sprintf("%s %% %s (n %d vs %d)", signed(e.OverheadPct), ci, e.N, e.BaselineN)
+	return fmt.Sprintf("%s %% %s (n %d vs %d)", format.Signed(e.OverheadPct), ci, e.N, e.BaselineN)
 }
 
 func (publishedSection) Text(w io.Writer, r *Report) {
@@ -182,16 +183,16 @@ func (publishedSection) Text(w io.Writer, r *Report) {
 		return
 	}
 	fmt.Fprintln(w, "\npublished vs this host (overhead in % of the baseline's throughput, positive = slower; 95% interval):")
-	wrap(w, "  study: ", p.Study, 100)
+	format.Wrap(w, "  study: ", p.Study, 100)
 	for _, row := range r.publishedRows(p) {
 		fmt.Fprintf(w, "  %s", row.Effect)
 		if row.label != "" {
-			fmt.Fprintf(w, ": %s vs %s", row.label, orDash(row.baseLabel))
+			fmt.Fprintf(w, ": %s vs %s", row.label, format.OrDash(row.baseLabel))
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "    published  %s (%s)\n", row.Published, row.Source)
 		fmt.Fprintf(w, "    this host  %s\n", row.estimateText())
-		wrap(w, "    verdict    ", string(row.Verdict)+": "+row.Why, 100)
+		format.Wrap(w, "    verdict    ", string(row.Verdict)+": "+row.Why, 100)
 	}
 }
 

@@ -173,3 +173,5 @@ func TestPublishedUntrusted(t *testing.T) {
 		t.Error("the fixture's block did not decode")
 	}
 }
+
+func ptr(v float64) *float64 { return &v }

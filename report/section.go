@@ -28,17 +28,14 @@ type Section interface {
 	HTML(r *Report) (template.HTML, error)
 }
 
-// defaultSections are the report's sections in the order every format shows them. Four are
-// text-only here: the JSON of calibration and sweeps, and the HTML of sweeps and the measured
-// window, are still written by the JSON struct and the page template, where consumers know
-// them.
+// defaultSections are the report's sections in the order every format shows them.
 func defaultSections() []Section {
 	return []Section{
-		textSection(writeTextSweeps),
+		sweepsSection{},
 		metricsSection{},
-		textSection(writeTextNodes),
-		textSection(writeTextWindow),
-		textSection(writeTextCalibration),
+		textSection{id: "nodes", title: "Nodes of each cluster", text: writeTextNodes},
+		textSection{id: "window", title: "Measured window", text: writeTextWindow},
+		calibrationSection{textSection{id: "calibration", title: "Calibration", text: writeTextCalibration}},
 		publishedSection{}, // report/published.go
 	}
 }
@@ -51,12 +48,30 @@ func (r *Report) sections() []Section {
 	return r.Sections
 }
 
-// textSection is a section that only the terminal report shows.
-type textSection func(w io.Writer, r *Report)
+// textSection is a section whose page part is its terminal text, preformatted, under a heading
+// of its own, and which adds no JSON key: the blocks whose figures the cells' metrics already
+// carry in JSON (a cluster's node_ metrics; the measured window's cut and quiet-start wait).
+type textSection struct {
+	id, title string
+	text      func(w io.Writer, r *Report)
+}
 
-func (f textSection) Text(w io.Writer, r *Report)       { f(w, r) }
-func (textSection) JSON(*Report) (string, any)          { return "", nil }
-func (textSection) HTML(*Report) (template.HTML, error) { return "", nil }
+var preTmpl = template.Must(template.New("pre").Parse(`<section id="{{.ID}}">
+  <h2>{{.Title}}</h2>
+  <pre>{{.Text}}</pre>
+</section>`))
+
+func (s textSection) Text(w io.Writer, r *Report) { s.text(w, r) }
+func (textSection) JSON(*Report) (string, any)    { return "", nil }
+
+func (s textSection) HTML(r *Report) (template.HTML, error) {
+	var b strings.Builder
+	s.text(&b, r)
+	if strings.TrimSpace(b.String()) == "" {
+		return "", nil
+	}
+	return renderHTML(preTmpl, struct{ ID, Title, Text string }{s.id, s.title, strings.TrimSpace(b.String())})
+}
 
 // appendSectionsJSON adds the sections' keys to doc, the report's JSON object as json.Encoder
 // wrote it with a two-space indent, keeping that layout; doc is returned as is when no section

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/boxbench/boxbench/report/format"
 )
 
 // A small SVG plotting kit: the report's charts are few and simple, and drawing them by hand
@@ -118,7 +120,7 @@ func logTicks(lo, hi float64) (float64, float64, []tick) {
 			if decades > 2.5 && s != 1 { // keep labels apart on wide ranges
 				continue
 			}
-			ts = append(ts, tick{v, trimZeros(sig3(v))})
+			ts = append(ts, tick{v, trimZeros(format.Sig3(v))})
 		}
 	}
 	return lo, hi, ts

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/boxbench/boxbench/report/format"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/spec"
 	"github.com/boxbench/boxbench/stats"
@@ -293,7 +294,7 @@ func (cv *Curve) saturate() {
 		cv.Note = "one point: no curve"
 	default:
 		cv.Note = fmt.Sprintf("not reached up to %s: no point after which throughput stopped following the load for good while p99 corrected reached %g× its lowest",
-			trimZeros(sig3(ps[len(ps)-1].X)), SatP99Factor)
+			trimZeros(format.Sig3(ps[len(ps)-1].X)), SatP99Factor)
 	}
 }
 
@@ -307,7 +308,7 @@ func satSentence(sw *Sweep, cv *Curve) string {
 	if s.Bottleneck != "" {
 		who = "bottleneck: " + s.Bottleneck
 	}
-	where := fmt.Sprintf("saturation point: %s = %s", shortKey(sw.Key), trimZeros(sig3(s.X)))
+	where := fmt.Sprintf("saturation point: %s = %s", shortKey(sw.Key), trimZeros(format.Sig3(s.X)))
 	if s.Index == 0 {
 		where += " (the lowest value swept: the box may saturate below it)"
 	}
@@ -316,8 +317,8 @@ func satSentence(sw *Sweep, cv *Curve) string {
 		followed = fmt.Sprintf(", throughput was %s %% of the offered load", noNegZero(100*s.Followed))
 	}
 	return fmt.Sprintf("%s, throughput %s ops/s, p99 corrected %s µs; at the next step (%s) %s %% of the added load became throughput%s and p99 corrected was %s× the lowest; %s (%s)",
-		where, group(s.Throughput), sig3(s.P99), trimZeros(sig3(cv.Points[s.Past].X)), noNegZero(100*s.Elasticity),
-		followed, trimZeros(sig3(s.P99Ratio)), who, s.Why)
+		where, format.Group(s.Throughput), format.Sig3(s.P99), trimZeros(format.Sig3(cv.Points[s.Past].X)), noNegZero(100*s.Elasticity),
+		followed, trimZeros(format.Sig3(s.P99Ratio)), who, s.Why)
 }
 
 // noNegZero formats a percentage without decimals, never "-0".

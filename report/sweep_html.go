@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/boxbench/boxbench/report/format"
 	"github.com/boxbench/boxbench/stats"
 )
 
@@ -24,9 +25,10 @@ type sweepRow struct {
 	Span                                                int
 }
 
-// sweeps draws every sweep: throughput against the key, and latency against throughput with
-// the corrected and the service series apart.
-func (v *page) sweeps(r *Report) {
+// sweepViews draws every sweep: throughput against the key, and latency against throughput
+// with the corrected and the service series apart.
+func sweepViews(r *Report) []sweepView {
+	var out []sweepView
 	col := &colors{}
 	for _, sw := range r.Sweeps {
 		sv := sweepView{Key: sw.Key, What: "the swept value"}
@@ -38,12 +40,12 @@ func (v *page) sweeps(r *Report) {
 			c := col.of(cv.Label)
 			detail := cv.Note
 			if s := cv.Saturation; s != nil {
-				detail = fmt.Sprintf("saturates at %s = %s", shortKey(sw.Key), trimZeros(sig3(s.X)))
+				detail = fmt.Sprintf("saturates at %s = %s", shortKey(sw.Key), trimZeros(format.Sig3(s.X)))
 				if s.Bottleneck != "" {
 					detail += " · " + s.Bottleneck
 				}
 			}
-			legend = append(legend, legendItem{Label: orDash(cv.Label), Color: c, Detail: detail})
+			legend = append(legend, legendItem{Label: format.OrDash(cv.Label), Color: c, Detail: detail})
 		}
 		sv.Plots = append(sv.Plots,
 			spectrumPlot{Title: "throughput against " + shortKey(sw.Key), SVG: template.HTML(throughputChart(sw, col)), Legend: legend},
@@ -57,14 +59,15 @@ func (v *page) sweeps(r *Report) {
 				} else if s != nil && i > s.Index {
 					mark = "saturated"
 				}
-				sv.Rows = append(sv.Rows, sweepRow{Curve: orDash(cv.Label), X: trimZeros(sig3(p.X)), N: fmt.Sprint(p.Throughput.N),
-					Thr: pm(p.Throughput, group), P50: pm(p.P50, sig3), P99: pm(p.P99, sig3), S50: pm(p.ServiceP50, sig3),
-					S99: pm(p.ServiceP99, sig3), Busiest: busiest(p.Resources), Mark: mark, First: i == 0, Span: len(cv.Points)})
+				sv.Rows = append(sv.Rows, sweepRow{Curve: format.OrDash(cv.Label), X: trimZeros(format.Sig3(p.X)), N: fmt.Sprint(p.Throughput.N),
+					Thr: pm(p.Throughput, format.Group), P50: pm(p.P50, format.Sig3), P99: pm(p.P99, format.Sig3), S50: pm(p.ServiceP50, format.Sig3),
+					S99: pm(p.ServiceP99, format.Sig3), Busiest: busiest(p.Resources), Mark: mark, First: i == 0, Span: len(cv.Points)})
 			}
-			sv.Saturations = append(sv.Saturations, orDash(cv.Label)+": "+satSentence(sw, cv))
+			sv.Saturations = append(sv.Saturations, format.OrDash(cv.Label)+": "+satSentence(sw, cv))
 		}
-		v.Sweeps = append(v.Sweeps, sv)
+		out = append(out, sv)
 	}
+	return out
 }
 
 // axisScale picks a log axis when the values span a decade or more.
@@ -110,12 +113,12 @@ func throughputChart(sw *Sweep, col *colors) string {
 				continue
 			}
 			pts = append(pts, xy{pt.X, pt.Throughput.Mean})
-			errorBar(p, pt.X, pt.Throughput, c, fmt.Sprintf("%s, %s = %s: %s ops/s (n = %d)", orDash(cv.Label), shortKey(sw.Key),
-				trimZeros(sig3(pt.X)), pm(pt.Throughput, group), pt.Throughput.N))
+			errorBar(p, pt.X, pt.Throughput, c, fmt.Sprintf("%s, %s = %s: %s ops/s (n = %d)", format.OrDash(cv.Label), shortKey(sw.Key),
+				trimZeros(format.Sig3(pt.X)), pm(pt.Throughput, format.Group), pt.Throughput.N))
 		}
-		p.line(pts, c, "sline", orDash(cv.Label)+": throughput")
+		p.line(pts, c, "sline", format.OrDash(cv.Label)+": throughput")
 		if s := cv.Saturation; s != nil {
-			satMark(p, s.X, s.Throughput, c, fmt.Sprintf("%s: saturation point at %s (%s)", orDash(cv.Label), trimZeros(sig3(s.X)), orDash(s.Bottleneck)))
+			satMark(p, s.X, s.Throughput, c, fmt.Sprintf("%s: saturation point at %s (%s)", format.OrDash(cv.Label), trimZeros(format.Sig3(s.X)), format.OrDash(s.Bottleneck)))
 		}
 	}
 	return p.svg("throughput against " + sw.Key)
@@ -162,16 +165,16 @@ func latencyChart(sw *Sweep, col *colors) string {
 					pts = append(pts, xy{pt.Throughput.Mean, math.Max(y, y0)})
 				}
 			}
-			p.line(pts, c, s.cls, orDash(cv.Label)+": "+s.name)
+			p.line(pts, c, s.cls, format.OrDash(cv.Label)+": "+s.name)
 		}
 		for _, pt := range cv.Points {
 			if pt.Throughput.N > 0 && pt.P99.N > 0 {
 				errorBar(p, pt.Throughput.Mean, pt.P99, c, fmt.Sprintf("%s at %s = %s: p99 corrected %s µs, service %s µs (n = %d)",
-					orDash(cv.Label), shortKey(sw.Key), trimZeros(sig3(pt.X)), pm(pt.P99, sig3), pm(pt.ServiceP99, sig3), pt.P99.N))
+					format.OrDash(cv.Label), shortKey(sw.Key), trimZeros(format.Sig3(pt.X)), pm(pt.P99, format.Sig3), pm(pt.ServiceP99, format.Sig3), pt.P99.N))
 			}
 		}
 		if s := cv.Saturation; s != nil {
-			satMark(p, s.Throughput, s.P99, c, fmt.Sprintf("%s: saturation point at %s (%s)", orDash(cv.Label), trimZeros(sig3(s.X)), orDash(s.Bottleneck)))
+			satMark(p, s.Throughput, s.P99, c, fmt.Sprintf("%s: saturation point at %s (%s)", format.OrDash(cv.Label), trimZeros(format.Sig3(s.X)), format.OrDash(s.Bottleneck)))
 		}
 	}
 	return p.svg("latency against throughput, " + sw.Key)
@@ -210,4 +213,4 @@ func highOf(s stats.Summary) float64 {
 }
 
 // trimGroup labels an axis tick: grouped, without trailing zeros.
-func trimGroup(v float64) string { return strings.TrimSuffix(trimZeros(sig3(v)), ".") }
+func trimGroup(v float64) string { return strings.TrimSuffix(trimZeros(format.Sig3(v)), ".") }

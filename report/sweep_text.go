@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/boxbench/boxbench/report/format"
 	"github.com/boxbench/boxbench/stats"
 )
 
@@ -21,7 +22,7 @@ func writeTextSweeps(w io.Writer, r *Report) {
 			"operation's intended start (coordinated omission corrected), \"service\" from its send; \"busiest\" is the\n"+
 			"resource with the highest share of its capacity over the measured window. Saturation rule: docs/report.md.\n", sw.Key, what)
 		for _, cv := range sw.Curves {
-			fmt.Fprintf(w, "  %s\n", orDash(cv.Label))
+			fmt.Fprintf(w, "  %s\n", format.OrDash(cv.Label))
 			head := []string{strings.ToUpper(shortKey(sw.Key)), "N", "THROUGHPUT", "p50 corrected", "p99 corrected", "p50 service", "p99 service", "busiest", ""}
 			rows := [][]string{head}
 			for i, p := range cv.Points {
@@ -31,11 +32,11 @@ func writeTextSweeps(w io.Writer, r *Report) {
 				} else if s != nil && i > s.Index {
 					mark = "saturated"
 				}
-				rows = append(rows, []string{trimZeros(sig3(p.X)), fmt.Sprint(p.Throughput.N), pm(p.Throughput, group),
-					pm(p.P50, sig3), pm(p.P99, sig3), pm(p.ServiceP50, sig3), pm(p.ServiceP99, sig3), busiest(p.Resources), mark})
+				rows = append(rows, []string{trimZeros(format.Sig3(p.X)), fmt.Sprint(p.Throughput.N), pm(p.Throughput, format.Group),
+					pm(p.P50, format.Sig3), pm(p.P99, format.Sig3), pm(p.ServiceP50, format.Sig3), pm(p.ServiceP99, format.Sig3), busiest(p.Resources), mark})
 			}
 			writeAligned(w, "    ", rows, map[int]bool{0: true, 1: true, 2: true, 3: true, 4: true, 5: true, 6: true})
-			wrap(w, "    ", satSentence(sw, cv), 118)
+			format.Wrap(w, "    ", satSentence(sw, cv), 118)
 		}
 	}
 }
@@ -72,7 +73,7 @@ func writeAligned(w io.Writer, indent string, rows [][]string, right map[int]boo
 	widths := map[int]int{}
 	for _, row := range rows {
 		for i, s := range row {
-			widths[i] = max(widths[i], width(s))
+			widths[i] = max(widths[i], format.Width(s))
 		}
 	}
 	for _, row := range rows {
@@ -82,7 +83,7 @@ func writeAligned(w io.Writer, indent string, rows [][]string, right map[int]boo
 			if i > 0 {
 				b.WriteString("  ")
 			}
-			b.WriteString(pad(s, widths[i], right[i]))
+			b.WriteString(format.Pad(s, widths[i], right[i]))
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}

@@ -7,10 +7,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/boxbench/boxbench/report/format"
 )
 
-// textCols is the width the terminal table is laid out for.
-const textCols = 120
+// format.Cols is the width the terminal table is laid out for.
 
 // WriteText writes the terminal table: per cell n, throughput mean ± CI, overhead versus the
 // baseline with its CI and verdict, p99 per op type and warning markers, grouped by baseline,
@@ -52,7 +53,7 @@ func WriteText(w io.Writer, r *Report) error {
 	widths := make([]int, len(head))
 	for _, row := range append([][]string{head}, rows...) {
 		for i, s := range row {
-			widths[i] = max(widths[i], width(s))
+			widths[i] = max(widths[i], format.Width(s))
 		}
 	}
 	line := func(row []string) {
@@ -62,7 +63,7 @@ func WriteText(w io.Writer, r *Report) error {
 			if i > 0 {
 				b.WriteString("  ")
 			}
-			b.WriteString(pad(s, widths[i], right[i]))
+			b.WriteString(format.Pad(s, widths[i], right[i]))
 		}
 		fmt.Fprintln(bw, strings.TrimRight(b.String(), " "))
 	}
@@ -91,17 +92,17 @@ func writeTextHeader(w io.Writer, r *Report) {
 	if name == "" {
 		name = "experiment"
 	}
-	fmt.Fprintf(w, "%s — %s, %s, boxbench %s\n", name, orDash(e.ID), orDash(e.CreatedAt), orDash(e.Version))
+	fmt.Fprintf(w, "%s — %s, %s, boxbench %s\n", name, format.OrDash(e.ID), format.OrDash(e.CreatedAt), format.OrDash(e.Version))
 	if h := hostLine(r.Env); h != "" {
-		wrap(w, "host: ", h, textCols)
+		format.Wrap(w, "host: ", h, format.Cols)
 	}
 	if d := r.Env["dbms_package"]; d != "" {
-		wrap(w, "dbms: ", d, textCols)
+		format.Wrap(w, "dbms: ", d, format.Cols)
 	}
-	wrap(w, "", "Throughput: mean ± 95 % CI half-width over the ok runs (N = ok/all runs). Overhead: throughput lost "+
+	format.Wrap(w, "", "Throughput: mean ± 95 % CI half-width over the ok runs (N = ok/all runs). Overhead: throughput lost "+
 		"versus the group's baseline, + is slower, with the 95 % Fieller CI; verdict from Mann–Whitney and the CI at α = 0.05; "+
 		"\"no diff >X%\": no difference larger than X %, the smallest overhead these runs could detect (80 % power). "+
-		"p99 in µs from the merged latency histograms of the ok runs. JSON and HTML add the comparison by rounds.", textCols)
+		"p99 in µs from the merged latency histograms of the ok runs. JSON and HTML add the comparison by rounds.", format.Cols)
 	fmt.Fprintln(w)
 }
 
@@ -122,13 +123,6 @@ func hostLine(env map[string]string) string {
 	add("cgroup ", "cgroup_mode", "")
 	add("", "os", "")
 	return strings.Join(parts, ", ")
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // columnKeys are the params shown as columns: those that vary inside some group, else those
@@ -177,7 +171,7 @@ func cellValues(c *Cell, cols []string) []string {
 	}
 	var out []string
 	for _, k := range cols {
-		out = append(out, orDash(c.Params[k]))
+		out = append(out, format.OrDash(c.Params[k]))
 	}
 	return out
 }
@@ -190,9 +184,9 @@ func textRow(r *Report, c *Cell, cols []string, notes *footnotes) []string {
 	row = append(row, fmt.Sprintf("%d/%d", c.Runs, c.Runs+len(c.Failed)))
 	thr := "-"
 	if c.Runs > 0 {
-		thr = group(c.Throughput.Mean)
+		thr = format.Group(c.Throughput.Mean)
 		if c.Throughput.CI95.Valid {
-			thr += " ± " + group(c.Throughput.CI95.HalfWidth())
+			thr += " ± " + format.Group(c.Throughput.CI95.HalfWidth())
 		}
 	}
 	row = append(row, thr)
@@ -204,11 +198,11 @@ func textRow(r *Report, c *Cell, cols []string, notes *footnotes) []string {
 			verdict = "emulated"
 		}
 	case o != nil:
-		ovh = signed(o.OverheadPct)
+		ovh = format.Signed(o.OverheadPct)
 		if o.OverheadPctCI.Valid {
-			ovh += " (" + oneDec(o.OverheadPctCI.Lo) + " … " + oneDec(o.OverheadPctCI.Hi) + ")"
+			ovh += " (" + format.OneDec(o.OverheadPctCI.Lo) + " … " + format.OneDec(o.OverheadPctCI.Hi) + ")"
 		}
-		verdict = verdictShort(o)
+		verdict = format.Verdict(o)
 		if o.Underpowered {
 			verdict += "*"
 		}
@@ -217,7 +211,7 @@ func textRow(r *Report, c *Cell, cols []string, notes *footnotes) []string {
 	for _, op := range r.Ops {
 		v := "-"
 		if l := c.LatencyOf(op); l != nil && l.Count > 0 {
-			v = sig3(l.P99)
+			v = format.Sig3(l.P99)
 		}
 		row = append(row, v)
 	}
@@ -269,7 +263,7 @@ func writeTextNotes(w io.Writer, r *Report, notes *footnotes) {
 	}
 	if underpowered {
 		fmt.Fprintln(w)
-		wrap(w, "", "* too few runs for a verdict at α = 0.05: \"no diff\" means \"not enough runs\", see the warnings.", textCols)
+		format.Wrap(w, "", "* too few runs for a verdict at α = 0.05: \"no diff\" means \"not enough runs\", see the warnings.", format.Cols)
 	}
 	if len(notes.list) > 0 {
 		fmt.Fprintln(w)
@@ -285,7 +279,7 @@ func writeTextNotes(w io.Writer, r *Report, notes *footnotes) {
 			runs = fmt.Sprintf(", %d of %d runs", n.w.Runs, n.cell.Runs+len(n.cell.Failed))
 		}
 		prefix := fmt.Sprintf("  [%d] ", i+1)
-		wrap(w, prefix, fmt.Sprintf("%s — %s %s%s: %s", name, n.w.Severity, n.w.Code, runs, n.w.Message), textCols)
+		format.Wrap(w, prefix, fmt.Sprintf("%s — %s %s%s: %s", name, n.w.Severity, n.w.Code, runs, n.w.Message), format.Cols)
 	}
 	writeTextSkipped(w, r)
 }
@@ -316,7 +310,7 @@ func writeTextSkipped(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "Skipped cells (%d, not run on this host; values of %s)\n", n, strings.Join(r.Keys, ", "))
 	for _, reason := range reasons {
 		// A cell can fail several checks (errors.Join puts one per line): keep them apart.
-		wrap(w, "  ", strings.ReplaceAll(reason, "\n", "; ")+":", textCols)
-		wrap(w, "    ", strings.Join(byReason[reason], "; "), textCols)
+		format.Wrap(w, "  ", strings.ReplaceAll(reason, "\n", "; ")+":", format.Cols)
+		format.Wrap(w, "    ", strings.Join(byReason[reason], "; "), format.Cols)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/boxbench/boxbench/report/format"
 	"github.com/boxbench/boxbench/results"
 )
 
@@ -222,7 +223,7 @@ func compact(v float64) string {
 	case a >= 1e4:
 		return trimZeros(fmt.Sprintf("%.3g", v/1e3)) + "k"
 	}
-	return group(v)
+	return format.Group(v)
 }
 
 // shortNum labels axis ticks compactly: 45000 → "45k", 1.5e6 → "1.5M", 0.25 → "0.25".

@@ -558,7 +558,10 @@ func (r *Runner) validity(c *plan.Cell, res *workload.Result, samples []telemetr
 	}
 	f := check.Facts{Wall: res.Measured, ClientCPU: res.ClientCPU, ClientCPUWall: res.ClientCPUWall, ClientCores: cores,
 		DBSource: "db", Dataset: c.Bound, WarmupEnd: interval + res.Warmup,
-		Spec: lim, DBMS: c.DBMS}
+		Spec: lim}
+	if d, err := r.cfg.DBMS(c.DBMS); err == nil {
+		f.ScansPerKey = d.Traits().ScansPerKey
+	}
 	a := box.Applied().Limits
 	if lim.Cpuset == "" {
 		a.Cpuset = "" // an unpinned group inherits every cpu; not a difference

@@ -60,7 +60,6 @@ func (c *checker) bounds() {
 	}
 	c.size("storageOptions.tmpfs.size", e.StorageOptions.Tmpfs.Size)
 	c.size("storageOptions.blockdev.size", e.StorageOptions.Blockdev.Size)
-	c.size("kubernetes.volumeSize", e.Kubernetes.VolumeSize)
 	c.limitBounds("limits", e.Limits)
 	for _, n := range sortedKeys(e.Neighbours) {
 		nb := e.Neighbours[n]

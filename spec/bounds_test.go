@@ -54,7 +54,6 @@ repetitions: 3
 		{"a batch of large records", rep("dataset: {records: 1000}", "dataset: {records: 1000, fieldCount: 16, fieldLength: 1048576}"), `workloads.y.loadBatch: 100 records of 16MiB is 1600MiB per insert`},
 		{"tmpfs of exabytes", add("storageOptions: {tmpfs: {size: 1000000TiB}}\n"), `storageOptions.tmpfs.size: 1000000TiB is out of range (valid: 0 for the default, up to 16TiB)`},
 		{"blockdev of exabytes", add("storageOptions: {blockdev: {size: 1000000TiB}}\n"), `storageOptions.blockdev.size: 1000000TiB is out of range`},
-		{"volumeSize of exabytes", add("kubernetes: {volumeSize: 1000000TiB}\n"), `kubernetes.volumeSize: 1000000TiB is out of range`},
 		{"memory of exabytes", rep("memory: 1GiB", "memory: 8000000TiB"), `limits.memory: 8000000TiB is out of range`},
 		{"records 1e15", rep("records: 1000", "records: 1000000000000000"), `dataset.records: 1000000000000000 is too large`},
 		{"sysbench tables", rep("threads: 1, duration", "threads: 1, tables: 100000, duration"), `workloads.s.tables: 100000 is out of range`},

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/boxbench/boxbench/spec/section"
 )
 
 // FuzzParse: whatever the file, Parse does not panic; an accepted spec keeps every name that
@@ -44,7 +46,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("%d problems listed, over MaxProblems", len(se.Problems))
 			}
 			for _, p := range se.Problems {
-				if _, bad := controlRune(p.String()); bad {
+				if _, bad := section.ControlRune(p.String()); bad {
 					t.Fatalf("raw control character in %q", p.String())
 				}
 			}

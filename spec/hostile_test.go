@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/boxbench/boxbench/spec/section"
 )
 
 // hostileBase is a valid spec with neighbours, named workloads and a blockdev device slot, the
@@ -140,7 +142,7 @@ func TestHostileSpecs(t *testing.T) {
 					t.Errorf("missing %q in:\n%s", w, text)
 				}
 			}
-			if _, bad := controlRune(text); bad && strings.ContainsAny(text, "\x1b\a\u009b\u202e") {
+			if _, bad := section.ControlRune(text); bad && strings.ContainsAny(text, "\x1b\a\u009b\u202e") {
 				t.Errorf("a raw control character reaches the terminal: %q", text)
 			}
 		})

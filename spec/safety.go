@@ -18,11 +18,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/boxbench/boxbench/spec/section"
 	"github.com/boxbench/boxbench/workload/fio"
 )
 
@@ -78,17 +77,17 @@ func (e *Experiment) yamlProblems(root *yaml.Node) []Problem {
 	var walk func(n *yaml.Node, field string)
 	walk = func(n *yaml.Node, field string) {
 		if n.Anchor != "" {
-			ps = append(ps, Problem{Line: n.Line, Field: field, Message: fmt.Sprintf("anchor &%s: YAML anchors, aliases and merge keys are not supported (valid: write each value out)", safeText(n.Anchor))})
+			ps = append(ps, Problem{Line: n.Line, Field: field, Message: fmt.Sprintf("anchor &%s: YAML anchors, aliases and merge keys are not supported (valid: write each value out)", section.SafeText(n.Anchor))})
 		}
 		switch n.Kind {
 		case yaml.AliasNode:
-			ps = append(ps, Problem{Line: n.Line, Field: field, Message: fmt.Sprintf("alias *%s: YAML anchors, aliases and merge keys are not supported (valid: write each value out)", safeText(n.Value))})
+			ps = append(ps, Problem{Line: n.Line, Field: field, Message: fmt.Sprintf("alias *%s: YAML anchors, aliases and merge keys are not supported (valid: write each value out)", section.SafeText(n.Value))})
 			return // never follow an alias: it may be a loop or a billion laughs
 		case yaml.ScalarNode:
 			if _, seen := e.fields[lineValue{n.Line, n.Value}]; !seen && field != "" {
 				e.fields[lineValue{n.Line, n.Value}] = field
 			}
-			if r, bad := controlRune(n.Value); bad {
+			if r, bad := section.ControlRune(n.Value); bad {
 				ps = append(ps, Problem{Line: n.Line, Field: field, Message: fmt.Sprintf("%q holds the control character %U (valid: printable text on one line; no escape sequences, tabs or line breaks)", n.Value, r)})
 			}
 			if n.ShortTag() == "!!float" {
@@ -118,38 +117,11 @@ func (e *Experiment) yamlProblems(root *yaml.Node) []Problem {
 }
 
 func joinField(prefix, key string) string {
-	key = safeText(key)
+	key = section.SafeText(key)
 	if prefix == "" {
 		return key
 	}
 	return prefix + "." + key
-}
-
-// controlRune returns the first rune of s that must not reach a terminal: C0 and C1 control
-// characters (escape sequences start with ESC or CSI), DEL, Unicode bidirectional overrides
-// and invalid UTF-8.
-func controlRune(s string) (rune, bool) {
-	for i, r := range s {
-		if r == utf8.RuneError {
-			if _, size := utf8.DecodeRuneInString(s[i:]); size <= 1 {
-				return r, true
-			}
-		}
-		if unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) {
-			return r, true
-		}
-	}
-	return 0, false
-}
-
-// safeText returns s, or s quoted with Go escapes when it holds a character that must not
-// reach a terminal.
-func safeText(s string) string {
-	if _, bad := controlRune(s); bad {
-		q := strconv.QuoteToASCII(s)
-		return q[1 : len(q)-1]
-	}
-	return s
 }
 
 // finish names the field of a decode error that has only a line and a quoted value (added
@@ -167,7 +139,7 @@ func (e *Experiment) finish(ps []Problem) []Problem {
 				}
 			}
 		}
-		p.Field, p.Message = safeText(p.Field), safeText(p.Message)
+		p.Field, p.Message = section.SafeText(p.Field), section.SafeText(p.Message)
 	}
 	return ps
 }
@@ -200,13 +172,13 @@ func (c *checker) safety() {
 	for i, ex := range e.Matrix.Exclude {
 		for _, k := range SortedKeys(ex) {
 			if !validValue(k, ex[k]) {
-				c.add("matrix.exclude", "entry %d: %s=%q is not a valid value: %s", i+1, safeText(k), ex[k], nameRule)
+				c.add("matrix.exclude", "entry %d: %s=%q is not a valid value: %s", i+1, section.SafeText(k), ex[k], nameRule)
 			}
 		}
 	}
 	for _, k := range SortedKeys(e.Baseline) {
 		if !validValue(k, e.Baseline[k]) {
-			c.add("baseline", "%s=%q is not a valid value: %s", safeText(k), e.Baseline[k], nameRule)
+			c.add("baseline", "%s=%q is not a valid value: %s", section.SafeText(k), e.Baseline[k], nameRule)
 		}
 	}
 	c.device()

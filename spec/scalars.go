@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/boxbench/boxbench/spec/section"
 )
 
 func typeErr(n *yaml.Node, format string, a ...any) error {
@@ -121,7 +123,7 @@ func (r *Repetitions) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.MappingNode {
 		// Node.Decode has no known-field check: without this, a typo (maxx, targetEfect)
 		// would vanish and the repetitions would silently be fixed.
-		valid := yamlFields(reflect.TypeOf(Repetitions{}))
+		valid := section.Fields(reflect.TypeOf(Repetitions{}))
 		var errs []string
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if k := n.Content[i].Value; !contains(valid, k) {

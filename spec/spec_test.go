@@ -16,6 +16,7 @@ var vocab = Vocabulary{
 		"docker": {Storages: []string{"overlay", "bind", "volume", "tmpfs", "blockdev"},
 			Networks: []string{"host", "bridge-published", "bridge-direct"}},
 	},
+	Consistencies: map[string][]string{"cassandra": {"ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE"}},
 }
 
 const good = `apiVersion: boxbench/v1alpha1

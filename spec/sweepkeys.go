@@ -40,9 +40,6 @@ var (
 	decimalRe = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 )
 
-// CQLConsistencies are the values of ycsb's consistency (dbms: cassandra).
-var CQLConsistencies = []string{"ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE"}
-
 // RequestDistributions are the values of ycsb's requestDistribution.
 var RequestDistributions = []string{"uniform", "zipfian", "latest", "hotspot"}
 

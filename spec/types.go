@@ -6,6 +6,8 @@ package spec
 import (
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/boxbench/boxbench/resource"
 	"github.com/boxbench/boxbench/study"
 )
@@ -43,15 +45,19 @@ type Experiment struct {
 	QuietStart  QuietStart `yaml:"quietStart"`
 	SteadyState string     `yaml:"steadyState"`
 	Cache       string     `yaml:"cache"`
-	// Kubernetes is the cluster of platform kubernetes; Client where the load generator runs
-	// (spec/kubernetes.go).
-	Kubernetes Kubernetes `yaml:"kubernetes"`
-	Client     Client     `yaml:"client"`
+	// Client is where the load generator runs (spec/client.go).
+	Client Client `yaml:"client"`
 	// Topology runs the database as a cluster of boxes (spec/topology.go).
 	Topology *Topology `yaml:"topology"`
 	// Published is what the study this experiment reproduces found (studies/, docs/studies.md):
 	// the report sets this host's estimate beside each effect.
 	Published *study.Published `yaml:"published"`
+
+	// Raw holds the top-level keys spec has no field for: platforms' sections (kubernetes:),
+	// which decodeSections hands to their decoders, or mistakes it reports. Sections are the
+	// values those decoders returned, by key: what builtin.Configure gives each platform.
+	Raw      map[string]yaml.Node `yaml:",inline" json:"-"`
+	Sections map[string]any       `yaml:"-" json:"-"`
 
 	lines  map[string]int       // field path → line, for semantic errors
 	fields map[lineValue]string // (line, scalar value) → field path, to name the field of a decode error

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/spec/section"
 )
 
 // Closed vocabularies of the spec itself. The vocabularies of the parts a build registers
@@ -46,6 +47,27 @@ type Vocabulary struct {
 	// Topology returns the problems of a topology for the named dbms (each "field: message";
 	// one problem when the dbms has none); nil skips the check.
 	Topology func(dbms string, t Topology) []string
+	// Consistencies are the levels of workload.consistency, by the dbms whose generator driver
+	// takes one (the table of databases); a dbms not listed takes none.
+	Consistencies map[string][]string
+	// Sections decode the top-level sections that platforms own (platform.Settings), by key.
+	Sections map[string]SectionDecoder
+}
+
+// consistency checks workload.consistency against the levels of the experiment's dbms (of
+// every dbms that takes one when the matrix varies it).
+func (c *checker) consistency(field, v string) {
+	takes := sortedKeys(c.e.vocab.Consistencies)
+	levels := c.e.vocab.Consistencies[c.e.DBMS]
+	if levels == nil {
+		for _, d := range takes {
+			levels = append(levels, c.e.vocab.Consistencies[d]...)
+		}
+	}
+	c.oneOf(field, v, levels)
+	if c.e.DBMS != "" && !contains(takes, c.e.DBMS) {
+		c.add(field, "applies to dbms %s only, but this experiment runs %s", strings.Join(takes, " or "), c.e.DBMS)
+	}
 }
 
 // PlatformWords are the storage and network values one platform offers.
@@ -266,14 +288,9 @@ func (c *checker) cpuset(field, v string) {
 }
 
 func (c *checker) oneOf(field, v string, valid []string) {
-	if contains(valid, v) {
-		return
+	if msg := section.NotOneOf(v, valid); msg != "" {
+		c.add(field, "%s", msg)
 	}
-	msg := fmt.Sprintf("%q is not valid (valid: %s)", v, strings.Join(valid, ", "))
-	if s := closest(v, valid); s != "" {
-		msg = fmt.Sprintf("%q is not valid; did you mean %q? (valid: %s)", v, s, strings.Join(valid, ", "))
-	}
-	c.add(field, "%s", msg)
 }
 
 func (e *Experiment) validate() ([]Problem, int) {
@@ -332,9 +349,9 @@ func (e *Experiment) validate() ([]Problem, int) {
 	if fs := e.StorageOptions.Blockdev.FS; fs != "" {
 		c.oneOf("storageOptions.blockdev.fs", fs, []string{"ext4", "xfs"})
 	}
-	c.bounds()     // spec/bounds.go
-	c.kubernetes() // spec/kubernetes.go
-	c.safety()     // spec/safety.go
+	c.bounds() // spec/bounds.go
+	c.client() // spec/client.go
+	c.safety() // spec/safety.go
 	return c.problems, c.more
 }
 
@@ -367,10 +384,7 @@ func (c *checker) workload(p string, w *Workload) {
 			c.add(p+".targetRate", "%g is negative (0 = closed loop; >0 = ops/s)", w.TargetRate)
 		}
 		if _, set := c.e.lines[p+".consistency"]; set {
-			c.oneOf(p+".consistency", w.Consistency, CQLConsistencies)
-			if c.e.DBMS != "" && c.e.DBMS != "cassandra" {
-				c.add(p+".consistency", "applies to dbms cassandra only, but this experiment runs %s", c.e.DBMS)
-			}
+			c.consistency(p+".consistency", w.Consistency)
 		}
 	case "sysbench":
 		c.oneOf(p+".test", w.Test, []string{"oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select", "oltp_insert"})
@@ -502,7 +516,7 @@ func (c *checker) matrix() {
 			msg := fmt.Sprintf("unknown matrix key %q (valid: %s)", d.Key, strings.Join(MatrixKeys, ", "))
 			if s := sweepAlias(d.Key); s != "" {
 				msg = fmt.Sprintf("unknown matrix key %q; did you mean %q? (a sweep key is the path of the field it varies; valid: %s)", d.Key, s, strings.Join(MatrixKeys, ", "))
-			} else if s := closest(d.Key, MatrixKeys); s != "" {
+			} else if s := section.Closest(d.Key, MatrixKeys); s != "" {
 				msg = fmt.Sprintf("unknown matrix key %q; did you mean %q? (valid: %s)", d.Key, s, strings.Join(MatrixKeys, ", "))
 			}
 			c.put(Problem{Line: line, Field: where + d.Key, Message: msg})
@@ -545,7 +559,7 @@ func (c *checker) matrix() {
 			dup[v] = true
 			if valid != nil && !contains(valid, v) && !(d.Key == "storage" && parametric(valid, v)) {
 				msg := fmt.Sprintf("%q is not valid (valid: %s)", v, strings.Join(valid, ", "))
-				if s := closest(v, valid); s != "" {
+				if s := section.Closest(v, valid); s != "" {
 					msg = fmt.Sprintf("%q is not valid; did you mean %q? (valid: %s)", v, s, strings.Join(valid, ", "))
 				}
 				c.put(Problem{Line: line, Field: where + d.Key, Message: msg})

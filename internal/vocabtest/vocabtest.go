@@ -13,6 +13,8 @@ func Vocabulary() spec.Vocabulary {
 	return spec.Vocabulary{
 		DBMSs:    []string{"cassandra", "etcd", "ferretdb", "mariadb", "postgresql", "redis"},
 		Baseline: "native",
+		Consistencies: map[string][]string{"cassandra": {"ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM",
+			"EACH_QUORUM", "LOCAL_ONE"}},
 		Topology: func(name string, t spec.Topology) []string {
 			return dbms.CheckTopology(name, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous})
 		},

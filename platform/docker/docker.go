@@ -164,12 +164,7 @@ func (p *Platform) Image(ctx context.Context, d dbms.DBMS) (image.Image, error) 
 	if ok {
 		return im, nil
 	}
-	var err error
-	if ref != "" {
-		im, err = p.images.Named(ctx, ref, d)
-	} else {
-		im, err = p.images.Resolve(ctx, d)
-	}
+	im, err := p.images.For(ctx, ref, d)
 	if err != nil {
 		return im, err
 	}

@@ -172,7 +172,7 @@ func (p *Platform) config() Config {
 // Info: storages and networks; boxes are groups on this host's tree only when the node is this
 // host, which the description cannot know, so HostCgroup is false (Observe says per box).
 func (p *Platform) Info() platform.Info {
-	return platform.Info{Name: Name, Cluster: p, Diagnoser: p, BoxCleaner: p,
+	return platform.Info{Name: Name, Cluster: p, Diagnoser: p, BoxCleaner: p, Settings: p, Commands: p,
 		Storages: []string{StorageHostPath, StorageLocalPV, StorageEmptyDir, StorageTmpfs, StoragePVC},
 		Networks: []string{NetworkHost, NetworkPod, NetworkService, NetworkNodePort}, Runtimes: true,
 		Fallback: map[string]string{"bind": StorageHostPath}}
@@ -342,12 +342,7 @@ func (p *Platform) Image(ctx context.Context, d dbms.DBMS) (image.Image, error) 
 		}
 		return im, errors.New("no Docker engine to take the built image from")
 	}
-	var err error
-	if ref != "" {
-		im, err = p.images.Named(ctx, ref, d)
-	} else {
-		im, err = p.images.Resolve(ctx, d)
-	}
+	im, err := p.images.For(ctx, ref, d)
 	if err != nil {
 		return im, err
 	}

@@ -10,14 +10,10 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"strings"
 	"time"
 
-	"github.com/boxbench/boxbench/driver/cassandra"
-	"github.com/boxbench/boxbench/driver/etcd"
-	"github.com/boxbench/boxbench/driver/mongodb"
-	"github.com/boxbench/boxbench/driver/mysql"
-	"github.com/boxbench/boxbench/driver/postgres"
-	"github.com/boxbench/boxbench/driver/redis"
+	"github.com/boxbench/boxbench/builtin"
 	"github.com/boxbench/boxbench/workload"
 	"github.com/boxbench/boxbench/workload/ycsb"
 )
@@ -34,7 +30,13 @@ func run() error {
 	var t workload.Target
 	var phase string
 	flag.StringVar(&phase, "phase", "run", "load or run")
-	flag.StringVar(&t.DBMS, "dbms", "redis", "redis, postgresql, mariadb, etcd, ferretdb or cassandra")
+	drivers := map[string]ycsb.Opener{}
+	var names []string
+	for _, r := range builtin.Databases() {
+		drivers[r.DBMS.Name()] = r.Driver(builtin.DriverOptions{})
+		names = append(names, r.DBMS.Name())
+	}
+	flag.StringVar(&t.DBMS, "dbms", "redis", "one of "+strings.Join(names, ", "))
 	flag.StringVar(&t.Endpoint.Host, "host", "127.0.0.1", "server host")
 	flag.IntVar(&t.Endpoint.Port, "port", 6379, "server port")
 	flag.StringVar(&t.User, "user", "", "database user")
@@ -60,8 +62,7 @@ func run() error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	w, err := ycsb.New(cfg, map[string]ycsb.Opener{"redis": redis.New, "postgresql": postgres.New, "mariadb": mysql.New,
-		"etcd": etcd.New, "ferretdb": mongodb.New, "cassandra": cassandra.New})
+	w, err := ycsb.New(cfg, drivers)
 	if err != nil {
 		return err
 	}

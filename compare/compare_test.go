@@ -1,24 +1,28 @@
-package report
+package compare
 
 import (
 	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/boxbench/boxbench/report"
 	"github.com/boxbench/boxbench/stats"
 )
 
 // memReport builds a report in memory from throughput samples per cell id ("k=v" ids).
-func memReport(id string, env map[string]string, samples map[string][]float64, p99 float64) *Report {
-	r := &Report{Experiment: Experiment{ID: id, Name: "gate"}, Env: env, Spec: "name: gate\n"}
+func memReport(id string, env map[string]string, samples map[string][]float64, p99 float64) *report.Report {
+	r := &report.Report{Experiment: report.Experiment{ID: id, Name: "gate"}, Env: env, Spec: "name: gate\n"}
 	for _, cid := range []string{"platform=native", "platform=docker", "platform=kata"} {
 		xs, ok := samples[cid]
 		if !ok {
 			continue
 		}
-		c := &Cell{ID: cid, Params: paramsOfID(cid), Samples: xs, Runs: len(xs), Throughput: stats.Summarize(xs)}
+		c := &report.Cell{ID: cid, Params: map[string]string{"platform": strings.TrimPrefix(cid, "platform=")}, Samples: xs, Runs: len(xs), Throughput: stats.Summarize(xs)}
 		if len(xs) > 0 {
-			c.Latency = []OpLatency{{Op: "read", Count: 1000, P99: p99}}
+			c.Latency = []report.OpLatency{{Op: "read", Count: 1000, P99: p99}}
 		}
 		r.Cells = append(r.Cells, c)
 	}
@@ -50,7 +54,7 @@ func TestCompareGate(t *testing.T) {
 				"platform=docker": c.docker,
 				"platform=kata":   {400, 405},
 			}, 420)
-			cmp, err := Compare(base, next, c.tolerance)
+			cmp, err := New(base, next, c.tolerance)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +70,7 @@ func TestCompareGate(t *testing.T) {
 				t.Errorf("environment changes %+v, want the kernel", cmp.Env)
 			}
 			var b bytes.Buffer
-			if err := WriteComparison(&b, cmp); err != nil {
+			if err := WriteText(&b, cmp); err != nil {
 				t.Fatal(err)
 			}
 			if got := strings.Contains(b.String(), "FAIL:"); got != c.regressed {
@@ -79,16 +83,16 @@ func TestCompareGate(t *testing.T) {
 func TestCompareErrors(t *testing.T) {
 	a := memReport("a", nil, map[string][]float64{"platform=native": {1, 2, 3}}, 1)
 	b := memReport("b", nil, map[string][]float64{"platform=docker": {1, 2, 3}}, 1)
-	if _, err := Compare(a, b, 0.05); err == nil {
+	if _, err := New(a, b, 0.05); err == nil {
 		t.Error("no matching cell: want an error")
 	}
 	for _, tol := range []float64{-0.01, 1, 5} {
-		if _, err := Compare(a, a, tol); err == nil {
+		if _, err := New(a, a, tol); err == nil {
 			t.Errorf("tolerance %v: want an error", tol)
 		}
 	}
 	empty := memReport("c", nil, map[string][]float64{"platform=native": {}}, 1)
-	cmp, err := Compare(a, empty, 0.05)
+	cmp, err := New(a, empty, 0.05)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,17 +113,38 @@ func TestCompareGolden(t *testing.T) {
 			"platform=native": {1002, 1012, 992, 1003, 996},
 			"platform=docker": {882, 891, 873, 886, 878},
 		}, 433.1)
-	cmp, err := Compare(base, next, 0.05)
+	cmp, err := New(base, next, 0.05)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var txt, js bytes.Buffer
-	if err := WriteComparison(&txt, cmp); err != nil {
+	if err := WriteText(&txt, cmp); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteComparisonJSON(&js, cmp); err != nil {
+	if err := WriteJSON(&js, cmp); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "compare.txt.golden", txt.Bytes())
-	golden(t, "compare.json.golden", js.Bytes())
+	golden(t, "text.golden", txt.Bytes())
+	golden(t, "json.golden", js.Bytes())
+}
+
+var update = flag.Bool("update", false, "rewrite compare/testdata/*.golden")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (run go test ./compare -update and review the diff):\n%s", name, got)
+	}
 }
