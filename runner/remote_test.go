@@ -3,7 +3,6 @@ package runner_test
 import (
 	"context"
 	"log/slog"
-	"os"
 	"strings"
 	"testing"
 
@@ -16,11 +15,6 @@ import (
 	"github.com/boxbench/boxbench/runner"
 	"github.com/boxbench/boxbench/spec"
 )
-
-func TestMain(m *testing.M) {
-	agenttest.ServeIfChild()
-	os.Exit(m.Run())
-}
 
 // sited is the native platform whose boxes have a client site: a child process that is the agent.
 type sited struct{ platform.Platform }

@@ -24,6 +24,9 @@ type server struct {
 	fault    func(op string) error // Options.Fault for the server's operations
 	done     chan struct{}
 
+	connMu sync.Mutex
+	conns  map[net.Conn]bool // nil once stopped
+
 	mu   sync.RWMutex
 	rows map[string]map[string][]byte
 	size atomic.Int64 // bytes of the values stored
@@ -36,7 +39,7 @@ func serve(port int, password string, rows map[string]map[string][]byte, fault f
 	if err != nil {
 		return nil, err
 	}
-	s := &server{ln: ln, password: password, fault: fault, rows: rows, done: make(chan struct{})}
+	s := &server{ln: ln, password: password, fault: fault, rows: rows, done: make(chan struct{}), conns: map[net.Conn]bool{}}
 	for _, r := range rows {
 		for _, v := range r {
 			s.size.Add(int64(len(v)))
@@ -49,9 +52,30 @@ func serve(port int, password string, rows map[string]map[string][]byte, fault f
 	}
 	go func() {
 		defer close(s.done)
-		rs.Accept(ln)
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return // stopped
+			}
+			if !s.track(conn) {
+				return
+			}
+			go rs.ServeConn(conn)
+		}
 	}()
 	return s, nil
+}
+
+// track adds an accepted connection to those stop closes; false once stopped.
+func (s *server) track(c net.Conn) bool {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	if s.conns == nil {
+		_ = c.Close()
+		return false
+	}
+	s.conns[c] = true
+	return true
 }
 
 func (s *server) endpoint() driver.Endpoint {
@@ -59,11 +83,17 @@ func (s *server) endpoint() driver.Endpoint {
 	return driver.Endpoint{Host: "127.0.0.1", Port: a.Port}
 }
 
-// stop closes the listener: the server answers no new connection (an open one may finish its
-// call). Idempotent.
+// stop closes the listener and every connection: the server answers no more, as a stopped
+// one. Idempotent.
 func (s *server) stop() {
 	_ = s.ln.Close()
 	<-s.done
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	for c := range s.conns {
+		_ = c.Close()
+	}
+	s.conns = nil
 }
 
 // snapshot copies the rows (for Capture).
