@@ -19,15 +19,20 @@ import (
 
 var errInjected = errors.New("injected")
 
-// measured is a Fault that fails point once the run entered its measured window.
-func measured(point string, on *atomic.Bool) func(string, platform.Request) error {
-	return func(p string, _ platform.Request) error {
-		if p == point && on.Load() {
-			return errInjected
+// failAt is a Fault that fails point for the boxes whose request matches.
+func failAt(point string, match func(platform.Request) bool) func(*atomic.Bool) func(string, platform.Request) error {
+	return func(*atomic.Bool) func(string, platform.Request) error {
+		return func(p string, r platform.Request) error {
+			if p == point && match(r) {
+				return errInjected
+			}
+			return nil
 		}
-		return nil
 	}
 }
+
+// notSeed matches every box but the one that loads a seed.
+func notSeed(r platform.Request) bool { return !strings.HasPrefix(r.Run, "seed-") }
 
 // A failure injected in each phase fails that run with the phase's stage and the cause in its
 // reason, and every box made is torn down (fakeEnv.run checks); a teardown that fails is a
@@ -43,46 +48,22 @@ func TestFakeFailureInEachPhase(t *testing.T) {
 		reason string // the reason's start
 		warn   string
 	}{
-		{name: "load data", fault: func(*atomic.Bool) func(string, platform.Request) error {
-			return func(p string, r platform.Request) error {
-				if p == fake.FaultServe+":insert" && strings.HasPrefix(r.Run, "seed-") {
-					return errInjected
-				}
-				return nil
-			}
-		}, status: "failed", reason: "load data: load data into fake"},
-		{name: "provision", fault: func(*atomic.Bool) func(string, platform.Request) error {
-			return func(p string, r platform.Request) error {
-				if p == fake.FaultProvision && !strings.HasPrefix(r.Run, "seed-") {
-					return errInjected
-				}
-				return nil
-			}
-		}, status: "failed", reason: "provision: fake provision: injected"},
-		{name: "neighbour", axes: hogAxis, fault: func(*atomic.Bool) func(string, platform.Request) error {
-			return func(p string, r platform.Request) error {
-				if p == fake.FaultProvision && strings.Contains(r.Run, "-nb-") {
-					return errInjected
-				}
-				return nil
-			}
-		}, status: "failed", reason: "neighbour: neighbour hog: fake provision: injected"},
+		{name: "load data", fault: failAt(fake.FaultServe+":insert", func(r platform.Request) bool { return !notSeed(r) }),
+			status: "failed", reason: "load data: load data into fake"},
+		{name: "provision", fault: failAt(fake.FaultProvision, notSeed),
+			status: "failed", reason: "provision: fake provision: injected"},
+		{name: "neighbour", axes: hogAxis, fault: failAt(fake.FaultProvision, func(r platform.Request) bool { return strings.Contains(r.Run, "-nb-") }),
+			status: "failed", reason: "neighbour: neighbour hog: fake provision: injected"},
+		// The server stops answering once the measured window began: the generator cannot connect.
 		{name: "measure", fault: func(on *atomic.Bool) func(string, platform.Request) error {
-			return measured(fake.FaultServe+":ping", on)
+			return failAt(fake.FaultServe+":ping", func(platform.Request) bool { return on.Load() })(on)
 		}, status: "failed", reason: "measure: "},
 		{name: "neighbour's workload", axes: hogAxis, nb: hogs(errInjected),
 			status: "failed", reason: "neighbour: neighbour hog: injected"},
-		{name: "teardown", fault: func(*atomic.Bool) func(string, platform.Request) error {
-			return func(p string, r platform.Request) error {
-				if p == fake.FaultTeardown && !strings.HasPrefix(r.Run, "seed-") {
-					return errInjected
-				}
-				return nil
-			}
-		}, status: "ok", warn: "teardown_failed"},
+		{name: "teardown", fault: failAt(fake.FaultTeardown, notSeed), status: "ok", warn: "teardown_failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var on atomic.Bool
+					var on atomic.Bool
 			o := fake.Options{}
 			if tc.fault != nil {
 				o.Fault = tc.fault(&on)
@@ -154,7 +135,7 @@ func (h hog) Run(ctx context.Context, _ workload.Target, _ workload.Clock) (*wor
 func TestFakeCancelInEachPhase(t *testing.T) {
 	for _, at := range []string{"load", "provision", "quiet start", "warmup+measure", "teardown"} {
 		t.Run(at, func(t *testing.T) {
-			f := newFake(t, "", "repetitions: 2\n", fake.Options{})
+					f := newFake(t, "", "repetitions: 2\n", fake.Options{})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			f.cfg.Progress = &phaseHook{at: func(run plan.Run, phase string) {

@@ -23,7 +23,10 @@ import (
 )
 
 // The runner's own logic on the fake platform (platform/fake): whole experiments without
-// root, engines or databases, the fake database driven by the built-in generator.
+// root, engines or databases, the fake database driven by the built-in generator. The tests do
+// not run in parallel: each experiment starts with the host's wake-up probe
+// (hostenv.MeasureWakeup), whose threads block in raw system calls, and a stop of the world
+// for another experiment's garbage collection then waits for them forever.
 
 // fakeAgentEnv makes the test binary serve as the agent with the fake database's driver (a
 // duet side's pinned client, started by the runner as a child process).
@@ -50,9 +53,9 @@ const fakeSpec = `apiVersion: boxbench/v1alpha1
 kind: Experiment
 name: runner-fake-%s
 dbms: fake
-workload: {type: ycsb, mix: a, threads: 2, duration: 1s, warmup: 200ms, interval: 200ms}
+workload: {type: ycsb, mix: a, threads: 2, duration: 600ms, warmup: 100ms, interval: 100ms}
 dataset: {records: 200, fieldCount: 2, fieldLength: 20}
-telemetry: {interval: 200ms}
+telemetry: {interval: 100ms}
 matrix:
   platform: [fake]
   storage: [memory]
@@ -166,17 +169,9 @@ func hasWarning(r results.RunRow, code string) bool {
 // countSeries counts the stored points of source's metric over every run.
 func countSeries(t *testing.T, out, source, metric string) int {
 	t.Helper()
-	st, err := results.OpenExisting(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	rows, err := st.Runs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openStore(t, out)
 	n := 0
-	for _, r := range rows {
+	for _, r := range storedRuns(t, out) {
 		pts, err := st.Series(r.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -206,3 +201,23 @@ func (h *phaseHook) Phase(run plan.Run, phase string) {
 func (*phaseHook) End(plan.Run, string, string) {}
 func (*phaseHook) Finish()                      {}
 
+// storedRuns reads the runs stored in the results directory out.
+func storedRuns(t *testing.T, out string) []results.RunRow {
+	t.Helper()
+	rows, err := openStore(t, out).Runs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// openStore opens the results in out until the test ends.
+func openStore(t *testing.T, out string) *results.Store {
+	t.Helper()
+	st, err := results.OpenExisting(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
