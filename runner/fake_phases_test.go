@@ -63,7 +63,7 @@ func TestFakeFailureInEachPhase(t *testing.T) {
 		{name: "teardown", fault: failAt(fake.FaultTeardown, notSeed), status: "ok", warn: "teardown_failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-					var on atomic.Bool
+			var on atomic.Bool
 			o := fake.Options{}
 			if tc.fault != nil {
 				o.Fault = tc.fault(&on)
@@ -135,7 +135,7 @@ func (h hog) Run(ctx context.Context, _ workload.Target, _ workload.Clock) (*wor
 func TestFakeCancelInEachPhase(t *testing.T) {
 	for _, at := range []string{"load", "provision", "quiet start", "warmup+measure", "teardown"} {
 		t.Run(at, func(t *testing.T) {
-					f := newFake(t, "", "repetitions: 2\n", fake.Options{})
+			f := newFake(t, "", "repetitions: 2\n", fake.Options{})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			f.cfg.Progress = &phaseHook{at: func(run plan.Run, phase string) {
