@@ -112,6 +112,17 @@ func (f *fakeEnv) run(ctx context.Context, resume bool) (runner.Summary, error) 
 	f.t.Helper()
 	cfg := f.cfg
 	cfg.Resume = resume
+	// Every run's boxes are gone when it ends (the experiment's own cleanup at its end would
+	// hide a run that left one).
+	cfg.Progress = &phaseHook{at: func(run plan.Run, phase string) {
+		if f.cfg.Progress != nil {
+			f.cfg.Progress.Phase(run, phase)
+		}
+	}, end: func(run plan.Run) {
+		if n := f.p.Live(); n != 0 {
+			f.t.Errorf("%d fake boxes left after run %s", n, run.ID())
+		}
+	}}
 	sum, err := runner.Run(ctx, cfg)
 	if n := f.p.Live(); n != 0 {
 		f.t.Errorf("%d fake boxes left after the run", n)
@@ -185,10 +196,11 @@ func countSeries(t *testing.T, out, source, metric string) int {
 	return n
 }
 
-// phaseHook calls its function when a run enters a phase (runner.Progress).
+// phaseHook calls at when a run enters a phase and end (if set) when it ends (runner.Progress).
 type phaseHook struct {
-	mu sync.Mutex
-	at func(run plan.Run, phase string)
+	mu  sync.Mutex
+	at  func(run plan.Run, phase string)
+	end func(run plan.Run)
 }
 
 func (*phaseHook) Begin(int, int) {}
@@ -198,8 +210,12 @@ func (h *phaseHook) Phase(run plan.Run, phase string) {
 	defer h.mu.Unlock()
 	h.at(run, phase)
 }
-func (*phaseHook) End(plan.Run, string, string) {}
-func (*phaseHook) Finish()                      {}
+func (h *phaseHook) End(run plan.Run, _, _ string) {
+	if h.end != nil {
+		h.end(run)
+	}
+}
+func (*phaseHook) Finish() {}
 
 // storedRuns reads the runs stored in the results directory out.
 func storedRuns(t *testing.T, out string) []results.RunRow {
