@@ -73,7 +73,7 @@ func Vocabulary(ps map[string]platform.Platform) spec.Vocabulary {
 
 func (t table) vocabulary(ps map[string]platform.Platform) spec.Vocabulary {
 	v := spec.Vocabulary{DBMSs: t.names(), Baseline: Baseline, Platforms: map[string]spec.PlatformWords{},
-		CPUs: placement.HostCPUs(), Topology: checkTopology, Consistencies: t.consistencies(),
+		CPUs: placement.HostCPUs(), Topology: t.checkTopology, Consistencies: t.consistencies(),
 		Sections: map[string]spec.SectionDecoder{}}
 	for name, p := range ps {
 		i := p.Info()
@@ -139,10 +139,16 @@ func (t table) checker(ps map[string]platform.Platform, probe bool) plan.Checker
 	}
 }
 
-// checkTopology is the databases' own rule for a spec's topology.
-func checkTopology(name string, t spec.Topology) []string {
-	return dbms.CheckTopology(name, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous,
-		ReplicationFactor: t.ReplicationFactor, Consistency: t.Consistency})
+// checkTopology is the databases' own rule for a spec's topology: the row's, so that a row
+// added to the table (builtin.With) is checked by its own database.
+func (t table) checkTopology(name string, tp spec.Topology) []string {
+	dt := dbms.Topology{Nodes: tp.Nodes, Synchronous: tp.Synchronous, ReplicationFactor: tp.ReplicationFactor, Consistency: tp.Consistency}
+	if r, err := t.row(name); err == nil {
+		if c, ok := dbms.ClusteredOf(r.DBMS); ok {
+			return c.CheckTopology(dt)
+		}
+	}
+	return dbms.CheckTopology(name, dt) // its message lists the databases that have one
 }
 
 // ForPlan makes the platforms that could run a program while checking a cell refuse to: plan

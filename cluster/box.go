@@ -42,7 +42,8 @@ func (b *Box) Traits() platform.Traits {
 	for i, n := range b.nodes {
 		out[i] = platform.NamedBox{Name: b.place.peers[i].Name, Box: n}
 	}
-	return platform.Traits{Nodes: out, Site: b.site()}
+	// The nodes are boxes of one platform alike: the first stands for whether the CPU is emulated.
+	return platform.Traits{Nodes: out, Site: b.site(), Emulated: b.nodes[0].Traits().Emulated}
 }
 
 func (b *Box) Endpoint() driver.Endpoint     { return b.ep }

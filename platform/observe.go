@@ -28,8 +28,7 @@ type Observation struct {
 }
 
 // FactEmulated is the fact ("true") of a box whose CPU is emulated in software (a VM under
-// QEMU's TCG): its numbers are the emulator's. Runs store it; the runner allows such a box more
-// time to answer, and reports label it and withhold its verdicts.
+// QEMU's TCG), for people; what decides is the box's Traits().Emulated.
 const FactEmulated = "emulated"
 
 // Warning is a doubt about a box that the run records: a control that could not be enforced,

@@ -279,6 +279,11 @@ type Traits struct {
 	// runner then runs the cell's workload there through `boxbench agent` (package agent).
 	// nil: the client runs in boxbench's process on this host.
 	Site ClientSite
+	// Emulated says the box's CPU is emulated in software (a VM under QEMU's TCG): its
+	// numbers are the emulator's. The runner stores it with the run (results.RunRecord's
+	// Emulated) and allows the box more time to answer; reports label it and withhold its
+	// verdicts. The box's fact FactEmulated says the same in words, for people.
+	Emulated bool
 }
 
 // ClientSite is a place other than boxbench's own process where a box's client runs

@@ -1,5 +1,7 @@
 package runner
 
+import "time"
+
 // SmallSpec is a three-run native Redis experiment for the runner's tests in both test packages.
 const SmallSpec = `apiVersion: boxbench/v1alpha1
 kind: Experiment
@@ -13,3 +15,10 @@ matrix:
 repetitions: 3
 order: sequential
 `
+
+// SetGraces shortens the workload's grace times for a test; the returned function restores them.
+func SetGraces(measure, abandon time.Duration) (restore func()) {
+	m, a := measureGrace, abandonGrace
+	measureGrace, abandonGrace = measure, abandon
+	return func() { measureGrace, abandonGrace = m, a }
+}

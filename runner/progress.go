@@ -8,7 +8,8 @@ type Progress interface {
 	Begin(total, done int)
 	// Add: adaptive repetitions added n runs.
 	Add(n int)
-	// Phase: run entered a phase ("load", "provision", "warmup+measure", "teardown").
+	// Phase: run entered a phase ("load", "provision", "quiet start", "warmup+measure",
+	// "teardown").
 	Phase(run plan.Run, phase string)
 	// End: run finished with status "ok" or "failed" (reason set).
 	End(run plan.Run, status, reason string)

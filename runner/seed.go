@@ -194,8 +194,8 @@ func writeMarker(info SeedInfo) error {
 }
 
 // trusted reports whether the seed at info.Dir is a complete boxbench-made seed: a real
-// directory (not a link) owned by root and not writable by others, beside a root-owned
-// regular marker naming its key. An untrusted one is logged (and replaced by the load).
+// directory (not a link) not writable by others, beside a regular marker naming its key owned
+// by root (or by the user boxbench runs as: trustedOwner). An untrusted one is logged (and replaced by the load).
 func (s *seedCache) trusted(info SeedInfo) bool {
 	fi, err := os.Lstat(info.Dir)
 	if os.IsNotExist(err) {
@@ -218,7 +218,7 @@ func (s *seedCache) trusted(info SeedInfo) bool {
 		if err != nil {
 			return "no completion marker (an interrupted load, or not made by boxbench)"
 		}
-		if st, ok := mi.Sys().(*syscall.Stat_t); !mi.Mode().IsRegular() || !ok || st.Uid != 0 {
+		if st, ok := mi.Sys().(*syscall.Stat_t); !mi.Mode().IsRegular() || !ok || !trustedOwner(st.Uid) {
 			return "its completion marker is not a root-owned regular file"
 		}
 		if b, err := os.ReadFile(markerOf(info)); err != nil || !strings.HasPrefix(string(b), markerLine(info)) {

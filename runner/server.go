@@ -68,7 +68,7 @@ func watchServer(ctx context.Context, d dbms.DBMS, box platform.Box, warmup time
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	w := &serverWatch{done: make(chan struct{}), cancel: cancel, limit: serverReadTimeout}
-	if emulated(box) {
+	if box.Traits().Emulated {
 		w.limit = serverReadTimeoutEmulated
 	}
 	access := func(b platform.Box) dbms.ServerAccess {

@@ -284,5 +284,5 @@ func (b *box) sampleGuest(ctx context.Context) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// Traits: a single box whose client runs in boxbench's process.
-func (b *box) Traits() platform.Traits { return platform.Traits{} }
+// Traits: a single box whose client runs in boxbench's process; emulated under TCG.
+func (b *box) Traits() platform.Traits { return platform.Traits{Emulated: b.accel.Emulated()} }
