@@ -65,9 +65,12 @@ func MeasureWakeup(rounds int) (WakeupCost, error) {
 
 // pingPong runs the round trips between a thread on cpu a and one on cpu b. Each thread is
 // locked to its goroutine and ends with it, so its cpu mask never reaches other goroutines. The
-// reads and writes are raw system calls: a blocked thread keeps its P, and the scheduler's own
-// hand-offs (which would add wake-ups of their own) stay out of the measurement; GOMAXPROCS is
-// raised meanwhile so that two blocked threads cannot stall the rest of the process.
+// reads and writes are ordinary (not raw) system calls: a raw read that blocks keeps its P
+// without telling the scheduler, so a garbage collection that stops the world while one side
+// waits for the other (itself stopped) waits forever — the whole process hung that way when the
+// probe ran beside other goroutines. The scheduler may hand a blocked side's P to another thread
+// (sysmon retakes it after about 20 µs), a small cost beside the wake-up measured; GOMAXPROCS is
+// raised meanwhile so that two blocked threads leave Ps for the rest of the process.
 func pingPong(a, b, rounds int) (WakeupRound, error) {
 	if prev := runtime.GOMAXPROCS(0); prev < 3 {
 		runtime.GOMAXPROCS(3)
@@ -150,7 +153,7 @@ func exchange(in, out int, first bool, rounds int) error {
 				trap, fd = syscall.SYS_WRITE, out
 			}
 			for {
-				n, _, errno := syscall.RawSyscall(trap, uintptr(fd), p, 1)
+				n, _, errno := syscall.Syscall(trap, uintptr(fd), p, 1)
 				if errno == syscall.EINTR {
 					continue
 				}

@@ -1,8 +1,11 @@
 package hostenv
 
 import (
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -50,5 +53,44 @@ func TestWakeupDescribe(t *testing.T) {
 	w.CrossCPU = WakeupRound{Wall: 3000, CPU: 1600}
 	if got := w.Describe(); strings.Contains(got, "clientPolicy") {
 		t.Errorf("cheap cross-CPU wake-ups still advise a policy: %q", got)
+	}
+}
+
+// The probe must not hang when the runtime stops the world while it runs: with raw system calls a
+// side blocked in read kept its P, and a collection started meanwhile waited for it forever (this
+// test then hung until go test's own -timeout ended the binary: a stopped world runs no timer of
+// its own, so the select below only bounds a slow probe).
+func TestWakeupProbeSurvivesCollections(t *testing.T) {
+	stop := make(chan struct{})
+	var collections sync.WaitGroup
+	collections.Add(1)
+	go func() {
+		defer collections.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	}()
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		for i := 0; i < 5 && err == nil; i++ {
+			_, err = MeasureWakeup(2000)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		close(stop)
+		collections.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the wake-up probe hung while the runtime collected garbage")
 	}
 }
