@@ -63,7 +63,7 @@ func Provision(ctx context.Context, p platform.Platform, r platform.Request, t d
 		return nil, err
 	}
 	b.release = release
-	pl, err := place(r, t, c, netName)
+	pl, err := place(ctx, r, t, c, clu, netName)
 	if err != nil {
 		return nil, b.undo(ctx, err)
 	}

@@ -162,6 +162,14 @@ type Node struct {
 	Index, Count int
 }
 
+// NodeAddresser is what a Clusterer offers whose nodes have addresses of their own on the
+// cluster's network but no name service there (native across network namespaces): the peers
+// name each other by address. NodeAddress is node i's (0 for n1) on network, the name
+// ClusterNetwork returned.
+type NodeAddresser interface {
+	NodeAddress(ctx context.Context, network string, i int) (string, error)
+}
+
 // Clusterer is what a platform whose boxes can be the nodes of a cluster offers
 // (Info.Cluster). A platform without one refuses topologies (spec validation and Check say so).
 type Clusterer interface {
