@@ -56,12 +56,11 @@ func place(ctx context.Context, r platform.Request, t dbms.Topology, c dbms.Clus
 		} else {
 			// The cluster's own network: each node under its name, at the database's ports; by
 			// its address where the network has no name service.
-			p.Host = p.Name
-			if a, ok := clu.(platform.NodeAddresser); ok {
-				addr, err := a.NodeAddress(ctx, network, i)
-				if err != nil {
-					return nil, fmt.Errorf("node %s's address: %w", p.Name, err)
-				}
+			addr, err := clu.NodeAddress(ctx, network, i)
+			if err != nil {
+				return nil, fmt.Errorf("node %s's address: %w", p.Name, err)
+			}
+			if p.Host = p.Name; addr != "" {
 				p.Host = addr
 			}
 			for n, port := range c.ClusterPorts() {

@@ -162,14 +162,6 @@ type Node struct {
 	Index, Count int
 }
 
-// NodeAddresser is what a Clusterer offers whose nodes have addresses of their own on the
-// cluster's network but no name service there (native across network namespaces): the peers
-// name each other by address. NodeAddress is node i's (0 for n1) on network, the name
-// ClusterNetwork returned.
-type NodeAddresser interface {
-	NodeAddress(ctx context.Context, network string, i int) (string, error)
-}
-
 // Clusterer is what a platform whose boxes can be the nodes of a cluster offers
 // (Info.Cluster). A platform without one refuses topologies (spec validation and Check say so).
 type Clusterer interface {
@@ -182,6 +174,11 @@ type Clusterer interface {
 	// cluster, each with the reason (nil: every network can carry one). Spec validation and
 	// cluster.Check refuse a topology on them with that reason.
 	ClusterRefuses() map[string]string
+	// NodeAddress is the address the peers name node i (0 for n1) by on network, the name
+	// ClusterNetwork returned: "" where the network's name service resolves the node's name
+	// (an engine's DNS, cluster DNS), an address where the network has none (native across
+	// network namespaces). Only called for a network ClusterNetwork made.
+	NodeAddress(ctx context.Context, network string, i int) (string, error)
 }
 
 // StorageOptions tune the storage backends that need it.

@@ -5,7 +5,7 @@
 #   scripts/swarm-multi.sh up [--nodes N]   start N engines (default 4), one swarm of them
 #   scripts/swarm-multi.sh status           exit 0 iff every engine runs and every node is Ready
 #   scripts/swarm-multi.sh down             stop everything it started, remove everything it made
-#   scripts/swarm-multi.sh env              print DOCKER_HOST of the swarm's manager
+#   scripts/swarm-multi.sh env              print BOXBENCH_SWARM_HOST=<the manager engine>
 #
 # Each node is a set of namespaces of this host (network, mount, UTS: scripts/kube-multi/nodes.sh,
 # the multi-node Kubernetes cluster's) with its own address on a bridge this script creates and
@@ -87,7 +87,7 @@ main() {
       ;;
     status) cmd_status ;;
     down) serialize; cmd_down ;;
-    env) echo "DOCKER_HOST=unix://$(engine_sock 1)" ;;
+    env) echo "BOXBENCH_SWARM_HOST=unix://$(engine_sock 1)" ;;
     *) usage ;;
   esac
 }

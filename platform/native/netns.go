@@ -90,7 +90,7 @@ func nodeAddr(gw netip.Addr, i int) string {
 	return netip.AddrFrom4(a).String()
 }
 
-// NodeAddress: node i of a cluster on bridge network (platform.NodeAddresser).
+// NodeAddress: node i of a cluster on bridge network (platform.Clusterer).
 func (*Platform) NodeAddress(ctx context.Context, network string, i int) (string, error) {
 	gw, err := bridgeGateway(ctx, network)
 	if err != nil {
