@@ -5,7 +5,7 @@ COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X github.com/boxbench/boxbench/version.Version=$(VERSION) -X github.com/boxbench/boxbench/version.Commit=$(COMMIT)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build setup images vm-images test test-short timing lint bench quickstart clean fuzz kube-build kube-up kube-down kube-status kube-check kube-multi-check
+.PHONY: build setup images vm-images test test-short timing lint bench quickstart clean fuzz kube-build kube-up kube-down kube-status kube-check kube-multi-check swarm-up swarm-down swarm-status
 
 # Statically linked (no C library needed), so the same binary runs in a client pod's image
 # (boxbench images agent) and in any Linux box.
@@ -54,6 +54,18 @@ kube-check: images
 # as before. Not part of `make test` yet.
 kube-multi-check:
 	bash scripts/kube-multi-check.sh
+
+# A Docker Swarm of NODES engines on this host (default 4: a 3-node ring and its client), each in
+# namespaces of its own (scripts/swarm-multi.sh, docs/swarm.md); the host engine is untouched.
+SWARM_NODES = $(if $(NODES),$(NODES),4)
+swarm-up:
+	bash scripts/swarm-multi.sh up --nodes $(SWARM_NODES)
+
+swarm-down:
+	bash scripts/swarm-multi.sh down
+
+swarm-status:
+	bash scripts/swarm-multi.sh status
 
 # The whole suite: unit, fixture, golden, integration (real databases, real dockerd, the local
 # Kubernetes cluster) and end to end, with BOXBENCH_CI=1: every "host lacks X" skip is a

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
@@ -26,7 +27,7 @@ var reservePort = platform.FreePort
 // hostCPUs are the cpus an unpinned box may run on; a variable for tests.
 var hostCPUs = placement.HostCPUs
 
-func place(r platform.Request, t dbms.Topology, c dbms.Clustered, network string) (*placed, error) {
+func place(ctx context.Context, r platform.Request, t dbms.Topology, c dbms.Clustered, clu platform.Clusterer, network string) (*placed, error) {
 	pl := &placed{network: network}
 	names := make([]string, 0, len(c.ClusterPorts()))
 	for k := range c.ClusterPorts() {
@@ -53,8 +54,15 @@ func place(r platform.Request, t dbms.Topology, c dbms.Clustered, network string
 			}
 			pl.ports = append(pl.ports, host)
 		} else {
-			// The cluster's own network: each node under its name, at the database's ports.
-			p.Host = p.Name
+			// The cluster's own network: each node under its name, at the database's ports; by
+			// its address where the network has no name service.
+			addr, err := clu.NodeAddress(ctx, network, i)
+			if err != nil {
+				return nil, fmt.Errorf("node %s's address: %w", p.Name, err)
+			}
+			if p.Host = p.Name; addr != "" {
+				p.Host = addr
+			}
 			for n, port := range c.ClusterPorts() {
 				p.Ports[n] = port
 			}

@@ -84,6 +84,9 @@ type env struct {
 	dir, work, specFile string
 	// dockerHost is the engine boxbench and the checks use ("": the host's).
 	dockerHost string
+	// swarmHost is the manager engine of the swarm of several engines platform swarm uses
+	// (BOXBENCH_SWARM_HOST; "": a single-node swarm on the host's engine).
+	swarmHost string
 	// kube: the experiments use the local cluster, whose objects the leftover check lists.
 	kube bool
 	// after runs once the leftover check is done (unmount what the test mounted).
@@ -122,6 +125,12 @@ func (e *env) boxbench(ctx context.Context, args ...string) *exec.Cmd {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if e.dockerHost != "" {
 		cmd.Env = append(os.Environ(), "DOCKER_HOST="+e.dockerHost)
+	}
+	if e.swarmHost != "" {
+		if cmd.Env == nil {
+			cmd.Env = os.Environ()
+		}
+		cmd.Env = append(cmd.Env, "BOXBENCH_SWARM_HOST="+e.swarmHost)
 	}
 	return cmd
 }

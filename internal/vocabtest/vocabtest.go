@@ -19,7 +19,7 @@ func Vocabulary() spec.Vocabulary {
 			return dbms.CheckTopology(name, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous})
 		},
 		Platforms: map[string]spec.PlatformWords{
-			"native": {Storages: []string{"bind", "tmpfs", "blockdev"}, Networks: []string{"host", "unix"}, Clusters: true,
+			"native": {Storages: []string{"bind", "tmpfs", "blockdev"}, Networks: []string{"host", "unix", "netns"}, Clusters: true,
 				ClusterRefuses: map[string]string{"unix": "its nodes talk to each other over TCP (use host)"}},
 			"docker": {Storages: []string{"overlay", "bind", "volume", "tmpfs", "blockdev"},
 				Networks: []string{"host", "bridge-published", "bridge-direct"}, Clusters: true},

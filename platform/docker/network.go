@@ -92,6 +92,9 @@ func (b *box) netMode() string {
 // ClusterRefuses: every network of this platform can carry a cluster (platform.Clusterer).
 func (*Platform) ClusterRefuses() map[string]string { return nil }
 
+// NodeAddress: the engine's DNS resolves a node's name on the cluster's network.
+func (*Platform) NodeAddress(context.Context, string, int) (string, error) { return "", nil }
+
 // ClusterNetwork makes one bridge network for the nodes of a cluster on a bridge network
 // (platform.Clusterer): the nodes reach each other by name; the host (the client) reaches each
 // node's published port or bridge address as for a single box. Nodes on the host network share

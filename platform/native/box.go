@@ -45,6 +45,10 @@ type box struct {
 	applied resource.Applied
 	warns   []platform.Warning
 
+	// netns is the box's network namespace, bridge the bridge it made for itself (network
+	// netns; a cluster's node uses the cluster's, which the cluster removes).
+	netns, bridge string
+
 	mu      sync.Mutex
 	proc    *hostproc.Proc
 	logPath string
@@ -70,7 +74,11 @@ func (b *box) provision(ctx context.Context) error {
 	runDir := runDirFor(r.WorkDir)
 	b.layout = dbms.Layout{DataDir: filepath.Join(st.Path, "db"), RunDir: runDir, Listen: "127.0.0.1"}
 	b.facts["host_data_dir"] = b.layout.DataDir
-	if r.Node != nil {
+	if r.Node != nil && r.Network == NetworkNetns {
+		// On the cluster's bridge, at its own address: the database's own port.
+		b.layout.Port = r.DBMS.DefaultPort()
+		b.facts["node"] = r.Node.Name
+	} else if r.Node != nil {
 		// A cluster's node listens where its peers were told it does (platform.Node).
 		if b.layout.Port = r.Node.Ports[dbms.PortClient]; b.layout.Port == 0 {
 			return fmt.Errorf("node %s has no client port", r.Node.Name)
@@ -80,6 +88,11 @@ func (b *box) provision(ctx context.Context) error {
 		return err
 	}
 	b.ep = driver.Endpoint{Host: "127.0.0.1", Port: b.layout.Port}
+	if r.Network == NetworkNetns {
+		if err := b.makeNetns(ctx); err != nil {
+			return err
+		}
+	}
 	if r.Network == "unix" {
 		sock, err := dbms.UnixSocket(r.DBMS, b.layout)
 		if err != nil {
@@ -179,7 +192,7 @@ func (b *box) start() error {
 	r := b.req
 	argv := r.DBMS.StartCommand(b.layout)
 	b.facts["command"] = strings.Join(argv, " ")
-	full := hostproc.InGroup(b.group.ProcsFiles(), append(asUser(r.DBMS.User()), argv...))
+	full := hostproc.InGroup(b.group.ProcsFiles(), inNetns(b.netns, append(asUser(r.DBMS.User()), argv...)))
 	b.logPath = filepath.Join(r.WorkDir, "server.log")
 	proc, err := hostproc.Start(full, b.logPath)
 	if err != nil {
@@ -220,7 +233,7 @@ func (b *box) LogTail(n int) string {
 
 // Exec runs argv as root inside the server's cgroup, in its data directory.
 func (b *box) Exec(ctx context.Context, argv []string) ([]byte, error) {
-	return command.RunWrapped(ctx, command.Options{Dir: b.layout.DataDir}, hostproc.InGroup(b.group.ProcsFiles(), nil), argv)
+	return command.RunWrapped(ctx, command.Options{Dir: b.layout.DataDir}, hostproc.InGroup(b.group.ProcsFiles(), nil), inNetns(b.netns, argv))
 }
 
 // Stop sends the database's clean-shutdown signal and waits for the server to exit.
@@ -262,6 +275,12 @@ func (b *box) Teardown(ctx context.Context) error {
 	}
 	if b.store != nil {
 		errs = append(errs, b.store.Release(ctx))
+	}
+	if b.netns != "" {
+		errs = append(errs, removeNetns(ctx, b.netns))
+	}
+	if b.bridge != "" {
+		errs = append(errs, removeBridge(ctx, b.bridge))
 	}
 	errs = append(errs, os.RemoveAll(b.req.WorkDir), os.RemoveAll(runDirFor(b.req.WorkDir)))
 	return errors.Join(errs...)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	"github.com/boxbench/boxbench/cgroup"
@@ -28,7 +29,7 @@ const Name = "native"
 // Info: a host process has no container layer, no engine volumes and no OCI runtime.
 func (p *Platform) Info() platform.Info {
 	return platform.Info{Name: Name, Cluster: p, BoxCleaner: p, Storages: []string{storage.Bind, storage.Tmpfs, storage.Blockdev},
-		Networks: []string{"host", "unix"}, HostCgroup: true,
+		Networks: []string{"host", "unix", NetworkNetns}, HostCgroup: true,
 		Load:     &platform.Choice{Storage: storage.Bind, Network: "host"},
 		Fallback: map[string]string{"overlay": storage.Bind, "volume": storage.Bind, "rootfs": storage.Bind}}
 }
@@ -47,6 +48,12 @@ func (*Platform) Check(_ context.Context, c platform.Choice) error {
 	}
 	switch c.Network {
 	case "host":
+	case NetworkNetns:
+		for _, c := range []string{"ip", "nsenter", "iptables"} {
+			if _, err := exec.LookPath(c); err != nil {
+				errs = append(errs, fmt.Errorf("native network netns needs %s: %w", c, err))
+			}
+		}
 	case "unix":
 		if c.DBMS != nil {
 			if _, err := dbms.UnixSocket(c.DBMS, dbms.Layout{}); err != nil {
@@ -54,7 +61,7 @@ func (*Platform) Check(_ context.Context, c platform.Choice) error {
 			}
 		}
 	default:
-		errs = append(errs, fmt.Errorf("native has no network %q (a host process is reached over loopback or a unix socket)", c.Network))
+		errs = append(errs, fmt.Errorf("native has no network %q (a host process is reached over loopback, a unix socket, or its own network namespace: host, unix, netns)", c.Network))
 	}
 	if c.Runtime != "" {
 		errs = append(errs, fmt.Errorf("native has no OCI runtime (runtime=%s)", c.Runtime))
@@ -87,9 +94,18 @@ func (*Platform) ClusterRefuses() map[string]string {
 	return map[string]string{"unix": "its nodes talk to each other over TCP (use host)"}
 }
 
-// ClusterNetwork: native nodes share the host's network (platform.Clusterer).
-func (*Platform) ClusterNetwork(context.Context, platform.Request) (string, func(context.Context) error, error) {
-	return "", func(context.Context) error { return nil }, nil
+// ClusterNetwork: native nodes share the host's network, or with network netns a bridge of the
+// cluster's own (platform.Clusterer; netns.go).
+func (*Platform) ClusterNetwork(ctx context.Context, r platform.Request) (string, func(context.Context) error, error) {
+	none := func(context.Context) error { return nil }
+	if r.Network != NetworkNetns {
+		return "", none, nil
+	}
+	br, err := makeBridge(ctx, r.Experiment, r.Run)
+	if err != nil {
+		return "", none, err
+	}
+	return br.Name, func(ctx context.Context) error { return removeBridge(ctx, br.Name) }, nil
 }
 
 // Cleanup kills processes and removes cgroups, mounts, loop devices and directories of crashed
@@ -122,13 +138,14 @@ func (*Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed func
 		}
 		done = append(done, "cgroup "+ref.Path)
 	}
-	done = append(done, removeSocketDirs(workRoot, crashed)...)
+	done = append(done, removeSocketDirs(ctx, workRoot, crashed)...)
 	return done, errors.Join(errs...)
 }
 
-// removeSocketDirs removes the socket directories (runDirFor, under the temporary directory) of
-// a crashed experiment's boxes, found from their work directories before those are removed.
-func removeSocketDirs(workRoot string, crashed func(string) bool) []string {
+// removeSocketDirs removes the socket directories (runDirFor, under the temporary directory) and
+// the network namespaces and bridges (netns.go) of a crashed experiment's boxes, found from
+// their work directories before those are removed.
+func removeSocketDirs(ctx context.Context, workRoot string, crashed func(string) bool) []string {
 	var done []string
 	runs, _ := filepath.Glob(filepath.Join(workRoot, "*", "*"))
 	for _, run := range runs {
@@ -136,6 +153,7 @@ func removeSocketDirs(workRoot string, crashed func(string) bool) []string {
 		if !crashed(exp) {
 			continue
 		}
+		done = append(done, removeNetworks(ctx, exp, filepath.Base(run))...)
 		dir := runDirFor(run)
 		if fi, err := os.Lstat(dir); err == nil && fi.IsDir() && os.RemoveAll(dir) == nil {
 			done = append(done, "socket directory "+dir)

@@ -50,6 +50,10 @@ type box struct {
 	life       context.Context
 	cancelLife context.CancelFunc
 
+	// at is the swarm node the task runs on, client the one the client's container runs on
+	// (place, engines.go); both this host's engine on a single-node swarm.
+	at, client *node
+
 	mu      sync.Mutex
 	service string // service id
 	task    string // task container id
@@ -57,7 +61,7 @@ type box struct {
 	netName string // its name
 	// sharedNet: the network is a cluster's (ClusterNetwork), removed by the cluster, not the box.
 	sharedNet bool
-	helpers   []string // helper containers (init, client) still to remove
+	helpers   []helper // helper containers (init, client) still to remove
 	exited    chan struct{}
 	exitCode  int64
 	down      atomic.Bool
@@ -78,31 +82,46 @@ func (b *box) taskID() string {
 	return b.task
 }
 
-func (b *box) addHelper(id string) {
+// helper is a helper container and the engine it runs on.
+type helper struct {
+	id string
+	d  *docker.Platform
+}
+
+func (b *box) addHelper(d *docker.Platform, id string) {
 	b.mu.Lock()
-	b.helpers = append(b.helpers, id)
+	b.helpers = append(b.helpers, helper{id, d})
 	b.mu.Unlock()
 }
 
-func (b *box) removeHelper(ctx context.Context, id string) {
+func (b *box) removeHelper(ctx context.Context, d *docker.Platform, id string) {
 	ctx, cancel := context.WithTimeout(ctx, removeTimeout)
 	defer cancel()
-	if err := b.p.d.Remove(ctx, id); err != nil {
+	if err := d.Remove(ctx, id); err != nil {
 		b.req.Log.Warn("remove helper container", "id", id, "err", err) // Teardown tries again
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.helpers = slices.DeleteFunc(b.helpers, func(h string) bool { return h == id })
+	b.helpers = slices.DeleteFunc(b.helpers, func(h helper) bool { return h.id == id })
+}
+
+func (b *box) warn(code, msg string) {
+	b.warns = append(b.warns, platform.Warning{Code: code, Message: msg})
 }
 
 // Exec runs argv as root in the task container, in the data directory.
 func (b *box) Exec(ctx context.Context, argv []string) ([]byte, error) {
-	return b.p.d.Exec(ctx, b.taskID(), "root", b.layout.DataDir, argv, nil)
+	return b.at.d.Exec(ctx, b.taskID(), "root", b.layout.DataDir, argv, nil)
 }
 
 // LogTail is the end of the task container's log.
-func (b *box) LogTail(n int) string { return b.p.d.LogTail(b.taskID(), n) }
+func (b *box) LogTail(n int) string {
+	if b.at == nil {
+		return ""
+	}
+	return b.at.d.LogTail(b.taskID(), n)
+}
 
 // Stop sends the database's clean-shutdown signal to the task container and waits for it to
 // exit. The service's restart policy is "none", so the orchestrator does not start it again; the
@@ -111,7 +130,10 @@ func (b *box) Stop(ctx context.Context) error {
 	b.mu.Lock()
 	id, exited := b.task, b.exited
 	b.mu.Unlock()
-	return docker.StopContainer(ctx, b.p.engine, id, b.req.DBMS, exited)
+	if b.at == nil {
+		return nil
+	}
+	return docker.StopContainer(ctx, b.at.engine(), id, b.req.DBMS, exited)
 }
 
 // Capture copies the stopped server's data directory from its host-side storage (every storage
@@ -146,19 +168,21 @@ func (b *box) Teardown(ctx context.Context) error {
 	}
 	// The task containers carry the run's labels; so do the helpers. The filter finds a task
 	// container this box never learnt the id of (a provision cut short).
-	errs = append(errs, bounded(ctx, func(ctx context.Context) error {
-		return b.p.removeContainers(ctx, filters.NewArgs(
-			filters.Arg("label", docker.LabelExperiment+"="+b.req.Experiment),
-			filters.Arg("label", docker.LabelRun+"="+b.req.Run)))
-	}))
-	for _, id := range helpers {
-		errs = append(errs, bounded(ctx, func(ctx context.Context) error { return b.p.d.Remove(ctx, id) }))
+	for _, d := range b.engines() {
+		errs = append(errs, bounded(ctx, func(ctx context.Context) error {
+			return removeContainers(ctx, d, filters.NewArgs(
+				filters.Arg("label", docker.LabelExperiment+"="+b.req.Experiment),
+				filters.Arg("label", docker.LabelRun+"="+b.req.Run)))
+		}))
+	}
+	for _, h := range helpers {
+		errs = append(errs, bounded(ctx, func(ctx context.Context) error { return h.d.Remove(ctx, h.id) }))
 	}
 	errs = append(errs, bounded(ctx, b.removeNetwork))
 	if b.volume != "" {
 		errs = append(errs, bounded(ctx, func(ctx context.Context) error {
 			return retry(ctx, "remove volume "+b.volume, func() error {
-				err := b.p.engine.VolumeRemove(ctx, b.volume, true)
+				err := b.at.engine().VolumeRemove(ctx, b.volume, true)
 				if cerrdefs.IsNotFound(err) {
 					return nil
 				}
@@ -176,6 +200,18 @@ func (b *box) Teardown(ctx context.Context) error {
 	}
 	_, err := b.p.release(ctx)
 	return errors.Join(append(errs, err)...)
+}
+
+// engines are the engines that may hold the box's containers: this host's (helpers), the task's
+// and the client's.
+func (b *box) engines() []*docker.Platform {
+	ds := []*docker.Platform{b.p.d}
+	for _, n := range []*node{b.at, b.client} {
+		if n != nil && !slices.Contains(ds, n.d) {
+			ds = append(ds, n.d)
+		}
+	}
+	return ds
 }
 
 // removeNetwork removes the box's overlay network, waiting while the engine still releases the

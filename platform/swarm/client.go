@@ -49,7 +49,11 @@ func (s siteBox) ClientPlace() (string, driver.Endpoint) {
 	if s.req.Network == NetworkVIP {
 		what = "the service's virtual IP"
 	}
-	return fmt.Sprintf("container on overlay network %s (image %s, cpus %s) to %s", s.netName, s.img.Ref, ownCPUs(), what), s.siteEP
+	on := ""
+	if s.p.multi {
+		on = " on " + s.client.where()
+	}
+	return fmt.Sprintf("container on overlay network %s%s (image %s, cpus %s) to %s", s.netName, on, s.img.Ref, ownCPUs(), what), s.siteEP
 }
 
 // RunAgent runs `boxbench agent` in a container on the box's overlay network, with stdin as its
@@ -130,24 +134,30 @@ func ownCPUs() string { return placement.FormatList(placement.OwnCPUs()) }
 // process's, so placement.client holds for the client on the overlay too.
 func (s siteBox) ClientCPUs() string { return ownCPUs() }
 
-// runSite runs argv in a fresh container of the box's image on its overlay network, as nobody,
-// pinned to the cpus of this process, and removes it on every path.
+// runSite runs argv in a fresh container of the box's image on its overlay network, on the
+// client's node, as nobody, pinned to the cpus of this process, and removes it on every path.
 func (b *box) runSite(ctx context.Context, role string, argv []string, mounts []mount.Mount, stdin io.Reader, stdout, stderr io.Writer) error {
 	cpus := ownCPUs()
+	d := b.client.d
+	if err := b.ensureImage(ctx, b.client); err != nil {
+		return err
+	}
 	cfg := &container.Config{Image: b.img.ID, Cmd: argv, User: "65534:65534", WorkingDir: "/",
 		Labels: docker.Labels(b.req, role), AttachStdout: true, AttachStderr: true,
 		AttachStdin: stdin != nil, OpenStdin: stdin != nil, StdinOnce: stdin != nil}
-	hc := &container.HostConfig{NetworkMode: container.NetworkMode(b.network), Mounts: mounts,
+	// By name: a worker's engine that runs no task of the network yet attaches a container to
+	// an attachable overlay by its name, not its id ("network … not found" at start).
+	hc := &container.HostConfig{NetworkMode: container.NetworkMode(b.netName), Mounts: mounts,
 		Resources: container.Resources{CpusetCpus: cpus}}
 	cctx, cancel := docker.Settled(ctx)
 	defer cancel()
-	c, err := b.p.engine.ContainerCreate(cctx, cfg, hc, nil, nil, docker.ObjectName(b.req, role))
+	c, err := d.Engine().ContainerCreate(cctx, cfg, hc, nil, nil, docker.ObjectName(b.req, role))
 	if err != nil {
 		return fmt.Errorf("create %s container: %w", role, err)
 	}
-	b.addHelper(c.ID)
-	defer b.removeHelper(context.WithoutCancel(ctx), c.ID)
-	hj, err := b.p.engine.ContainerAttach(ctx, c.ID, container.AttachOptions{Stream: true,
+	b.addHelper(d, c.ID)
+	defer b.removeHelper(context.WithoutCancel(ctx), d, c.ID)
+	hj, err := d.Engine().ContainerAttach(ctx, c.ID, container.AttachOptions{Stream: true,
 		Stdin: stdin != nil, Stdout: true, Stderr: true})
 	if err != nil {
 		return fmt.Errorf("attach %s container: %w", role, err)
@@ -155,8 +165,8 @@ func (b *box) runSite(ctx context.Context, role string, argv []string, mounts []
 	defer hj.Close()
 	stop := context.AfterFunc(ctx, hj.Close)
 	defer stop()
-	waitC, errC := b.p.engine.ContainerWait(context.WithoutCancel(ctx), c.ID, container.WaitConditionNextExit)
-	if err := b.p.engine.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
+	waitC, errC := d.Engine().ContainerWait(context.WithoutCancel(ctx), c.ID, container.WaitConditionNextExit)
+	if err := d.Engine().ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
 		return fmt.Errorf("start %s container: %w", role, err)
 	}
 	if stdin != nil {

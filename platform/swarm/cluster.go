@@ -106,9 +106,15 @@ func (p *Platform) ensure(ctx context.Context) (state, error) {
 		if !sw.ControlAvailable {
 			return state{}, fmt.Errorf("this engine is a swarm worker, not a manager (node %s): services cannot be created here", sw.NodeID)
 		}
+		if p.multi {
+			return state{NodeID: sw.NodeID, ClusterID: clusterID(sw)}, nil
+		}
 		m, _ := readMarker()
 		return state{NodeID: sw.NodeID, ClusterID: clusterID(sw), Created: m != nil && m.ClusterID == clusterID(sw)}, nil
 	case swarm.LocalNodeStateInactive:
+		if p.multi {
+			return state{}, fmt.Errorf("the engine %s names (%s) is in no swarm: boxbench initialises only a single-node swarm on the docker platform's engine", EnvHost, p.engine.DaemonHost())
+		}
 	default:
 		return state{}, fmt.Errorf("the engine's swarm is %s (%s): boxbench neither joins nor repairs a swarm", sw.LocalNodeState, sw.Error)
 	}
@@ -151,6 +157,9 @@ func clusterID(sw swarm.Info) string {
 // experiment, boxbench's or not), and removes the gateway bridge the init made. A swarm
 // boxbench did not create is never left. It says what it removed.
 func (p *Platform) release(ctx context.Context) ([]string, error) {
+	if p.multi {
+		return nil, nil // EnvHost's swarm: never boxbench's to leave; the marker is the other engine's
+	}
 	unlock, err := lock(ctx)
 	if err != nil {
 		return nil, err

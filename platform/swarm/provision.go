@@ -50,7 +50,10 @@ func (b *box) provision(ctx context.Context) error {
 	if same != "" {
 		b.facts["version_check"] = same
 	}
-	ef, info, err := b.p.d.EngineFacts(ctx)
+	if err := b.place(ctx); err != nil {
+		return err
+	}
+	ef, info, err := b.at.d.EngineFacts(ctx)
 	if err != nil {
 		return err
 	}
@@ -82,7 +85,9 @@ func (b *box) provision(ctx context.Context) error {
 		seed = r.Seed.Dir
 	} else {
 		var how string
-		seed, how, err = b.p.d.InitDataDir(ctx, r, im, b.layout, b.addHelper, b.removeHelper)
+		// On this host's engine: the data directory is on this host whichever node runs the task.
+		seed, how, err = b.p.d.InitDataDir(ctx, r, im, b.layout, func(id string) { b.addHelper(b.p.d, id) },
+			func(ctx context.Context, id string) { b.removeHelper(ctx, b.p.d, id) })
 		b.facts["restore"] = how
 		if err != nil {
 			return err
@@ -129,7 +134,8 @@ func (b *box) prepareStorage(ctx context.Context) ([]mount.Mount, error) {
 		defer cancel()
 		lab := docker.Labels(r, "data")
 		lab[docker.LabelPlatform] = Name // in use by a task until its service is gone: swarm's to remove
-		v, err := b.p.engine.VolumeCreate(cctx, volume.CreateOptions{Name: docker.ObjectName(r, "data"),
+		// On the task's engine: the service mounts the volume by name there.
+		v, err := b.at.engine().VolumeCreate(cctx, volume.CreateOptions{Name: docker.ObjectName(r, "data"),
 			Driver: "local", Labels: lab})
 		if err != nil {
 			return nil, fmt.Errorf("create volume: %w", err)
@@ -181,7 +187,13 @@ func (b *box) createService(ctx context.Context, mounts []mount.Mount) error {
 	if err != nil {
 		return err
 	}
-	b.facts["swarm_node"] = st.NodeID
+	if b.at.ID == "" {
+		b.at.ID = st.NodeID // a single-node swarm: this engine's node
+	}
+	if err := b.ensureImage(ctx, b.at); err != nil {
+		return err
+	}
+	b.facts["swarm_node"] = b.at.ID
 	b.facts["swarm_cluster"] = st.ClusterID
 	b.facts["swarm_created_by_boxbench"] = strconv.FormatBool(st.Created)
 	lim := r.Resources
@@ -209,8 +221,8 @@ func (b *box) createService(ctx context.Context, mounts []mount.Mount) error {
 				Reservations: &swarm.Resources{NanoCPUs: int64(lim.CPUs * 1e9), MemoryBytes: lim.MemoryBytes}},
 			// A server that dies is a failed run, not a task for the orchestrator to replace.
 			RestartPolicy: &swarm.RestartPolicy{Condition: swarm.RestartPolicyConditionNone},
-			// This node: the task's group and storage must be on this host.
-			Placement: &swarm.Placement{Constraints: []string{"node.id==" + st.NodeID}},
+			// Its node (place): the task's group and storage must be on this host.
+			Placement: &swarm.Placement{Constraints: []string{"node.id==" + b.at.ID}},
 		},
 		Mode:         swarm.ServiceMode{Replicated: &swarm.ReplicatedService{Replicas: &one}},
 		EndpointSpec: &swarm.EndpointSpec{Mode: swarm.ResolutionModeDNSRR},
@@ -347,7 +359,7 @@ func containerOf(t swarm.Task) string {
 // watchExit closes b.exited when the task container stops running; the wait lives until the
 // box is torn down.
 func (b *box) watchExit() error {
-	exited := docker.WatchExit(b.life, b.p.engine, b.task, container.WaitConditionNotRunning, &b.exitCode)
+	exited := docker.WatchExit(b.life, b.at.engine(), b.task, container.WaitConditionNotRunning, &b.exitCode)
 	b.mu.Lock()
 	b.exited = exited
 	b.mu.Unlock()
@@ -357,7 +369,7 @@ func (b *box) watchExit() error {
 // readBack finds the task container's group, writes what a service spec cannot say (cpuset,
 // weights, I/O caps) into it, reads every control back, and sets the endpoints.
 func (b *box) readBack(ctx context.Context) error {
-	ins, err := b.p.engine.ContainerInspect(ctx, b.task)
+	ins, err := b.at.engine().ContainerInspect(ctx, b.task)
 	if err != nil {
 		return fmt.Errorf("inspect the task container: %w", err)
 	}
@@ -415,7 +427,7 @@ func (b *box) endpoints(ctx context.Context, ins container.InspectResponse) erro
 	if taskIP == "" {
 		return fmt.Errorf("task container %s has no address on %s", b.task[:12], b.netName)
 	}
-	gw, err := b.p.engine.NetworkInspect(ctx, gwBridge, network.InspectOptions{})
+	gw, err := b.at.engine().NetworkInspect(ctx, gwBridge, network.InspectOptions{})
 	if err != nil {
 		return fmt.Errorf("inspect %s: %w", gwBridge, err)
 	}
@@ -430,6 +442,9 @@ func (b *box) endpoints(ctx context.Context, ins container.InspectResponse) erro
 	b.ep = driver.Endpoint{Host: hostIP, Port: port}
 	b.siteEP = driver.Endpoint{Host: taskIP, Port: port}
 	b.facts["network_path"] = "a container on overlay network " + b.netName + " to the task's overlay address " + b.siteEP.String() + " (one node: through the overlay's bridge in its own namespace; VXLAN carries only traffic between nodes)"
+	if b.p.multi {
+		b.facts["network_path"] = "a container on overlay network " + b.netName + " on " + b.client.Hostname + " to the task's overlay address " + b.siteEP.String() + " on " + b.at.Hostname + map[bool]string{true: " (the same node: through the overlay's bridge)", false: " (VXLAN between the two engines' network namespaces)"}[b.at == b.client]
+	}
 	if b.req.Network == NetworkVIP {
 		svc, _, err := b.p.engine.ServiceInspectWithRaw(ctx, b.service, swarm.ServiceInspectOptions{})
 		if err != nil {

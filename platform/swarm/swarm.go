@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -62,8 +63,13 @@ const removeTimeout = 60 * time.Second
 // Platform is the Swarm platform.
 type Platform struct {
 	d      *docker.Platform
-	engine client.APIClient
+	engine client.APIClient // the swarm's manager: the docker platform's engine unless EnvHost names one
 	log    *slog.Logger
+	// multi: the swarm is EnvHost's, of several engines (engines.go); boxbench neither
+	// initialises nor leaves it. hostErr is why EnvHost could not be used.
+	multi       bool
+	hostErr     error
+	nodeEngines engines
 }
 
 // New returns the platform over the docker platform d (its engine and images).
@@ -71,7 +77,16 @@ func New(d *docker.Platform, log *slog.Logger) *Platform {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Platform{d: d, engine: d.Engine(), log: log}
+	p := &Platform{d: d, engine: d.Engine(), log: log, nodeEngines: engines{log: log}}
+	// Like DOCKER_HOST for the docker platform: the environment names the engine.
+	if h := os.Getenv(EnvHost); h != "" {
+		if m, err := p.nodeEngines.get(h); err != nil {
+			p.hostErr = fmt.Errorf("%s: %w", EnvHost, err)
+		} else {
+			p.engine, p.multi = m.Engine(), true
+		}
+	}
+	return p
 }
 
 // Info: task containers of a local engine are groups on this host's tree. A service spec has
@@ -89,6 +104,9 @@ func (p *Platform) Info() platform.Info {
 // cannot manage, a kernel without what the network needs.
 func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 	var errs []error
+	if p.hostErr != nil {
+		return p.hostErr
+	}
 	switch c.Storage {
 	case StorageVolume, StorageBind, StorageTmpfs:
 		if !p.d.EngineIsLocal() {
@@ -119,6 +137,9 @@ func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 	}
 	switch sw := info.Swarm; sw.LocalNodeState {
 	case swarm.LocalNodeStateInactive:
+		if p.multi {
+			errs = append(errs, fmt.Errorf("the engine %s names (%s) is in no swarm (scripts/swarm-multi.sh up makes one)", EnvHost, p.engine.DaemonHost()))
+		}
 	case swarm.LocalNodeStateActive:
 		if !sw.ControlAvailable {
 			errs = append(errs, fmt.Errorf("this engine is a swarm worker (node %s), not a manager: services cannot be created here", sw.NodeID))
@@ -180,19 +201,32 @@ func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed fu
 				filters.Arg("label", docker.LabelRun+"="+s.Spec.Labels[docker.LabelRun])))
 		}
 	}
+	// Across engines, every node's engine holds task and client containers, volumes.
+	ds := []*docker.Platform{p.d}
+	if p.multi {
+		ns, err := p.swarmNodes(ctx)
+		errs = append(errs, err)
+		for _, n := range ns {
+			ds = append(ds, n.d)
+		}
+	}
 	// The engine stops a removed service's tasks by itself; wait for that rather than race it.
 	for _, f := range runs {
-		errs = append(errs, bounded(ctx, func(ctx context.Context) error { return p.removeContainers(ctx, f) }))
+		for _, d := range ds {
+			errs = append(errs, bounded(ctx, func(ctx context.Context) error { return removeContainers(ctx, d, f) }))
+		}
 	}
 	// Networks whose endpoints the engine still releases are retried for a while.
-	for i := 0; ; i++ {
-		gone, err := p.d.CleanupLabelled(ctx, crashed, true)
-		done = append(done, gone...)
-		if err == nil || i == 20 || !strings.Contains(err.Error(), "active endpoints") {
-			errs = append(errs, err)
-			break
+	for _, d := range ds {
+		for i := 0; ; i++ {
+			gone, err := d.CleanupLabelled(ctx, crashed, true)
+			done = append(done, gone...)
+			if err == nil || i == 20 || !strings.Contains(err.Error(), "active endpoints") {
+				errs = append(errs, err)
+				break
+			}
+			time.Sleep(500 * time.Millisecond)
 		}
-		time.Sleep(500 * time.Millisecond)
 	}
 	gone, err := p.release(ctx)
 	return append(done, gone...), errors.Join(append(errs, err)...)
@@ -239,20 +273,20 @@ func (p *Platform) manager(ctx context.Context) bool {
 	return err != nil || info.Swarm.LocalNodeState == swarm.LocalNodeStateActive && info.Swarm.ControlAvailable
 }
 
-// removeContainers force-removes the containers that match f (a service's task containers) and
-// waits until the engine no longer lists any.
-func (p *Platform) removeContainers(ctx context.Context, f filters.Args) error {
+// removeContainers force-removes the containers of d's engine that match f (a service's task
+// containers) and waits until the engine no longer lists any.
+func removeContainers(ctx context.Context, d *docker.Platform, f filters.Args) error {
 	for {
 		if ctx.Err() != nil {
 			return fmt.Errorf("task containers still there: %w", ctx.Err())
 		}
-		cs, err := p.engine.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+		cs, err := d.Engine().ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 		if err == nil && len(cs) == 0 {
 			return nil
 		}
 		var errs []error
 		for _, c := range cs {
-			errs = append(errs, p.d.Remove(ctx, c.ID))
+			errs = append(errs, d.Remove(ctx, c.ID))
 		}
 		if err == nil && errors.Join(errs...) == nil {
 			continue // list again: the engine may have started a replacement meanwhile

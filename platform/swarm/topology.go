@@ -34,6 +34,9 @@ func (*Platform) ClusterRefuses() map[string]string {
 		"(endpoint mode dnsrr); a service's virtual IP would stand for a load balancer, not a member (use overlay)"}
 }
 
+// NodeAddress: the engine's DNS resolves a node's name (its network alias) on the overlay.
+func (*Platform) NodeAddress(context.Context, string, int) (string, error) { return "", nil }
+
 // ClusterNetwork makes the overlay network the nodes of a cluster on network overlay share
 // (attachable, so the client's container joins it; labelled, so Cleanup finds it), after
 // making sure a swarm is active. Nodes on the host network share it: nothing to make. release

@@ -67,8 +67,8 @@ make_node() {
     bash -euc 'hostname "$1"; umount -l "$2"; d=$3; shift 3
                for p in "$@"; do mount --bind "$d/fs$p" "$p"; done' \
     kube-multi "$name" "$NSDIR" "$d" "${NODE_DIRS[@]}"
-  ip link add "bbm$i" type veth peer name eth0 netns "$NSDIR/n$i.net"
-  ip link set "bbm$i" master "$BRIDGE" up
+  ip link add "${VETH_PREFIX:-bbm}$i" type veth peer name eth0 netns "$NSDIR/n$i.net"
+  ip link set "${VETH_PREFIX:-bbm}$i" master "$BRIDGE" up
   nsx "$i" bash -euc '
     ip link set lo up
     ip addr add "$1/24" dev eth0

@@ -1,0 +1,50 @@
+package e2e
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/boxbench/boxbench/internal/testenv"
+)
+
+// TestTopologyNetns runs a 3-member etcd cluster natively with each member in a network
+// namespace of its own on one bridge (network netns: the native baseline of a cluster across
+// nodes; the loopback cluster is TestTopology's): the run ok with a throughput, each member at
+// its own address on the cluster's bridge, and afterwards no namespace, bridge or FORWARD rule
+// of boxbench's left.
+func TestTopologyNetns(t *testing.T) {
+	t.Parallel()
+	testenv.NeedCommands(t, "etcd", "ip", "nsenter", "iptables")
+	s := topologySpec("netns", "etcd", "{nodes: 3}", "  zip: {platform: [native], network: [netns]}")
+	s.Extra = "baseline: {platform: native, network: netns}\n"
+	e := newEnv(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	_, res, _ := e.runStored(ctx, t, 1)
+	for _, r := range res.Runs {
+		if r.Status != "ok" || r.Throughput == nil || *r.Throughput <= 0 {
+			t.Errorf("run %s: status %s %s, throughput %v", r.ID, r.Status, r.Reason, r.Throughput)
+			continue
+		}
+		seen := map[string]bool{}
+		for _, n := range []string{"n1", "n2", "n3"} {
+			on := r.Facts["node_"+n+"_ran_on"]
+			if !strings.HasPrefix(on, "network namespace bbn") || seen[on] {
+				t.Errorf("run %s: member %s ran on %q", r.ID, n, on)
+			}
+			seen[on] = true
+		}
+		if eps := r.Facts["topology_endpoints"]; strings.Contains(eps, "127.0.0.1") || strings.Count(eps, ":2379") != 3 {
+			t.Errorf("run %s: endpoints %q, want each member at its own address", r.ID, eps)
+		}
+	}
+	if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), "bbn") {
+		t.Errorf("network namespaces left: %s", out)
+	}
+	if out, _ := exec.Command("iptables", "-S", "FORWARD").Output(); strings.Contains(string(out), "boxbench-native-netns") {
+		t.Errorf("FORWARD rules left: %s", out)
+	}
+}
