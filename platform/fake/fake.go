@@ -103,6 +103,10 @@ func (p *Platform) ClusterNetwork(context.Context, platform.Request) (string, fu
 	return "", func(context.Context) error { return nil }, nil
 }
 
+// NodeAddress: "" — the fake makes no network of its own (ClusterNetwork returns ""), so it is
+// never asked for one.
+func (p *Platform) NodeAddress(context.Context, string, int) (string, error) { return "", nil }
+
 // ClusterRefuses: every network can carry a cluster.
 func (p *Platform) ClusterRefuses() map[string]string { return nil }
 
