@@ -77,7 +77,7 @@ func Provision(ctx context.Context, p platform.Platform, r platform.Request, t d
 		q := r
 		name := pl.peers[i].Name
 		q.Run, q.WorkDir, q.DBMS = r.Run+"-"+name, r.WorkDir+"-"+name, nd
-		q.Node = &platform.Node{Name: name, Network: netName, Ports: pl.ports[i]}
+		q.Node = &platform.Node{Name: name, Network: netName, Ports: pl.ports[i], Index: i, Count: t.Nodes}
 		q.Resources.Cpuset = pl.cpusets[i]
 		reqs[i] = q
 	}
@@ -192,4 +192,5 @@ func (b *Box) fillFacts(cluster map[string]string, what string, eps []driver.End
 }
 
 // nodeFactKeys are the facts that differ between nodes and are kept per node.
-var nodeFactKeys = []string{"endpoint", "container", "host_data_dir", "command", "config_hash", "network_path"}
+// ran_on is where the node ran when its platform has machines of its own (a Kubernetes node).
+var nodeFactKeys = []string{"endpoint", "container", "host_data_dir", "command", "config_hash", "network_path", "ran_on"}

@@ -156,6 +156,10 @@ type Node struct {
 	Name    string         // "n1", "n2", …: a DNS label
 	Network string         // the cluster's network (ClusterNetwork), "" for the host's
 	Ports   map[string]int // on the host's network: every listener's port, reserved by the caller
+	// Index is the node's place in the cluster (0 for n1) and Count the cluster's number of
+	// nodes: a platform that puts each node on a machine of its own (kubernetes on the pod
+	// network) decides from them which machine, and whether one is left for the client.
+	Index, Count int
 }
 
 // Clusterer is what a platform whose boxes can be the nodes of a cluster offers
