@@ -67,6 +67,9 @@ func (b *box) provision(ctx context.Context) error {
 	}
 	b.local = isLocal(b.node)
 	b.facts["ran_on"] = "kubernetes node " + b.node.Name + " (" + nodeAddress(b.node) + ")"
+	for k, v := range clusterFacts(ctx, cl, b.node) {
+		b.facts[k] = v
+	}
 	b.facts["cluster"] = cl.rest.Host
 	b.facts["kubeconfig"] = cl.kubeconfig
 	b.facts["node"] = b.node.Name
