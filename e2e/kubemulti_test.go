@@ -76,6 +76,9 @@ func kubeMulti(t *testing.T, cni string) {
 	if f["cluster_members"] != "n1,n2,n3" || f["cluster_leader"] == "" {
 		t.Errorf("members %q leader %q", f["cluster_members"], f["cluster_leader"])
 	}
+	if f["kubernetes_cni"] != cni || f["kubernetes_kube_proxy_mode"] != "iptables" || !strings.Contains(f["kubernetes_nodes"], "bbmulti-4=10.250.0.14") {
+		t.Errorf("cluster facts: cni %q kube-proxy %q nodes %q", f["kubernetes_cni"], f["kubernetes_kube_proxy_mode"], f["kubernetes_nodes"])
+	}
 	used := map[string]string{}
 	for _, n := range []string{"n1", "n2", "n3"} {
 		on := f["node_"+n+"_ran_on"]
