@@ -89,6 +89,8 @@ type env struct {
 	swarmHost string
 	// kube: the experiments use the local cluster, whose objects the leftover check lists.
 	kube bool
+	// kubeMulti: they use the multi-node local cluster (scripts/kube-multi.sh).
+	kubeMulti bool
 	// after runs once the leftover check is done (unmount what the test mounted).
 	after []func()
 }

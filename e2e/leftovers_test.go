@@ -74,6 +74,9 @@ func (e *env) leftovers(exp string) []string {
 	if e.kube {
 		left = append(left, kubeObjects(exp)...)
 	}
+	if e.kubeMulti {
+		left = append(left, clusterObjects(multiKubectl, multiKubeconfig, exp)...)
+	}
 	return left
 }
 
@@ -118,9 +121,14 @@ const kubeconfig = "/var/lib/boxbench/kube/admin.kubeconfig"
 // kubeObjects lists the local cluster's objects (pods, services, claims, volumes, namespaces)
 // labelled boxbench=1 of experiment exp.
 func kubeObjects(exp string) []string {
+	return clusterObjects("/run/boxbench/kube/bin/kubectl", kubeconfig, exp)
+}
+
+// clusterObjects lists the objects of experiment exp in the cluster of kubeconfig.
+func clusterObjects(kubectl, kubeconfig, exp string) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	raw, err := exec.CommandContext(ctx, "/run/boxbench/kube/bin/kubectl", "--kubeconfig", kubeconfig, "get",
+	raw, err := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "get",
 		"pods,services,pvc,pv,namespaces", "-A", "-l", "boxbench=1", "-o", "json").Output()
 	if err != nil {
 		return []string{"list the cluster's labelled objects: " + err.Error()}

@@ -6,6 +6,7 @@
 #   scripts/kube-multi.sh status     exit 0 iff every component runs and every node is Ready
 #   scripts/kube-multi.sh down       stop everything it started, remove everything it created
 #   scripts/kube-multi.sh load TAR   import an image archive (`docker save` format) into every node
+#   scripts/kube-multi.sh build      build (or find cached) everything up needs, for both CNIs
 #
 # Each node is a set of namespaces of this host (network, mount, UTS) with its own address on a
 # bridge this script creates, its own containerd and kubelet and kube-proxy, and private
@@ -74,7 +75,7 @@ source "$MULTI_HERE/kube-multi/config.sh"
 # shellcheck source=kube-multi/cluster.sh
 source "$MULTI_HERE/kube-multi/cluster.sh"
 
-usage() { echo "usage: $0 up [--nodes N] [--cni routes|vxlan] | status | down | load TAR" >&2; exit 2; }
+usage() { echo "usage: $0 up [--nodes N] [--cni routes|vxlan] | status | down | load TAR | build" >&2; exit 2; }
 
 cmd_load() {
   local tar=$1 n i
@@ -110,5 +111,8 @@ case ${1:-} in
   down) flock -w 900 8 || die "kube-multi.sh lock held for 15 min"; cmd_down ;;
   status) cmd_status ;;
   load) [ $# = 2 ] || usage; cmd_load "$2" ;;
+  # Everything up builds, for both CNIs, each cached by version under its own flock: CI's early
+  # build phase runs it beside the other builds, so that no test pays a cold build.
+  build) cmd_build; build_coredns; build_flannel ;;
   *) usage ;;
 esac

@@ -41,8 +41,12 @@ type box struct {
 	cl    *cluster
 	node  *corev1.Node
 	local bool
-	img   image.Image
-	pull  corev1.PullPolicy
+	// pc is the cluster on the pod network this box is a member of (nil otherwise), and
+	// clientAt the node the cluster's client runs on.
+	pc       *podCluster
+	clientAt string
+	img      image.Image
+	pull     corev1.PullPolicy
 
 	name     string // the name of every object of the box
 	ns       string

@@ -46,6 +46,9 @@ const (
 
 // clientNode is the node a client pod goes to: the configured one, else the server's.
 func (b *box) clientNode() string {
+	if b.clientAt != "" {
+		return b.clientAt // a cluster's member: the node ClusterNetwork left for the client
+	}
 	if b.cfg.ClientNode != "" {
 		return b.cfg.ClientNode
 	}
@@ -135,6 +138,12 @@ func (b podClient) agentSpec(ctx context.Context, n *corev1.Node) (corev1.PodSpe
 	if !isLocal(n) {
 		return spec, "", fmt.Errorf("client node %s is not this host: a client pod there runs an image holding boxbench's binary; build one with `boxbench images agent`, get it to the node and name it in kubernetes.agentImage", n.Name)
 	}
+	if b.pull == corev1.PullNever && n.Name != b.node.Name {
+		// The server's image, which boxbench loaded into the server's node only.
+		if _, err := b.p.loadImage(ctx, n.Name, b.img); err != nil {
+			return spec, "", fmt.Errorf("client node %s: %w", n.Name, err)
+		}
+	}
 	bin := b.cfg.AgentBinary
 	if bin == "" {
 		var err error
@@ -160,7 +169,7 @@ func (b podClient) agentImage(ctx context.Context, n *corev1.Node, ref string) (
 	if err != nil {
 		return corev1.PullIfNotPresent, nil // not built here: the node pulls it
 	}
-	if _, err := b.p.loadImage(ctx, image.Image{Ref: ref, ID: ins.ID}); err != nil {
+	if _, err := b.p.loadImage(ctx, n.Name, image.Image{Ref: ref, ID: ins.ID}); err != nil {
 		return "", fmt.Errorf("agent image %s: %w", ref, err)
 	}
 	return corev1.PullNever, nil

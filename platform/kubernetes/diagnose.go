@@ -53,10 +53,10 @@ func (p *Platform) Diagnose(ctx context.Context) []platform.Finding {
 		sf := platform.Finding{Area: area, Name: "image loading", Fix: "apt-get install -y containerd (for ctr)"}
 		if !command.Exists("ctr") {
 			sf.Detail = "ctr is not installed"
-		} else if !exists(p.socket()) {
-			sf.Detail, sf.Fix = "containerd socket "+p.socket()+" is missing", "scripts/kube-local.sh up"
+		} else if !exists(p.socket(n.Name)) {
+			sf.Detail, sf.Fix = "containerd socket "+p.socket(n.Name)+" is missing", "scripts/kube-local.sh up"
 		} else {
-			sf.OK, sf.Detail, sf.Fix = true, "docker save | ctr --address "+p.socket()+" -n "+containerdNS+" images import -", ""
+			sf.OK, sf.Detail, sf.Fix = true, "docker save | ctr --address "+p.socket(n.Name)+" -n "+containerdNS+" images import -", ""
 		}
 		fs = append(fs, sf)
 	}

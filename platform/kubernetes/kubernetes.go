@@ -83,6 +83,11 @@ const (
 	ContractKubeconfig = "/var/lib/boxbench/kube/admin.kubeconfig"
 	ContractSocket     = "/run/boxbench/kube/containerd/containerd.sock"
 	containerdNS       = "k8s.io"
+	// MultiKubeconfig, MultiNodePrefix and MultiSocket are scripts/kube-multi.sh's: node
+	// MultiNodePrefix+i's containerd listens at MultiSocket with i.
+	MultiKubeconfig = "/var/lib/boxbench/multi/admin.kubeconfig"
+	MultiNodePrefix = "bbmulti-"
+	MultiSocket     = "/run/boxbench/multi/n%s/containerd.sock"
 )
 
 // Config is the cluster and how boxes use it: the spec's kubernetes: block.
@@ -128,6 +133,9 @@ type Platform struct {
 	// unreachable is the last failure to reach the cluster (see reach).
 	unreachable *failure
 	img         map[string]image.Image
+	// podClusters are the clusters on the pod network whose ClusterNetwork was made and not
+	// yet released, by network name.
+	podClusters map[string]*podCluster
 }
 
 // New returns the platform over the Docker engine the built images live in (nil when there

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -85,19 +86,28 @@ func nodeAddress(n *corev1.Node) string {
 	return ""
 }
 
-// socket is the node's containerd socket when the node is this host.
-func (p *Platform) socket() string {
+// socket is node's containerd socket when the node is this host: the configured one, node i's
+// of the multi-node local cluster (scripts/kube-multi.sh's contract), or the single-node local
+// cluster's.
+func (p *Platform) socket(node string) string {
 	if s := p.config().Socket; s != "" {
 		return s
+	}
+	if i, ok := strings.CutPrefix(node, MultiNodePrefix); ok && digits.MatchString(i) {
+		if s := fmt.Sprintf(MultiSocket, i); exists(s) {
+			return s
+		}
 	}
 	return ContractSocket
 }
 
+var digits = regexp.MustCompile(`^[1-9][0-9]?$`)
+
 // loadImage makes the built image im present in the local node's containerd (namespace k8s.io)
 // under its tag: `docker save` through the engine API piped into `ctr images import`. An image
 // already there with the same config digest (the Docker image id) is not loaded again.
-func (p *Platform) loadImage(ctx context.Context, im image.Image) (string, error) {
-	sock := p.socket()
+func (p *Platform) loadImage(ctx context.Context, node string, im image.Image) (string, error) {
+	sock := p.socket(node)
 	if _, err := os.Stat(sock); err != nil {
 		return "", fmt.Errorf("the node is this host but its containerd socket %s is missing (set kubernetes.socket? no: the local cluster's contract path is used): %w", sock, err)
 	}

@@ -57,10 +57,19 @@ func (b *box) provision(ctx context.Context) error {
 		return err
 	}
 	b.cl = cl
-	if b.node, err = b.p.node(ctx, cl); err != nil {
+	if r.Node != nil && r.Network == NetworkPod {
+		err = b.member(ctx)
+	} else {
+		b.node, err = b.p.node(ctx, cl)
+	}
+	if err != nil {
 		return err
 	}
 	b.local = isLocal(b.node)
+	b.facts["ran_on"] = "kubernetes node " + b.node.Name + " (" + nodeAddress(b.node) + ")"
+	for k, v := range clusterFacts(ctx, cl, b.node) {
+		b.facts[k] = v
+	}
 	b.facts["cluster"] = cl.rest.Host
 	b.facts["kubeconfig"] = cl.kubeconfig
 	b.facts["node"] = b.node.Name
@@ -135,6 +144,32 @@ func (b *box) provision(ctx context.Context) error {
 	return platform.WaitReady(ctx, r.DBMS, b.ep, b.exited, func() error { return b.exitErr })
 }
 
+// member places a node of a cluster on the pod network: the Kubernetes node of its own that
+// ClusterNetwork chose, and (for the first member, whose site the cluster's client uses) the
+// client's node.
+func (b *box) member(ctx context.Context) error {
+	pc, err := b.p.podClusterOf(b.req.Node.Network)
+	if err != nil {
+		return err
+	}
+	b.pc = pc
+	name, err := pc.memberNode(b.req.Node.Index, b.req.Node.Count)
+	if err != nil {
+		return err
+	}
+	if b.node, err = b.cl.cs.CoreV1().Nodes().Get(ctx, name, getOpts); err != nil {
+		return fmt.Errorf("node %s for member %s: %w", name, b.req.Node.Name, err)
+	}
+	if b.cfg.ClientInCluster {
+		var w *platform.Warning
+		b.clientAt, w = pc.clientNode(b.cfg.ClientNode, b.req.Node.Count)
+		if w != nil && b.req.Node.Index == 0 {
+			b.warns = append(b.warns, *w)
+		}
+	}
+	return nil
+}
+
 // image resolves and, on a local node, loads the server's image.
 func (b *box) image(ctx context.Context) error {
 	d := b.req.DBMS
@@ -167,7 +202,7 @@ func (b *box) image(ctx context.Context) error {
 	} else if err == nil {
 		b.facts["version_check"] = "native and image both run " + im.ServerPackage + " " + im.ServerVersion
 	}
-	how, err := b.p.loadImage(ctx, im)
+	how, err := b.p.loadImage(ctx, b.node.Name, im)
 	if err != nil {
 		return err
 	}
@@ -179,6 +214,11 @@ func (b *box) image(ctx context.Context) error {
 // namespace uses the configured namespace (which must exist: boxbench never deletes a
 // namespace it did not create) or creates one of the box's own.
 func (b *box) namespace(ctx context.Context) error {
+	if b.pc != nil {
+		b.ns = b.pc.ns
+		b.facts["namespace"] = b.ns + " (the cluster's, with its headless service " + b.pc.svc + ")"
+		return nil
+	}
 	if ns := b.cfg.Namespace; ns != "" {
 		if _, err := b.cl.cs.CoreV1().Namespaces().Get(ctx, ns, getOpts); err != nil {
 			return fmt.Errorf("namespace %s (kubernetes.namespace): %w (create it, or leave kubernetes.namespace out for a namespace per box)", ns, err)
@@ -463,6 +503,9 @@ func (b *box) createPod(ctx context.Context, data corev1.Volume) error {
 		spec.RuntimeClassName = &rt
 	}
 	pod := &corev1.Pod{ObjectMeta: meta(r, b.name, "server"), Spec: spec}
+	if b.pc != nil {
+		b.asMember(&pod.Spec, pod.Labels)
+	}
 	cctx, cancel := settled(ctx)
 	defer cancel()
 	if _, err := b.cl.cs.CoreV1().Pods(b.ns).Create(cctx, pod, metav1.CreateOptions{}); err != nil {

@@ -134,6 +134,12 @@ cmd_up() {
       sleep 1
     done
   done
+  # What the cluster is made of, where boxbench records it with every run (docs/kubernetes.md):
+  # nothing in the API says which CNI or kube-proxy mode a node has.
+  for ((i = 1; i <= n; i++)); do
+    kubectl annotate node "$(node_name "$i")" --overwrite >/dev/null \
+      "boxbench/cni=$cni" boxbench/kube-proxy-mode=iptables
+  done
   deploy_coredns "$deadline"
   log "up: $n nodes Ready, CNI $cni, cluster DNS $DNS_IP; kubeconfig $KUBECONFIG_ADMIN (context $CONTEXT); $BIN/kubectl is kubectl"
 }

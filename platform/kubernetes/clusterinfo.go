@@ -1,0 +1,61 @@
+package kubernetes
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Node annotations that say what the API does not: the pod network (CNI) and kube-proxy's mode.
+// scripts/kube-multi.sh sets both; flannel sets its own backend annotation on every node.
+const (
+	AnnotationCNI       = "boxbench/cni"
+	AnnotationProxyMode = "boxbench/kube-proxy-mode"
+	annotationFlannel   = "flannel.alpha.coreos.com/backend-type"
+)
+
+// clusterFacts describes the cluster a box ran on, for people (docs/kubernetes.md): its API
+// server's version, every node with its address and kubelet, and what the node's annotations
+// say of its CNI and kube-proxy mode ("not recorded" where nothing does). A fact that cannot be
+// read says why instead.
+func clusterFacts(ctx context.Context, cl *cluster, n *corev1.Node) map[string]string {
+	f := map[string]string{"kubernetes_cni": cni(n), "kubernetes_kube_proxy_mode": annotated(n, AnnotationProxyMode)}
+	if v, err := cl.cs.Discovery().ServerVersion(); err == nil {
+		f["kubernetes_version"] = v.GitVersion
+	} else {
+		f["kubernetes_version"] = "not read: " + err.Error()
+	}
+	l, err := cl.cs.CoreV1().Nodes().List(ctx, listAll)
+	if err != nil {
+		f["kubernetes_nodes"] = "not read: " + err.Error()
+		return f
+	}
+	var nodes []string
+	for i := range l.Items {
+		m := &l.Items[i]
+		nodes = append(nodes, m.Name+"="+nodeAddress(m)+" ("+m.Status.NodeInfo.KubeletVersion+", "+m.Status.NodeInfo.ContainerRuntimeVersion+")")
+	}
+	sort.Strings(nodes)
+	f["kubernetes_nodes"] = strings.Join(nodes, " ")
+	return f
+}
+
+// cni is what node n's annotations say of its pod network.
+func cni(n *corev1.Node) string {
+	if v := n.Annotations[AnnotationCNI]; v != "" {
+		return v
+	}
+	if v := n.Annotations[annotationFlannel]; v != "" {
+		return "flannel (" + v + ")"
+	}
+	return "not recorded (no " + AnnotationCNI + " annotation on node " + n.Name + ")"
+}
+
+func annotated(n *corev1.Node, key string) string {
+	if v := n.Annotations[key]; v != "" {
+		return v
+	}
+	return "not recorded (no " + key + " annotation on node " + n.Name + ")"
+}
