@@ -9,12 +9,13 @@ package postgres
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"github.com/boxbench/boxbench/driver/internal/pool"
 	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -23,6 +24,7 @@ import (
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/driver/internal/netconn"
+	"github.com/boxbench/boxbench/driver/internal/pool"
 	"github.com/boxbench/boxbench/driver/internal/sqltable"
 )
 
@@ -83,12 +85,29 @@ func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSiz
 	return db, nil
 }
 
+// dialAttempts bounds how often dial tries a connection the transport lost before the server
+// answered (a reset, or EOF during authentication): CI saw a data load fail once on such an
+// EOF on a loaded host while the server stayed up. An answer of the server's own (a wrong
+// password, too many connections) is never retried.
+const dialAttempts = 3
+
 func (db *DB) dial(ctx context.Context) (*pconn, error) {
-	pg, err := pgconn.ConnectConfig(ctx, db.cfg)
-	if err != nil {
-		return nil, fmt.Errorf("postgres connect %s:%d: %w", db.cfg.Host, db.cfg.Port, err)
+	var err error
+	for attempt := 1; ; attempt++ {
+		var pg *pgconn.PgConn
+		if pg, err = pgconn.ConnectConfig(ctx, db.cfg); err == nil {
+			return &pconn{pg: pg, prepared: map[*stmt]bool{}}, nil
+		}
+		var answer *pgconn.PgError
+		if errors.As(err, &answer) || attempt == dialAttempts || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Duration(attempt) * 500 * time.Millisecond):
+		}
 	}
-	return &pconn{pg: pg, prepared: map[*stmt]bool{}}, nil
+	return nil, fmt.Errorf("postgres connect %s:%d: %w", db.cfg.Host, db.cfg.Port, err)
 }
 
 // UseTable names the table the following operations use (Setup does it too). Call it before
