@@ -72,6 +72,9 @@ type phaseCase struct {
 // the experiment with both runs ok.
 func atPhase(t *testing.T, c phaseCase) {
 	t.Parallel()
+	// boxbench's start and `doctor --cleanup` release a swarm boxbench made (and wait on its
+	// lock): not while a swarm test runs, whose swarm it would leave between two services.
+	testenv.HoldShared(t, "swarm")
 	c.box.need(t, "redis")
 	testenv.NeedCommands(t, "redis-server", "losetup", "mkfs.ext4")
 	e := newEnv(t, c.spec)

@@ -175,9 +175,17 @@ func (b *box) prepareStorage(ctx context.Context) ([]mount.Mount, error) {
 
 // createService creates the box's overlay network (overlay, vip) and its service, holding the
 // swarm lock from the swarm's init to the service's creation, so that no release leaves the
-// swarm in between.
+// swarm in between. A node already chosen (a swarm of several engines) gets its image before
+// the lock is taken: copying an image into another engine takes minutes on a loaded host, and
+// every boxbench process's cleanup waits on that lock (an interrupted run's exit waited past
+// its limit behind such a copy).
 func (b *box) createService(ctx context.Context, mounts []mount.Mount) error {
 	r := b.req
+	if b.at.ID != "" {
+		if err := b.ensureImage(ctx, b.at); err != nil {
+			return err
+		}
+	}
 	unlock, err := lock(ctx)
 	if err != nil {
 		return err
@@ -188,10 +196,10 @@ func (b *box) createService(ctx context.Context, mounts []mount.Mount) error {
 		return err
 	}
 	if b.at.ID == "" {
-		b.at.ID = st.NodeID // a single-node swarm: this engine's node
-	}
-	if err := b.ensureImage(ctx, b.at); err != nil {
-		return err
+		b.at.ID = st.NodeID // a single-node swarm: this engine's node, whose image is local
+		if err := b.ensureImage(ctx, b.at); err != nil {
+			return err
+		}
 	}
 	b.facts["swarm_node"] = b.at.ID
 	b.facts["swarm_cluster"] = st.ClusterID
