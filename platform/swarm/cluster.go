@@ -138,6 +138,9 @@ func (p *Platform) ensure(ctx context.Context) (state, error) {
 	default:
 		return state{}, fmt.Errorf("the engine's swarm is %s (%s): boxbench neither joins nor repairs a swarm", sw.LocalNodeState, sw.Error)
 	}
+	if err := p.guardBridges(ctx); err != nil {
+		return state{}, err
+	}
 	_, gwErr := p.engine.NetworkInspect(ctx, gwBridge, network.InspectOptions{})
 	port, err := platform.FreePort()
 	if err != nil {
@@ -210,6 +213,17 @@ func (p *Platform) release(ctx context.Context) ([]string, error) {
 	// A cluster's network outlives its nodes' services for a moment at both ends of its life.
 	if n, err := p.clusterNetworks(ctx); err != nil || n > 0 {
 		return nil, err
+	}
+	if !p.acceptsDNSLoss() {
+		cs, err := p.bridgeContainers(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(cs) > 0 {
+			p.log.Warn("keeping the swarm boxbench created: leaving it would break name resolution on bridge networks (moby/moby#45144); `boxbench doctor --cleanup` leaves it once these are gone",
+				"cluster", m.ClusterID, "containers", strings.Join(cs, ", "))
+			return nil, nil
+		}
 	}
 	if err := p.engine.SwarmLeave(ctx, true); err != nil {
 		return nil, fmt.Errorf("leave the swarm boxbench created (cluster %s): %w", m.ClusterID, err)
