@@ -112,6 +112,31 @@ func kubeMulti(t *testing.T, cni string) {
 	} else {
 		t.Logf("%s: %.0f ops/s; members %v; client %s", cni, *r.Throughput, used, site)
 	}
+	if cni == "routes" { // the node's namespace does not depend on the CNI: once is enough
+		kubeMultiHostNetwork(ctx, t)
+	}
+}
+
+// kubeMultiHostNetwork: a hostNetwork box on node 2 listens in that node's network namespace,
+// whose loopback is not this host's (one kernel, so the node "is this host" for cgroups and
+// images): the client on this host reaches it at the node's address, never at 127.0.0.1.
+func kubeMultiHostNetwork(ctx context.Context, t *testing.T) {
+	s := spec{Name: "kubemulti-hostnet", DBMS: "etcd", Records: 200, Reps: "1",
+		Workload: "{type: ycsb, mix: read-heavy, threads: 2, duration: 2s, warmup: 1s}",
+		Limits:   "{cpus: 0.25, memory: 256MiB}",
+		Matrix:   "  zip: {platform: [kubernetes], network: [host], storage: [emptydir]}",
+		Extra: "kubernetes: {kubeconfig: " + multiKubeconfig + ", node: bbmulti-2}\n" +
+			"baseline: {platform: kubernetes, network: host, storage: emptydir}\n"}
+	e := newEnv(t, s)
+	e.kubeMulti = true
+	_, res, _ := e.runStored(ctx, t, 1)
+	r := res.Runs[0]
+	if r.Status != "ok" {
+		t.Fatalf("hostNetwork box on bbmulti-2: run %s: %s %s", r.ID, r.Status, r.Reason)
+	}
+	if ep := r.Facts["endpoint"]; ep != "10.250.0.12:2379" {
+		t.Errorf("hostNetwork box on bbmulti-2: endpoint %q, want the node's address 10.250.0.12:2379 (its loopback is the node's namespace, not this host's)", ep)
+	}
 }
 
 // tail is the end of a command's output.

@@ -199,6 +199,10 @@ func (c *conn) call(m method, msg []byte) error {
 			if err := c.flushControl(); err != nil {
 				return err
 			}
+			// Not a reply to what we send: it may be in the socket already (see netconn.Flush).
+			if err := c.nc.Flush(); err != nil {
+				return c.fail(err)
+			}
 			if err := c.readFrame(); err != nil {
 				return err
 			}

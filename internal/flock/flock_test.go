@@ -2,7 +2,10 @@ package flock
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -59,4 +62,29 @@ func TestSharedExcludesExclusive(t *testing.T) {
 		t.Fatal("shared lock taken while an exclusive holder has it")
 	}
 	unlock()
+}
+
+// Holders names this process while it holds the lock (the kernel's /proc/locks), and nobody
+// once it lets go; waiters are not holders.
+func TestHolders(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	unlock, ok, err := TryLock(path)
+	if err != nil || !ok {
+		t.Fatalf("TryLock: %v %v", ok, err)
+	}
+	h := Holders(path)
+	want := fmt.Sprintf("pid %d (", os.Getpid())
+	if len(h) != 1 || !strings.HasPrefix(h[0], want) {
+		t.Errorf("Holders while held = %q, want one entry starting %q", h, want)
+	}
+	unlock()
+	if h := Holders(path); len(h) != 0 {
+		t.Errorf("Holders after release = %q, want none", h)
+	}
+	got := parseLocks(strings.NewReader("1: FLOCK  ADVISORY  WRITE 42 fe:00:7 0 EOF\n"+
+		"1: -> FLOCK  ADVISORY  WRITE 43 fe:00:7 0 EOF\n2: FLOCK  ADVISORY  WRITE 44 fe:00:8 0 EOF\n"+
+		"3: OFDLCK ADVISORY  WRITE -1 fe:00:7 0 EOF\n"), 0xfe, 0, 7)
+	if len(got) != 1 || got[0] != 42 {
+		t.Errorf("parseLocks = %v, want [42]", got)
+	}
 }

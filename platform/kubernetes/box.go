@@ -41,6 +41,9 @@ type box struct {
 	cl    *cluster
 	node  *corev1.Node
 	local bool
+	// hostNetns: the node is in this host's network namespace (netns.go); a hostNetwork
+	// server is then reached on loopback, else at the node's address.
+	hostNetns bool
 	// pc is the cluster on the pod network this box is a member of (nil otherwise), and
 	// clientAt the node the cluster's client runs on.
 	pc       *podCluster

@@ -66,6 +66,7 @@ func (b *box) provision(ctx context.Context) error {
 		return err
 	}
 	b.local = isLocal(b.node)
+	b.hostNetns = inHostNetns(b.node)
 	b.facts["ran_on"] = "kubernetes node " + b.node.Name + " (" + nodeAddress(b.node) + ")"
 	for k, v := range clusterFacts(ctx, cl, b.node) {
 		b.facts[k] = v
@@ -89,8 +90,8 @@ func (b *box) provision(ctx context.Context) error {
 	if r.Network == NetworkHost && r.Node != nil {
 		// A cluster's node listens where its peers were told it does (platform.Node): ports
 		// package cluster reserved on this host, so the node must be this host.
-		if !b.local {
-			return fmt.Errorf("node %s of a cluster on network host: kubernetes node %s is not this host, where the cluster's ports were reserved", r.Node.Name, b.node.Name)
+		if !b.hostNetns {
+			return fmt.Errorf("node %s of a cluster on network host: kubernetes node %s is not in this host's network namespace, where the cluster's ports were reserved and its peers are named 127.0.0.1", r.Node.Name, b.node.Name)
 		}
 		if b.layout.Port = r.Node.Ports[dbms.PortClient]; b.layout.Port == 0 {
 			return fmt.Errorf("node %s has no client port", r.Node.Name)
@@ -99,8 +100,10 @@ func (b *box) provision(ctx context.Context) error {
 			b.layout.Listen = "127.0.0.1"
 		}
 	} else if r.Network == NetworkHost {
-		// The node's own network namespace: a port free on this host when it is the node.
-		if b.local {
+		// The node's own network namespace: a port free on this host when it is this
+		// namespace; in another (a node of the multi-node cluster) the server listens on every
+		// address at its default port, reached at the node's address.
+		if b.hostNetns {
 			if b.layout.Port, err = platform.FreePort(); err != nil {
 				return err
 			}

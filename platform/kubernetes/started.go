@@ -129,7 +129,7 @@ func (b *box) endpoint(ctx context.Context) error {
 	switch b.req.Network {
 	case NetworkHost:
 		host := "127.0.0.1"
-		if !b.local {
+		if !b.hostNetns {
 			host = nodeAddress(b.node)
 		}
 		b.ep = driver.Endpoint{Host: host, Port: b.layout.Port}

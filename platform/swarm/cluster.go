@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -78,12 +79,31 @@ func writeMarker(m marker) error {
 	return os.Rename(tmp, markerPath())
 }
 
-// lock takes the swarm lock.
+// lockWait bounds a wait for the swarm lock whatever the caller's context: an interrupted
+// run's exit cleans up with a context that is never cancelled, and a holder that hangs (an
+// engine that stopped answering in the middle of an init) must not hang every other boxbench
+// process. A variable so that a test can shorten it.
+var lockWait = 2 * time.Minute
+
+// lock takes the swarm lock, waiting at most lockWait. On timeout the error names the holder
+// (pid and command line, from the kernel's lock table) and says that what the caller was about
+// to change is left for `boxbench doctor --cleanup`.
 func lock(ctx context.Context) (func(), error) {
 	if err := os.MkdirAll(StateDir, 0o755); err != nil {
 		return nil, err
 	}
-	return flock.Lock(ctx, filepath.Join(StateDir, lockFile), nil)
+	path := filepath.Join(StateDir, lockFile)
+	wctx, cancel := context.WithTimeout(ctx, lockWait)
+	defer cancel()
+	unlock, err := flock.Lock(wctx, path, nil)
+	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+		holder := "a process this one cannot name (see /proc/locks)"
+		if h := flock.Holders(path); len(h) > 0 {
+			holder = strings.Join(h, ", ")
+		}
+		return nil, fmt.Errorf("the swarm lock %s is held by %s: gave up after %s; the swarm's state is left as it is for `boxbench doctor --cleanup` once that process is gone", path, holder, lockWait)
+	}
+	return unlock, err
 }
 
 // state is the swarm as a box uses it.
@@ -117,6 +137,9 @@ func (p *Platform) ensure(ctx context.Context) (state, error) {
 		}
 	default:
 		return state{}, fmt.Errorf("the engine's swarm is %s (%s): boxbench neither joins nor repairs a swarm", sw.LocalNodeState, sw.Error)
+	}
+	if err := p.guardBridges(ctx); err != nil {
+		return state{}, err
 	}
 	_, gwErr := p.engine.NetworkInspect(ctx, gwBridge, network.InspectOptions{})
 	port, err := platform.FreePort()
@@ -190,6 +213,17 @@ func (p *Platform) release(ctx context.Context) ([]string, error) {
 	// A cluster's network outlives its nodes' services for a moment at both ends of its life.
 	if n, err := p.clusterNetworks(ctx); err != nil || n > 0 {
 		return nil, err
+	}
+	if !p.acceptsDNSLoss() {
+		cs, err := p.bridgeContainers(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(cs) > 0 {
+			p.log.Warn("keeping the swarm boxbench created: leaving it would break name resolution on bridge networks (moby/moby#45144); `boxbench doctor --cleanup` leaves it once these are gone",
+				"cluster", m.ClusterID, "containers", strings.Join(cs, ", "))
+			return nil, nil
+		}
 	}
 	if err := p.engine.SwarmLeave(ctx, true); err != nil {
 		return nil, fmt.Errorf("leave the swarm boxbench created (cluster %s): %w", m.ClusterID, err)

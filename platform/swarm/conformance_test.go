@@ -65,6 +65,10 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(unlock)
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	e := &env{engine: engine, p: New(docker.New(engine, log), log), root: testenv.WorkRoot(t)}
+	// The suite keeps Docker clusters on bridge networks apart from swarm tests with a lock
+	// (testenv.HoldShared), so these tests accept the leave's loss of bridge names
+	// (bridges.go); TestBridgeGuard checks the refusal itself.
+	e.p.ConfigureSection(Section{AcceptBridgeDNSLoss: true})
 	d, _ := dbms.Get("redis")
 	if _, err := e.p.d.Image(context.Background(), d); errors.Is(err, image.ErrNotBuilt) {
 		testenv.Skip(t, err.Error()+" (or run go test ./image/, which builds them)")

@@ -329,6 +329,11 @@ func (b *box) waitTask(ctx context.Context) error {
 			last = fmt.Sprintf("task %s is %s: %s %s", t.ID, s.State, s.Message, s.Err)
 			switch s.State {
 			case swarm.TaskStateRunning:
+				// The facts say where the task ran from the node chosen for it (place): hold
+				// the orchestrator to it, so that ran_on is never a plan the swarm ignored.
+				if b.at.ID != "" && t.NodeID != b.at.ID {
+					return fmt.Errorf("the service's task %s runs on swarm node %s, not on %s (%s) where it was constrained", t.ID, t.NodeID, b.at.ID, b.at.where())
+				}
 				if containerOf(t) != "" {
 					b.facts["task"] = t.ID
 					b.facts["task_container"] = containerOf(t)

@@ -30,6 +30,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -70,6 +71,9 @@ type Platform struct {
 	multi       bool
 	hostErr     error
 	nodeEngines engines
+
+	mu      sync.Mutex
+	section Section // the spec's swarm: block (bridges.go)
 }
 
 // New returns the platform over the docker platform d (its engine and images).
@@ -92,7 +96,7 @@ func New(d *docker.Platform, log *slog.Logger) *Platform {
 // Info: task containers of a local engine are groups on this host's tree. A service spec has
 // no OCI runtime field (the engine's default runtime runs every task), so no runtime key.
 func (p *Platform) Info() platform.Info {
-	return platform.Info{Name: Name, Cluster: p, Prober: p, Diagnoser: p, BoxCleaner: p,
+	return platform.Info{Name: Name, Cluster: p, Prober: p, Diagnoser: p, BoxCleaner: p, Settings: p,
 		Storages:   []string{StorageVolume, StorageBind, StorageTmpfs},
 		Networks:   []string{NetworkHost, NetworkOverlay, NetworkVIP},
 		HostCgroup: true,

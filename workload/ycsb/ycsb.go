@@ -155,17 +155,40 @@ func (w *Workload) loadWorker(ctx context.Context, db driver.DB, fields []string
 			copy(row, wk.values(len(fields)))
 			vals = append(vals, row)
 		}
-		var err error
-		if len(keys) == 1 {
-			err = db.Insert(ctx, keys[0], fields, vals[0])
-		} else {
-			err = db.BatchInsert(ctx, keys, fields, vals)
-		}
-		if err != nil {
+		if err := w.insertBatch(ctx, db, keys, fields, vals); err != nil {
 			return fmt.Errorf("insert records %d..%d: %w", lo, hi-1, err)
 		}
 	}
 	return ctx.Err()
+}
+
+// minRequestLimit is the least time one load request may take before it counts as stalled.
+const minRequestLimit = 2 * time.Minute
+
+// requestLimit bounds one request of the load: the run's window (warm-up and measured time),
+// at least minRequestLimit. A request that outlasts the window it loads data for is stalled,
+// not slow (a member that stopped answering, a lost reply); without the bound the load would
+// wait for timeouts.load, an hour by default.
+func (w *Workload) requestLimit() time.Duration {
+	return max(w.cfg.Warmup+w.cfg.Duration, minRequestLimit)
+}
+
+// insertBatch inserts one batch within requestLimit; a request that does not finish in it
+// fails the load with an error that says it stalled.
+func (w *Workload) insertBatch(ctx context.Context, db driver.DB, keys, fields []string, vals [][][]byte) error {
+	limit := w.requestLimit()
+	rctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	var err error
+	if len(keys) == 1 {
+		err = db.Insert(rctx, keys[0], fields, vals[0])
+	} else {
+		err = db.BatchInsert(rctx, keys, fields, vals)
+	}
+	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
+		return fmt.Errorf("the request stalled: no reply within %s (the run's window, at least %s): %w", limit, minRequestLimit, err)
+	}
+	return err
 }
 
 // Run drives the workload for Warmup + Duration (or until OperationCount measured operations)

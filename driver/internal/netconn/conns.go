@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"sync"
+	"time"
 )
 
 // Conns dials the client's connections and remembers them, so that Close can break the ones
@@ -13,12 +14,16 @@ type Conns struct {
 	mu     sync.Mutex
 	open   map[net.Conn]struct{} // the dialled connections, unwrapped
 	closed bool
-	dialer net.Dialer
 }
+
+// dialer bounds a dial whatever its context: the generator's workers use a context that
+// is never cancelled, and a member that drops SYNs would hold a worker for the kernel's
+// retries (over two minutes) while Close cannot break a connection that does not exist yet.
+var dialer = net.Dialer{Timeout: 30 * time.Second}
 
 // Dial dials a tracked Conn, whose writes wait for the next Read (see Conn).
 func (c *Conns) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	nc, err := c.dialer.DialContext(ctx, network, addr)
+	nc, err := dialer.DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +42,7 @@ func (c *Conns) Dial(ctx context.Context, network, addr string) (net.Conn, error
 // clients that may write without reading a reply afterwards (go-sql-driver/mysql closes a
 // statement so), which Conn would hold back until the next Read.
 func (c *Conns) DialPlain(ctx context.Context, network, addr string) (net.Conn, error) {
-	nc, err := c.dialer.DialContext(ctx, network, addr)
+	nc, err := dialer.DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,8 @@ import (
 )
 
 // Conn is a connection whose writes are sent at the next Read, which then waits for the
-// reply in Go's network poller without first trying a read that would fail.
+// reply in Go's network poller without first trying a read that would fail. A Read that waits
+// for anything but the reply to what is queued must Flush first (see Flush).
 //
 // Why: a client of request–reply protocols writes a request and reads the reply. Through a
 // plain net.Conn that costs, per operation, a write, a read that fails with EAGAIN (the
@@ -88,6 +89,21 @@ func (c *Conn) Write(b []byte) (int, error) {
 	}
 	c.pending = append(c.pending, b...)
 	return len(b), nil
+}
+
+// Flush sends what Write queued now, through the net.Conn. Call it before a Read that waits
+// for something other than the reply to the queued bytes (a flow-control window, a frame the
+// server sends on its own): Read's shortcut, which sends and then waits without trying a read,
+// is safe only for a reply, which cannot arrive before its request; bytes that arrived before
+// the send would lose their readiness to the reset and the wait would never end. After Flush,
+// Read tries a read first.
+func (c *Conn) Flush() error {
+	if len(c.pending) == 0 {
+		return nil
+	}
+	_, err := c.Conn.Write(c.pending)
+	c.pending = c.pending[:0]
+	return err
 }
 
 // Read sends what Write queued, then waits for at least one byte and reads it into b.
