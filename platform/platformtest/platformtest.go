@@ -51,6 +51,9 @@ type Config struct {
 	Experiment string
 	// StepTimeout bounds each step (5 minutes when 0): an emulated VM boots in tens of seconds.
 	StepTimeout time.Duration
+	// Also, when set, runs in "provision" on the first choice's box after the suite's checks:
+	// a platform's own checks that need a running box, without starting one more.
+	Also func(ctx context.Context, t *testing.T, b platform.Box)
 }
 
 const marker = "platformtest.marker"
@@ -162,6 +165,9 @@ func (s *suite) provision(t *testing.T) {
 				b = s.up(ctx, t, s.request(exp, c))
 			}
 			s.check(ctx, t, b)
+			if i == 0 && s.cfg.Also != nil {
+				s.cfg.Also(ctx, t, b)
+			}
 		})
 	}
 }
