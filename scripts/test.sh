@@ -19,8 +19,9 @@
 # tests 4 at a time) is the critical path from the start and the others fill the other slot;
 # platform/vm, whose guests compute under TCG while they boot, comes after platform/docker: away
 # from e2e's own VM test, which e2e starts first (its guest agent timed out beside platform/vm
-# in the cold run of 2026-11-27), and not last, where its 7-10 minutes were the suite's tail
-# after e2e had ended (issue 28); cgroup/v2test, two short TCG boots, after the other slow ones.
+# in the cold run of 2026-11-27), and not tenth, where by the package times at -p 2 it would
+# start about when e2e ends and its 7-10 minutes would be the suite's tail (issue 28);
+# cgroup/v2test, two short TCG boots, after the other slow ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$PWD/bin/boxbench
