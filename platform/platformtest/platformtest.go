@@ -261,6 +261,11 @@ func (s *suite) crashCleanup(t *testing.T) {
 	ctx := s.ctxFor(t)
 	crashed := s.exp("crashed")
 	live := s.handed(t, "snapshot")
+	// Whatever happens below, nothing of the crashed experiment outlives the suite (a failed
+	// provision leaves the experiment's parent cgroup).
+	t.Cleanup(func() {
+		_, _ = s.cfg.Platform.Cleanup(context.Background(), s.cfg.WorkRoot, func(e string) bool { return e == crashed })
+	})
 	r := s.request(crashed, s.cfg.Choices[0])
 	if _, err := s.cfg.Platform.Provision(ctx, r); err != nil { // abandoned: no teardown, as after kill -9
 		t.Fatal(err)
