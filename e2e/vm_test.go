@@ -11,28 +11,23 @@ import (
 )
 
 // TestVMRun runs Redis natively, in an (emulated) QEMU guest and in a container in such a guest
-// through the binary, with a YCSB workload over the forwarded port and (vm) an fio job run inside
-// the guest through the agent (Exec): all runs are stored ok, the VM's carry the accelerator and
-// the emulated label, the guest's own telemetry is sampled, the report gives no verdict on an
-// emulated cell, and nothing of the VM is left: no QEMU in its group, no work directory, no tap
-// or bridge.
+// through the binary, with a YCSB workload over the forwarded port: all runs are stored ok, the
+// VM's carry the accelerator and the emulated label, the guest's own telemetry is sampled, the
+// report gives no verdict on an emulated cell, and nothing of the VM is left: no QEMU in its
+// group, no work directory, no tap or bridge. (An fio job inside the guest through the agent,
+// a cell of its own here until issue 28, is platform/vm's fioInGuest: one guest boot fewer.)
 func TestVMRun(t *testing.T) {
 	t.Parallel()
 	testenv.NeedCommands(t, "redis-server", "qemu-system-x86_64")
-	e := newEnv(t, spec{Name: "vm", Reps: "1", Workload: "-", Matrix: `  workload: [reads, fio]
-  zip:
+	e := newEnv(t, spec{Name: "vm", Reps: "1", Workload: "{type: ycsb, mix: read-heavy, threads: 2, duration: 3s, warmup: 1s}",
+		Matrix: `  zip:
     platform: [native, vm, vm-docker]
     storage: [bind, rootfs, overlay]
-    network: [host, nat, nat]
-  exclude: [{workload: fio, platform: vm-docker}]`,
-		Extra: `workloads:
-  reads: {type: ycsb, mix: read-heavy, threads: 2, duration: 3s, warmup: 1s}
-  fio: {type: fio, job: fsync-high, size: 16MiB, duration: 3s}
-baseline: {platform: native, storage: bind, network: host}
-`})
+    network: [host, nat, nat]`,
+		Extra: "baseline: {platform: native, storage: bind, network: host}\n"})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	out, got, _ := e.runStored(ctx, t, 5)
+	out, got, _ := e.runStored(ctx, t, 3)
 	var vmRuns int
 	for _, r := range got.Runs {
 		if r.Status != "ok" {
@@ -58,8 +53,8 @@ baseline: {platform: native, storage: bind, network: host}
 			t.Errorf("run %s series lack the guest's or the VMM's telemetry: %v\n%.2000s", r.ID, err, series)
 		}
 	}
-	if vmRuns != 3 {
-		t.Errorf("%d VM runs, want 3", vmRuns)
+	if vmRuns != 2 {
+		t.Errorf("%d VM runs, want 2", vmRuns)
 	}
 	rep := e.report(ctx, t, out, "json")
 	var r struct {

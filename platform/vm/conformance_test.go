@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -18,10 +19,12 @@ import (
 	"github.com/boxbench/boxbench/rootfs"
 	"github.com/boxbench/boxbench/storage"
 	"github.com/boxbench/boxbench/vmimage"
+	"github.com/boxbench/boxbench/workload"
+	"github.com/boxbench/boxbench/workload/fio"
 )
 
 // TestConformance runs the platform suite on QEMU guests with Redis, over every storage and
-// both networks.
+// both networks, and fio inside the first guest through its agent (fioInGuest).
 func TestConformance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots QEMU guests (minutes under TCG)")
@@ -37,7 +40,41 @@ func TestConformance(t *testing.T) {
 		StorageOpts: platform.StorageOptions{BlockdevSize: 256 << 20, TmpfsSize: 256 << 20},
 		Leftovers:   func(ctx context.Context, exp string) []string { return leftovers(ctx, root, exp) },
 		StepTimeout: 12 * time.Minute,
+		Also:        fioInGuest,
 	})
+}
+
+// fioInGuest runs the fsync-high job through the box's Exec (the guest agent), on the guest's
+// data directory, as the runner does for a fio cell: writes and fsyncs are counted, 5 writes to
+// an fsync, with latencies, and fio's directory is gone afterwards. (e2e TestVMRun ran this as
+// a cell of its own, booting one more guest under emulation for it.)
+func fioInGuest(ctx context.Context, t *testing.T, b platform.Box) {
+	c := fio.DefaultConfig()
+	c.Job, c.Duration, c.Warmup, c.Size = "fsync-high", 3*time.Second, 0, 16<<20
+	w, err := fio.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.Run(ctx, workload.Target{DBMS: "redis", Box: b, DataDir: b.DataDir()}, workload.Clock{Start: time.Now()})
+	if err != nil {
+		t.Fatalf("fio in the guest: %v", err)
+	}
+	ops := map[string]workload.OpSummary{}
+	for _, o := range res.Ops {
+		if o.Series == "latency" {
+			ops[o.Op] = o
+		}
+	}
+	wr, fs := ops["write"], ops[fio.OpFsync]
+	if wr.Count == 0 || fs.Count == 0 || fs.P50 <= 0 || res.Metrics["write_iops"] <= 0 {
+		t.Errorf("fio in the guest: ops %v, metrics %v", ops, res.Metrics)
+	} else if r := float64(wr.Count) / float64(fs.Count); r < 4.9 || r > 5.1 {
+		t.Errorf("fio in the guest: %d writes for %d fsyncs, want 5 to 1", wr.Count, fs.Count)
+	}
+	dir := path.Join(b.DataDir(), fio.Subdir)
+	if out, err := b.Exec(ctx, []string{"test", "!", "-e", dir}); err != nil {
+		t.Errorf("fio's directory %s is left in the guest: %v %s", dir, err, out)
+	}
 }
 
 // TestConformanceDocker runs the suite on vm-docker: Redis in a container of the guest's
