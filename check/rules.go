@@ -87,9 +87,10 @@ func throttled(f Facts, th Thresholds) []Warning {
 			Code:     CodeAtLimit,
 			Severity: SeverityInfo,
 			Message: fmt.Sprintf("the database ran at its CPU limit of %g cpus, set by the spec and the same for its "+
-				"baseline: throttled in %s. Throughput is the work it does per share of a core; a cost the box pays "+
-				"outside its cgroup (docker-proxy, softirq on other cpus, the client) shows in throughput only where it "+
-				"leaves the server waiting, and otherwise in latency and the CPU time per operation", limit, share),
+				"baseline: throttled in %s. Throughput is the work it does per share of a core: network-stack work done "+
+				"in its own threads (a bridge, NAT) takes from that share, while a cost paid outside its cgroup "+
+				"(docker-proxy, softirq on other cpus, the client) shows in throughput only where it leaves the server "+
+				"waiting, otherwise in latency and the CPU time per operation", limit, share),
 		}}
 	}
 	limit, why := "", "compare it only with cells that have the same limit"
