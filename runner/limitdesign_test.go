@@ -1,16 +1,10 @@
 package runner_test
 
 import (
-	"context"
-	"log/slog"
 	"strings"
 	"testing"
 
-	"github.com/boxbench/boxbench/builtin"
 	"github.com/boxbench/boxbench/internal/testenv"
-	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/runner"
-	"github.com/boxbench/boxbench/spec"
 )
 
 // limitSpec: native Redis held far below what it wants (1 % and 2 % of a core, so that it hits
@@ -38,24 +32,8 @@ quietStart: {timeout: 0s}
 func TestThrottledByDesign(t *testing.T) {
 	testenv.NeedRoot(t)
 	testenv.NeedCommands(t, "redis-server")
-	work, out := testenv.WorkRoot(t), t.TempDir()
-	log := slog.New(slog.DiscardHandler)
-	ps := map[string]platform.Platform{"native": builtin.Platforms(log)["native"]}
-	e, err := spec.Parse([]byte(limitSpec), "limit.yaml", builtin.Vocabulary(ps))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := runner.Run(context.Background(), runner.Config{Spec: e, SpecText: []byte(limitSpec), OutDir: out,
-		WorkRoot: work, Platforms: ps, Workloads: builtin.Workload, Neighbours: builtin.Neighbour, DBMS: builtin.DBMS,
-		Check: builtin.Checker(ps, false), Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.OK != 2 {
-		t.Fatalf("%+v, want 2 ok runs", sum)
-	}
 	codes := map[string]map[string]string{}
-	for _, r := range storedRuns(t, out) {
+	for _, r := range runStored(t, limitSpec, 2) {
 		codes[r.ID] = map[string]string{}
 		for _, w := range r.Warnings {
 			codes[r.ID][w.Code] = w.Severity + ": " + w.Message
