@@ -34,9 +34,12 @@ type Warning struct {
 
 // Warning codes.
 const (
-	CodeClientCPU     = "client_cpu_saturated"
-	CodeClientWaited  = "client_waited_for_cpu"
-	CodeThrottled     = "db_cpu_throttled"
+	CodeClientCPU    = "client_cpu_saturated"
+	CodeClientWaited = "client_waited_for_cpu"
+	CodeThrottled    = "db_cpu_throttled"
+	// CodeAtLimit is db_cpu_throttled's info form: the server ran at a CPU limit the spec set on
+	// purpose and its baseline shares (rules.go, throttled).
+	CodeAtLimit       = "db_cpu_at_limit"
 	CodeSwap          = "swap_used"
 	CodeHostBusy      = "host_busy_before_run"
 	CodeMemoryBoundIO = "memory_bound_read_disk"
@@ -100,6 +103,11 @@ type Facts struct {
 	// (resource.Applied.Limits). Nil Applied skips the comparison.
 	Spec    resource.Limits
 	Applied *resource.Limits
+	// Baseline are the limits the cell's baseline cell asks for (the cell's own for a baseline,
+	// or for a cell compared with nothing); nil means unknown. A CPU limit that Spec, Applied
+	// and Baseline all agree on is the experiment's design: a server throttled by it gets
+	// CodeAtLimit (info), not CodeThrottled.
+	Baseline *resource.Limits
 	// ScansPerKey is the cell's database's dbms.Traits.ScansPerKey: why each keyed operation
 	// reads the whole data set, naming the server ("" when it does not, or unknown).
 	ScansPerKey string

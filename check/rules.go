@@ -81,17 +81,46 @@ func throttled(f Facts, th Thresholds) []Warning {
 	if ratio <= th.ThrottledRatio {
 		return nil
 	}
-	limit := ""
+	share := fmt.Sprintf("%s of its CFS periods after warm-up (%.0f of %.0f), above %s", pct(ratio), thr, per, pct(th.ThrottledRatio))
+	if limit, ok := limitByDesign(f, th); ok {
+		return []Warning{{
+			Code:     CodeAtLimit,
+			Severity: SeverityInfo,
+			Message: fmt.Sprintf("the database ran at its CPU limit of %g cpus, set by the spec and the same for its "+
+				"baseline: throttled in %s. Throughput is the work it does per share of a core: network-stack work done "+
+				"in its own threads (a bridge, NAT) takes from that share, while a cost paid outside its cgroup "+
+				"(docker-proxy, softirq on other cpus, the client) shows in throughput only where it leaves the server "+
+				"waiting, otherwise in latency and the CPU time per operation", limit, share),
+		}}
+	}
+	limit, why := "", "compare it only with cells that have the same limit"
 	if f.Applied != nil && f.Applied.CPUs > 0 {
 		limit = fmt.Sprintf(" (%g cpus)", f.Applied.CPUs)
+	}
+	switch {
+	case f.Spec.CPUs <= 0:
+		why = "the cell asks for no CPU limit, so something else set this one"
+	case f.Baseline != nil && f.Baseline.CPUs != f.Spec.CPUs:
+		why = fmt.Sprintf("its baseline asks for %s, so the comparison measures the limits as much as the box",
+			orNone(f.Baseline.CPUs > 0, fmt.Sprintf("%g cpus", f.Baseline.CPUs)))
 	}
 	return []Warning{{
 		Code:     CodeThrottled,
 		Severity: SeverityWarning,
-		Message: fmt.Sprintf("the database was throttled in %s of its CFS periods after warm-up (%.0f of %.0f), above %s: "+
-			"it ran into its CPU limit%s, so throughput is set by the limit and latency includes waits for the next "+
-			"period; compare it only with cells that have the same limit", pct(ratio), thr, per, pct(th.ThrottledRatio), limit),
+		Message: fmt.Sprintf("the database was throttled in %s: it ran into its CPU limit%s, so throughput is set by the "+
+			"limit and latency includes waits for the next period; %s", share, limit, why),
 	}}
+}
+
+// limitByDesign says whether the box's CPU limit is the experiment's design: the cell asked for
+// it, it took effect, and the cell's baseline asks for the same one, so every run of the
+// comparison ran under one limit (a run whose limit did not take effect is limits_differ).
+func limitByDesign(f Facts, th Thresholds) (float64, bool) {
+	want := f.Spec.CPUs
+	if want <= 0 || f.Applied == nil || f.Baseline == nil || f.Baseline.CPUs != want {
+		return 0, false
+	}
+	return want, math.Abs(f.Applied.CPUs-want) <= th.LimitTolerance*want
 }
 
 // hostHasSwap says whether the host had a swap device during the run: false when telemetry

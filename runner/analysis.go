@@ -95,7 +95,12 @@ func (r *Runner) validity(c *plan.Cell, res *workload.Result, samples []telemetr
 	}
 	f := check.Facts{Wall: res.Measured, ClientCPU: res.ClientCPU, ClientCPUWall: res.ClientCPUWall, ClientCores: cores,
 		DBSource: "db", Dataset: c.Bound, WarmupEnd: interval + res.Warmup,
-		Spec: lim}
+		Spec: lim, Baseline: &lim}
+	// The baseline's own request: a CPU limit both ask for is the design, one that differs is
+	// what db_cpu_throttled warns about (a cell compared with nothing keeps its own).
+	if b := r.plan.Baseline[c]; b != nil && b != c {
+		f.Baseline = &b.Resources
+	}
 	if d, err := r.cfg.DBMS(c.DBMS); err == nil {
 		f.ScansPerKey = d.Traits().ScansPerKey
 	}
