@@ -13,7 +13,7 @@ import (
 
 // Diagnose says whether LXC works here and why not: its tools, the kernel's overlayfs, the
 // cgroup layout, and the root filesystem of each database.
-func (p *Platform) Diagnose(ctx context.Context) []platform.Finding {
+func (p *Platform) Diagnose(ctx context.Context, dbs []dbms.DBMS) []platform.Finding {
 	var fs []platform.Finding
 	out, err := command.Run(ctx, "lxc-start", "--version")
 	if err != nil {
@@ -24,8 +24,8 @@ func (p *Platform) Diagnose(ctx context.Context) []platform.Finding {
 	}
 	fs = append(fs, platform.Finding{Area: Name, Name: "overlayfs", OK: kernelHas("overlay"),
 		Detail: "the rootfs storage and the shared read-only tree need overlayfs (CONFIG_OVERLAY_FS)"})
-	for _, name := range dbms.Names() {
-		d, _ := dbms.Get(name)
+	for _, d := range dbs {
+		name := d.Name()
 		t, err := p.trees.Find(ctx, d)
 		f := platform.Finding{Area: Name, Name: "rootfs " + name}
 		switch {

@@ -13,7 +13,7 @@ import (
 
 // Diagnose says whether VMs work here and how: QEMU, the accelerator a guest really boots under
 // (the KVM trial's own output when it is TCG), the tap device, and each database's guest image.
-func (p *Platform) Diagnose(ctx context.Context) []platform.Finding {
+func (p *Platform) Diagnose(ctx context.Context, dbs []dbms.DBMS) []platform.Finding {
 	var fs []platform.Finding
 	out, err := command.Run(ctx, "qemu-system-x86_64", "--version")
 	if err != nil {
@@ -26,8 +26,8 @@ func (p *Platform) Diagnose(ctx context.Context) []platform.Finding {
 		Detail: "network bridge puts the guest on a tap device (/dev/net/tun); nat needs none"})
 	var trialDone bool
 	var images []platform.Finding
-	for _, name := range dbms.Names() {
-		d, _ := dbms.Get(name)
+	for _, d := range dbs {
+		name := d.Name()
 		f := platform.Finding{Area: p.name, Name: "guest image " + name}
 		tree, err := p.trees.Find(ctx, d)
 		if err == nil {
