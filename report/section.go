@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -31,11 +32,11 @@ type Section interface {
 // defaultSections are the report's sections in the order every format shows them.
 func defaultSections() []Section {
 	return []Section{
-		sweepsSection{},
-		metricsSection{},
-		textSection{id: "nodes", title: "Nodes of each cluster", text: writeTextNodes},
-		textSection{id: "window", title: "Measured window", text: writeTextWindow},
-		calibrationSection{textSection{id: "calibration", title: "Calibration", text: writeTextCalibration}},
+		sweepsSection{},  // report/sweep_section.go (charts: sweep_charts.go; the model: sweep.go)
+		metricsSection{}, // report/metrics.go
+		textSection{id: "nodes", title: "Nodes of each cluster", text: writeTextNodes},                       // report/nodes.go
+		textSection{id: "window", title: "Measured window", text: writeTextWindow},                           // report/window.go
+		calibrationSection{textSection{id: "calibration", title: "Calibration", text: writeTextCalibration}}, // report/calibration.go
 		publishedSection{}, // report/published.go
 	}
 }
@@ -116,6 +117,20 @@ func sectionsHTML(r *Report) ([]template.HTML, error) {
 		}
 	}
 	return out, nil
+}
+
+//go:embed assets/*.html.tmpl
+var templates embed.FS
+
+// sectionTemplate is the page template assets/<name>.html.tmpl (a section's, or the page's
+// own), named name. Called once per template when the package loads: a template that does not
+// parse is a defect of this build, and panics there (as template.Must).
+func sectionTemplate(name string) *template.Template {
+	text, err := templates.ReadFile("assets/" + name + ".html.tmpl")
+	if err != nil {
+		panic(err)
+	}
+	return template.Must(template.New(name).Parse(string(text)))
 }
 
 // renderHTML executes a section's template into its part of the page.
