@@ -3,10 +3,8 @@ package lxc
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/boxbench/boxbench/cgroup"
-	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/platform"
 )
@@ -14,14 +12,11 @@ import (
 // Diagnose says whether LXC works here and why not: its tools, the kernel's overlayfs, the
 // cgroup layout, and the root filesystem of each database.
 func (p *Platform) Diagnose(ctx context.Context, dbs []dbms.DBMS) []platform.Finding {
-	var fs []platform.Finding
-	out, err := command.Run(ctx, "lxc-start", "--version")
-	if err != nil {
-		fs = append(fs, platform.Finding{Area: Name, Name: "lxc", Detail: err.Error(), Fix: "apt-get install lxc"})
-	} else {
-		fs = append(fs, platform.Finding{Area: Name, Name: "lxc", OK: true,
-			Detail: "LXC " + strings.TrimSpace(string(out)) + ", application containers; cgroup " + cgroup.HostMode()})
+	lxc := platform.ToolFinding(ctx, Name, "lxc", "apt-get install lxc", "lxc-start", "--version")
+	if lxc.OK {
+		lxc.Detail = "LXC " + lxc.Detail + ", application containers; cgroup " + cgroup.HostMode()
 	}
+	fs := []platform.Finding{lxc}
 	fs = append(fs, platform.Finding{Area: Name, Name: "overlayfs", OK: kernelHas("overlay"),
 		Detail: "the rootfs storage and the shared read-only tree need overlayfs (CONFIG_OVERLAY_FS)"})
 	for _, d := range dbs {
