@@ -32,11 +32,11 @@ type Section interface {
 // defaultSections are the report's sections in the order every format shows them.
 func defaultSections() []Section {
 	return []Section{
-		sweepsSection{},  // report/sweep_section.go (charts: sweep_charts.go; the model: sweep.go)
-		metricsSection{}, // report/metrics.go
-		textSection{id: "nodes", title: "Nodes of each cluster", text: writeTextNodes},                       // report/nodes.go
-		textSection{id: "window", title: "Measured window", text: writeTextWindow},                           // report/window.go
-		calibrationSection{textSection{id: "calibration", title: "Calibration", text: writeTextCalibration}}, // report/calibration.go
+		sweepsSection{},
+		metricsSection{},
+		textSection{id: "nodes", title: "Nodes of each cluster", text: writeTextNodes},
+		textSection{id: "window", title: "Measured window", text: writeTextWindow},
+		calibrationSection{textSection{id: "calibration", title: "Calibration", text: writeTextCalibration}},
 		publishedSection{}, // report/published.go
 	}
 }
