@@ -6,11 +6,11 @@ package builtin
 import (
 	"context"
 	"fmt"
-	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/cluster"
 	"log/slog"
 	"sync"
 
+	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/image"
 	"github.com/boxbench/boxbench/placement"
