@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/image"
 	"github.com/boxbench/boxbench/placement"
@@ -143,12 +144,7 @@ func (t table) checker(ps map[string]platform.Platform, probe bool) plan.Checker
 // added to the table (builtin.With) is checked by its own database.
 func (t table) checkTopology(name string, tp spec.Topology) []string {
 	dt := dbms.Topology{Nodes: tp.Nodes, Synchronous: tp.Synchronous, ReplicationFactor: tp.ReplicationFactor, Consistency: tp.Consistency}
-	if r, err := t.row(name); err == nil {
-		if c, ok := dbms.ClusteredOf(r.DBMS); ok {
-			return c.CheckTopology(dt)
-		}
-	}
-	return dbms.CheckTopology(name, dt) // its message lists the databases that have one
+	return databases.CheckTopology(t, name, dt)
 }
 
 // ForPlan makes the platforms that could run a program while checking a cell refuse to: plan

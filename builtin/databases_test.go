@@ -2,24 +2,16 @@ package builtin
 
 import (
 	"context"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver/noop"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/spec"
 )
-
-// TestTableIsTheDatabases: the table has a row for every database package dbms describes, and
-// no other.
-func TestTableIsTheDatabases(t *testing.T) {
-	if got, want := table(Databases()).names(), dbms.Names(); !reflect.DeepEqual(got, want) {
-		t.Errorf("table %v, dbms %v", got, want)
-	}
-}
 
 // fakeDB is a database added in one place: a row of the table. It is described like Redis
 // but named otherwise; its traits are its own (no unix socket), so nothing may fall back on a
@@ -35,7 +27,7 @@ func (fakeDB) Traits() dbms.Traits {
 // on every platform of this build: each cell is runnable or skipped for a reason about this
 // host, never for an unknown name; its workload builds with the row's driver.
 func TestFakeDatabase(t *testing.T) {
-	tb := append(table(Databases()), Database{DBMS: fakeDB{}, Driver: plain(noop.New)})
+	tb := append(table(Databases()), Database{DBMS: fakeDB{}, Driver: databases.Plain(noop.New)})
 	ps := Platforms(nil)
 	names := make([]string, 0, len(ps))
 	for n := range ps {

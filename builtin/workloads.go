@@ -34,8 +34,12 @@ func (t table) workload(e *spec.Experiment, c *plan.Cell) (workload.Workload, er
 		if err != nil {
 			return nil, err
 		}
+		d, err := t.dbms(c.DBMS)
+		if err != nil {
+			return nil, err
+		}
 		cfg := sysbench.DefaultConfig()
-		cfg.DBMS, cfg.Driver, cfg.Test, cfg.Threads, cfg.Rate = c.DBMS, drv, w.Test, w.Threads, w.Rate
+		cfg.DBMS, cfg.Driver, cfg.Test, cfg.Threads, cfg.Rate = d, drv, w.Test, w.Threads, w.Rate
 		cfg.Duration, cfg.Warmup, cfg.Interval = w.Duration.D(), w.Warmup.D(), w.Interval.D()
 		if w.Tables > 0 {
 			cfg.Tables = w.Tables

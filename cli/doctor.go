@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/boxbench/boxbench/builtin"
+	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/hostenv"
@@ -118,8 +119,8 @@ func diagnose(ctx context.Context, ps map[string]platform.Platform, workRoot str
 		}
 		fs = append(fs, f)
 	}
-	for _, name := range dbms.Names() {
-		d, _ := dbms.Get(name)
+	for _, d := range databases.DBMSs() {
+		name := d.Name()
 		f := platform.Finding{Area: "dbms", Name: name}
 		if err := dbms.Missing(d); err != nil {
 			f.Detail, f.Fix = strings.ReplaceAll(err.Error(), "\n", "; "), "apt-get install -y "+strings.Join(d.Packages(), " ")
@@ -143,7 +144,7 @@ func diagnose(ctx context.Context, ps map[string]platform.Platform, workRoot str
 	sort.Strings(names)
 	for _, n := range names {
 		if d := ps[n].Info().Diagnoser; d != nil {
-			fs = append(fs, d.Diagnose(ctx)...)
+			fs = append(fs, d.Diagnose(ctx, databases.DBMSs())...)
 		} else {
 			fs = append(fs, platform.Finding{Area: n, Name: "platform", OK: true, Detail: "available"})
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/boxbench/boxbench/agent"
+	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/image"
 	"github.com/boxbench/boxbench/rootfs"
@@ -36,12 +37,12 @@ func (a *app) imagesCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			names := only
 			if len(names) == 0 {
-				names = dbms.Names()
+				names = databases.Names()
 			}
 			var ds []dbms.DBMS
 			var bad []string
 			for _, n := range names {
-				d, err := dbms.Get(n)
+				d, err := databases.Get(n)
 				if err != nil {
 					bad = append(bad, "--dbms: "+err.Error())
 					continue
@@ -70,7 +71,7 @@ func (a *app) imagesCmd() *cobra.Command {
 	}
 	build.Flags().BoolVar(&vm, "vm", false, "also build each database's guest images for the vm and vm-docker platforms (the tree plus Debian's kernel and the QEMU guest agent, and with dockerd and the image loaded, under "+vmimage.DefaultRoot+")")
 	build.Flags().IntVar(&jobs, "jobs", 3, "build this many databases at once (their trees share one Debian base, built once; apt's downloads and dpkg wait on the network and the disk as much as on the CPU)")
-	build.Flags().StringSliceVar(&only, "dbms", nil, "only these databases (default: all: "+strings.Join(dbms.Names(), ", ")+")")
+	build.Flags().StringSliceVar(&only, "dbms", nil, "only these databases (default: all: "+strings.Join(databases.Names(), ", ")+")")
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List boxbench's root filesystems and images with their database versions",

@@ -45,8 +45,8 @@ func TestCpusets(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	p := native.New()
-	etcd, _ := dbms.Get("etcd")
-	pg, _ := dbms.Get("mariadb")
+	var etcd dbms.DBMS = dbms.Etcd{}
+	var pg dbms.DBMS = dbms.MariaDB{}
 	for _, tc := range []struct {
 		d       dbms.DBMS
 		network string
@@ -104,7 +104,7 @@ func TestFailedJoin(t *testing.T) {
 			defer func() { reservePort = platform.FreePort }()
 			exp := fmt.Sprintf("test-cluster-%s-%d", name, os.Getpid())
 			work := testenv.WorkRoot(t)
-			d, _ := dbms.Get("etcd")
+			var d dbms.DBMS = dbms.Etcd{}
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
 			b, err := Provision(ctx, p, platform.Request{Experiment: exp, Run: "r0001",

@@ -88,7 +88,7 @@ func TestEtcdNoAuthWindow(t *testing.T) {
 	}()
 	exp := fmt.Sprintf("test-etcdauth-%d", os.Getpid())
 	work := testenv.WorkRoot(t)
-	d, _ := dbms.Get("etcd")
+	var d dbms.DBMS = dbms.Etcd{}
 	pw := dbms.NewPassword()
 	b, err := Provision(ctx, native.New(), platform.Request{Experiment: exp, Run: "r0001",
 		WorkDir: filepath.Join(work, exp, "r0001"), DBMS: dbms.WithPassword(d, pw),

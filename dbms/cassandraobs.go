@@ -156,25 +156,11 @@ cat ` + f
 	return parseCassandraStats(string(out))
 }
 
-type cassandraWatch struct {
-	a     ServerAccess
-	start cassandraReading
-}
-
-// Watch reads the observer's counters at the start of the window.
+// Watch reads the observer's counters at the start of the window; End reads them again, and
+// the window's metrics are the differences (see cassandraWindow).
 func (Cassandra) Watch(ctx context.Context, a ServerAccess) (ServerWatch, error) {
-	r, err := readCassandraStats(ctx, a.Exec)
-	if err != nil {
-		return nil, err
+	read := func(ctx context.Context, a ServerAccess) (cassandraReading, error) {
+		return readCassandraStats(ctx, a.Exec)
 	}
-	return &cassandraWatch{a: a, start: r}, nil
-}
-
-// End reads them again; the window's metrics are the differences (see cassandraWindow).
-func (w *cassandraWatch) End(ctx context.Context) (ServerWindow, error) {
-	r, err := readCassandraStats(ctx, w.a.Exec)
-	if err != nil {
-		return ServerWindow{}, err
-	}
-	return cassandraWindow(w.start, r), nil
+	return watch(ctx, a, read, cassandraWindow)
 }

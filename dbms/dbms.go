@@ -131,34 +131,6 @@ type Credentials struct {
 	Database string
 }
 
-// Names lists the databases boxbench knows, sorted.
-func Names() []string {
-	n := make([]string, 0, len(all))
-	for k := range all {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
-}
-
-var all = map[string]DBMS{
-	"postgresql": PostgreSQL{},
-	"mariadb":    MariaDB{},
-	"redis":      Redis{},
-	"etcd":       Etcd{},
-	"ferretdb":   FerretDB{},
-	"cassandra":  Cassandra{},
-}
-
-// Get returns the named dbms.
-func Get(name string) (DBMS, error) {
-	d, ok := all[name]
-	if !ok {
-		return nil, fmt.Errorf("unknown dbms %q (valid: %v)", name, Names())
-	}
-	return d, nil
-}
-
 // ConfigHash identifies a rendered configuration: the sha256 of the files, in name order.
 func ConfigHash(files map[string][]byte) string {
 	names := make([]string, 0, len(files))

@@ -30,6 +30,33 @@ type ServerWatch interface {
 	End(ctx context.Context) (ServerWindow, error)
 }
 
+// counterWatch is the ServerWatch of an Observer whose window is the difference of two
+// readings of the server's counters: one taken by watch at the start, one by End.
+type counterWatch[R any] struct {
+	a      ServerAccess
+	read   func(context.Context, ServerAccess) (R, error)
+	window func(start, end R) ServerWindow
+	start  R
+}
+
+// watch takes the first reading with read; End takes the second and makes the window of both.
+func watch[R any](ctx context.Context, a ServerAccess, read func(context.Context, ServerAccess) (R, error),
+	window func(start, end R) ServerWindow) (ServerWatch, error) {
+	r, err := read(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return &counterWatch[R]{a: a, read: read, window: window, start: r}, nil
+}
+
+func (w *counterWatch[R]) End(ctx context.Context) (ServerWindow, error) {
+	r, err := w.read(ctx, w.a)
+	if err != nil {
+		return ServerWindow{}, err
+	}
+	return w.window(w.start, r), nil
+}
+
 // ServerAccess is how an Observer reaches the server.
 type ServerAccess struct {
 	Endpoint    driver.Endpoint // where boxbench's own client reaches it (may be unreachable from the host for a box whose client runs elsewhere)

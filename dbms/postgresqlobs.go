@@ -74,26 +74,9 @@ func pgWindow(start, end map[string]float64) ServerWindow {
 	return w
 }
 
-type pgWatch struct {
-	a     ServerAccess
-	start map[string]float64
-}
-
-// Watch reads the checkpointer's statistics at the start of the window.
+// Watch reads the checkpointer's statistics at the start of the window; End reads them again
+// (see pgWindow). The statistics are those the server has flushed: a checkpoint is counted when
+// it completes.
 func (PostgreSQL) Watch(ctx context.Context, a ServerAccess) (ServerWatch, error) {
-	r, err := pgStats(ctx, a)
-	if err != nil {
-		return nil, err
-	}
-	return &pgWatch{a: a, start: r}, nil
-}
-
-// End reads them again; see pgWindow. The statistics are those the server has flushed: a
-// checkpoint is counted when it completes.
-func (w *pgWatch) End(ctx context.Context) (ServerWindow, error) {
-	r, err := pgStats(ctx, w.a)
-	if err != nil {
-		return ServerWindow{}, err
-	}
-	return pgWindow(w.start, r), nil
+	return watch(ctx, a, pgStats, pgWindow)
 }

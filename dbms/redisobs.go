@@ -84,25 +84,7 @@ func redisInfo(ctx context.Context, a ServerAccess) (map[string]float64, error) 
 	return parseRedisInfo(s), nil
 }
 
-type redisWatch struct {
-	a     ServerAccess
-	start map[string]float64
-}
-
-// Watch reads INFO at the start of the window.
+// Watch reads INFO at the start of the window; End reads it again (see redisWindow).
 func (Redis) Watch(ctx context.Context, a ServerAccess) (ServerWatch, error) {
-	r, err := redisInfo(ctx, a)
-	if err != nil {
-		return nil, err
-	}
-	return &redisWatch{a: a, start: r}, nil
-}
-
-// End reads INFO again; see redisWindow.
-func (w *redisWatch) End(ctx context.Context) (ServerWindow, error) {
-	r, err := redisInfo(ctx, w.a)
-	if err != nil {
-		return ServerWindow{}, err
-	}
-	return redisWindow(w.start, r), nil
+	return watch(ctx, a, redisInfo, redisWindow)
 }

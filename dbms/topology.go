@@ -68,33 +68,6 @@ func ClusteredOf(d DBMS) (Clustered, bool) {
 	return c, c != nil
 }
 
-// CheckTopology returns the problems of t for the named database; one problem when the database
-// has no topology at all.
-func CheckTopology(name string, t Topology) []string {
-	d, err := Get(name)
-	if err != nil {
-		return []string{err.Error()}
-	}
-	c, ok := ClusteredOf(d)
-	if !ok {
-		return []string{"dbms " + name + " runs as one server here: it has no topology (databases with one: " + joinClustered() + ")"}
-	}
-	return c.CheckTopology(t)
-}
-
-func joinClustered() string {
-	s := ""
-	for _, n := range Names() {
-		if _, ok := all[n].(Clustered); ok {
-			if s != "" {
-				s += ", "
-			}
-			s += n
-		}
-	}
-	return s
-}
-
 // NodeOf is node i of d's cluster (Clustered.Node), with d's password when d has one (the
 // wrapper's Traits see to that).
 func NodeOf(d DBMS, t Topology, i int, peers []Peer) (DBMS, error) {

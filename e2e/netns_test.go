@@ -23,20 +23,9 @@ func TestTopologyNetns(t *testing.T) {
 	e := newEnv(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	_, res, _ := e.runStored(ctx, t, 1)
-	for _, r := range res.Runs {
-		if r.Status != "ok" || r.Throughput == nil || *r.Throughput <= 0 {
-			t.Errorf("run %s: status %s %s, throughput %v", r.ID, r.Status, r.Reason, r.Throughput)
-			continue
-		}
-		seen := map[string]bool{}
-		for _, n := range []string{"n1", "n2", "n3"} {
-			on := r.Facts["node_"+n+"_ran_on"]
-			if !strings.HasPrefix(on, "network namespace bbn") || seen[on] {
-				t.Errorf("run %s: member %s ran on %q", r.ID, n, on)
-			}
-			seen[on] = true
-		}
+	_, runs := e.okRuns(ctx, t, 1)
+	for _, r := range runs {
+		membersApart(t, r, func(int) string { return "network namespace bbn" })
 		if eps := r.Facts["topology_endpoints"]; strings.Contains(eps, "127.0.0.1") || strings.Count(eps, ":2379") != 3 {
 			t.Errorf("run %s: endpoints %q, want each member at its own address", r.ID, eps)
 		}

@@ -52,18 +52,11 @@ func TestSwarmEngines(t *testing.T) {
 	e.swarmHost = swarmEnginesManager
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	_, res, _ := e.runStored(ctx, t, 1)
-	for _, r := range res.Runs {
-		if r.Status != "ok" || r.Throughput == nil || *r.Throughput <= 0 {
-			t.Errorf("run %s: status %s %s, throughput %v", r.ID, r.Status, r.Reason, r.Throughput)
-			continue
-		}
+	_, runs := e.okRuns(ctx, t, 1)
+	for _, r := range runs {
 		f := r.Facts
-		for i, n := range []string{"n1", "n2", "n3"} {
-			want := "swarm node bbswarm-" + string(rune('1'+i)) + " "
-			if !strings.HasPrefix(f["node_"+n+"_ran_on"], want) {
-				t.Errorf("run %s: member %s ran on %q, want %s…", r.ID, n, f["node_"+n+"_ran_on"], want)
-			}
+		membersApart(t, r, func(i int) string { return "swarm node bbswarm-" + string(rune('1'+i)) + " " })
+		for _, n := range []string{"n1", "n2", "n3"} {
 			if !strings.Contains(f["node_"+n+"_network_path"], "VXLAN between the two engines") {
 				t.Errorf("run %s: member %s's path %q", r.ID, n, f["node_"+n+"_network_path"])
 			}
@@ -71,9 +64,7 @@ func TestSwarmEngines(t *testing.T) {
 		if site := r.Env["client_site"]; !strings.Contains(site, "on swarm node bbswarm-4 ") {
 			t.Errorf("run %s: client site %q, want the fourth node", r.ID, site)
 		}
-		if f["cluster_members"] != "n1,n2,n3" || f["cluster_leader"] == "" {
-			t.Errorf("run %s: etcd members %q leader %q", r.ID, f["cluster_members"], f["cluster_leader"])
-		}
+		etcdUp(t, r)
 	}
 	for i := 1; i <= swarmEnginesNodes; i++ {
 		host := strings.Replace(swarmEnginesManager, "/n1/", "/n"+string(rune('0'+i))+"/", 1)

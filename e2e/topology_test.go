@@ -21,6 +21,44 @@ func topologySpec(name, dbms, topology, matrix string) spec {
 		Limits:   "{cpus: 0.5, memory: 256MiB}", Matrix: matrix}
 }
 
+// okRuns runs e's spec to n stored runs within ctx and returns the results directory and the
+// runs that are ok with a throughput; every other run is an error of the test.
+func (e *env) okRuns(ctx context.Context, t *testing.T, n int) (string, []storedRun) {
+	t.Helper()
+	out, res, _ := e.runStored(ctx, t, n)
+	var ok []storedRun
+	for _, r := range res.Runs {
+		if r.Status != "ok" || r.Throughput == nil || *r.Throughput <= 0 {
+			t.Errorf("run %s: status %s %s, throughput %v", r.ID, r.Status, r.Reason, r.Throughput)
+			continue
+		}
+		ok = append(ok, r)
+	}
+	return out, ok
+}
+
+// etcdUp: the run's etcd cluster said its three members were up, and which one led.
+func etcdUp(t *testing.T, r storedRun) {
+	t.Helper()
+	if f := r.Facts; f["cluster_members"] != "n1,n2,n3" || f["cluster_leader"] == "" {
+		t.Errorf("run %s: etcd members %q leader %q", r.ID, f["cluster_members"], f["cluster_leader"])
+	}
+}
+
+// membersApart: each member n1, n2, n3 of the run's cluster ran where want(i) says (the start of
+// its node_nN_ran_on fact), no two in one place.
+func membersApart(t *testing.T, r storedRun, want func(i int) string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for i, n := range []string{"n1", "n2", "n3"} {
+		on := r.Facts["node_"+n+"_ran_on"]
+		if !strings.HasPrefix(on, want(i)) || seen[on] {
+			t.Errorf("run %s: member %s ran on %q, want %s… (a place of its own)", r.ID, n, on, want(i))
+		}
+		seen[on] = true
+	}
+}
+
 // TestTopology runs a 3-node etcd cluster and a Redis primary with two replicas natively, in
 // Docker on the host network and on a cluster bridge network: every run ok, each cluster said
 // all its members were up (the facts it reported), telemetry has every node, and nothing is
@@ -36,21 +74,15 @@ func TestTopology(t *testing.T) {
 	e := newEnv(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	out, res, _ := e.runStored(ctx, t, 6)
-	for _, r := range res.Runs {
-		if r.Status != "ok" {
-			t.Errorf("run %s: %s %s", r.ID, r.Status, r.Reason)
-			continue
-		}
+	out, runs := e.okRuns(ctx, t, 6)
+	for _, r := range runs {
 		f := r.Facts
 		if f["topology_nodes"] != "3" || strings.Count(f["topology_endpoints"], "=") != 3 {
 			t.Errorf("run %s: topology facts %q %q", r.ID, f["topology_nodes"], f["topology_endpoints"])
 		}
 		switch {
 		case strings.Contains(r.ID, "dbms=etcd"):
-			if f["cluster_members"] != "n1,n2,n3" || f["cluster_leader"] == "" {
-				t.Errorf("run %s: etcd members %q leader %q", r.ID, f["cluster_members"], f["cluster_leader"])
-			}
+			etcdUp(t, r)
 		default:
 			if f["cluster_replicas_online"] != "2" {
 				t.Errorf("run %s: redis replicas online %q", r.ID, f["cluster_replicas_online"])
@@ -85,11 +117,9 @@ func TestTopologyPostgreSQL(t *testing.T) {
 	e := newEnv(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	_, res, _ := e.runStored(ctx, t, 2)
-	for _, r := range res.Runs {
-		if r.Status != "ok" {
-			t.Errorf("run %s: %s %s", r.ID, r.Status, r.Reason)
-		} else if got := r.Facts["cluster_standbys"]; got != "n2=streaming/quorum n3=streaming/quorum" {
+	_, runs := e.okRuns(ctx, t, 2)
+	for _, r := range runs {
+		if got := r.Facts["cluster_standbys"]; got != "n2=streaming/quorum n3=streaming/quorum" {
 			t.Errorf("run %s: standbys %q", r.ID, got)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/rootfs"
@@ -23,8 +24,8 @@ func TestBuild(t *testing.T) {
 	defer cancel()
 	// debootstrap spends much of its time waiting for the mirror: the three builds overlap.
 	t.Run("dbms", func(t *testing.T) {
-		for _, name := range dbms.Names() {
-			d, _ := dbms.Get(name)
+		for _, name := range databases.Names() {
+			d, _ := databases.Get(name)
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				testBuild(ctx, t, s, d)

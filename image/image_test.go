@@ -14,7 +14,7 @@ import (
 // TestTag: images keep the tag scheme they had before trees were cached, so existing images
 // still match: boxbench/<dbms>:<first 16 hex digits of the recipe hash>.
 func TestTag(t *testing.T) {
-	pg, _ := dbms.Get("postgresql")
+	var pg dbms.DBMS = dbms.PostgreSQL{}
 	r := rootfs.NewRecipe(pg, "bookworm", []rootfs.Source{{URI: "http://mirror.example.invalid/debian", Suite: "bookworm"}}, nil)
 	if tag := Tag(r); tag != "boxbench/postgresql:"+r.Hash()[:16] {
 		t.Errorf("tag %q", tag)

@@ -324,6 +324,8 @@ type Finding struct {
 }
 
 // Diagnoser is offered (Info.Diagnoser) by platforms that can say what they can do on this host.
+// dbs are the databases of this build in name order (the wiring's table: a platform holds no
+// list of databases), for findings per database such as an image built or not.
 type Diagnoser interface {
-	Diagnose(ctx context.Context) []Finding
+	Diagnose(ctx context.Context, dbs []dbms.DBMS) []Finding
 }

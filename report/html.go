@@ -13,16 +13,13 @@ import (
 	"github.com/boxbench/boxbench/report/format"
 )
 
-//go:embed assets/page.html.tmpl
-var pageTemplate string
-
 //go:embed assets/report.css
 var pageCSS string
 
 //go:embed assets/report.js
 var pageJS string
 
-var pageTmpl = template.Must(template.New("page").Parse(pageTemplate))
+var pageTmpl = sectionTemplate("page")
 
 // WriteHTML writes the report as one self-contained HTML page: no network access, every
 // chart inline SVG, styles and the script inline, with each run's time-series panels (which a

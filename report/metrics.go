@@ -1,7 +1,6 @@
 package report
 
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -14,10 +13,7 @@ import (
 	"github.com/boxbench/boxbench/stats"
 )
 
-//go:embed assets/metrics.html.tmpl
-var metricsPage string
-
-var metricsTmpl = template.Must(template.New("metrics").Parse(metricsPage))
+var metricsTmpl = sectionTemplate("metrics")
 
 // metricsSection shows the workload's own figures: in the terminal the adaptive repetitions,
 // the shares beside a neighbour, the CPU per operation and the neighbours' figures (the rest

@@ -1,7 +1,6 @@
 package report
 
 import (
-	_ "embed"
 	"fmt"
 	"html/template"
 	"io"
@@ -15,10 +14,7 @@ import (
 	"github.com/boxbench/boxbench/study"
 )
 
-//go:embed assets/published.html.tmpl
-var publishedPage string
-
-var publishedTmpl = template.Must(template.New("published").Parse(publishedPage))
+var publishedTmpl = sectionTemplate("published")
 
 // publishedSection sets each effect of the spec's published: block (the study the experiment
 // reproduces, package study) beside this host's estimate of the same comparison, with the

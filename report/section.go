@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -116,6 +117,20 @@ func sectionsHTML(r *Report) ([]template.HTML, error) {
 		}
 	}
 	return out, nil
+}
+
+//go:embed assets/*.html.tmpl
+var templates embed.FS
+
+// sectionTemplate is the page template assets/<name>.html.tmpl (a section's, or the page's
+// own), named name. Called once per template when the package loads: a template that does not
+// parse is a defect of this build, and panics there (as template.Must).
+func sectionTemplate(name string) *template.Template {
+	text, err := templates.ReadFile("assets/" + name + ".html.tmpl")
+	if err != nil {
+		panic(err)
+	}
+	return template.Must(template.New(name).Parse(string(text)))
 }
 
 // renderHTML executes a section's template into its part of the page.

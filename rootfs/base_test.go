@@ -20,8 +20,8 @@ func TestBaseKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := []Source{{URI: "http://deb.example/debian", Suite: DefaultSuite, Components: []string{"main"}}}
-	redis, _ := dbms.Get("redis")
-	pg, _ := dbms.Get("postgresql")
+	var redis dbms.DBMS = dbms.Redis{}
+	var pg dbms.DBMS = dbms.PostgreSQL{}
 	a := newBaseInputs(NewRecipe(redis, DefaultSuite, src, map[string]string{"redis-server": "1"}))
 	b := newBaseInputs(NewRecipe(pg, DefaultSuite, src, nil))
 	if a.name() != b.name() {

@@ -41,7 +41,7 @@ func TestBuildReal(t *testing.T) {
 	c := newRealCache(t, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	tree, built, err := c.Get(ctx, d)
 	if err != nil || !built {
 		t.Fatalf("Get: built=%v %v", built, err)
@@ -80,7 +80,7 @@ func TestBuildReal(t *testing.T) {
 func TestBuildFailureCleansUp(t *testing.T) {
 	c := newRealCache(t, nil)
 	c.Sources = []Source{{URI: "http://127.0.0.1:9/debian", Suite: DefaultSuite}}
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, _, err := c.Get(ctx, d)
@@ -102,7 +102,7 @@ func TestBuildCancelled(t *testing.T) {
 		testenv.Skip(t, err.Error())
 	}
 	c.Sources = sources
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
 	defer cancel()
 	if _, _, err := c.Get(ctx, d); err == nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
 )
 
@@ -53,7 +54,7 @@ func fakeBuild(_ context.Context, r Recipe, dir string) error {
 }
 
 func redis(t *testing.T) dbms.DBMS {
-	d, err := dbms.Get("redis")
+	d, err := databases.Get("redis")
 	if err != nil {
 		t.Fatal(err)
 	}

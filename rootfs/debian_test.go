@@ -90,7 +90,7 @@ func TestParsePasswd(t *testing.T) {
 }
 
 func TestRecipe(t *testing.T) {
-	pg, _ := dbms.Get("postgresql")
+	var pg dbms.DBMS = dbms.PostgreSQL{}
 	src := []Source{{URI: "http://mirror.example.invalid/debian", Suite: "bookworm"}}
 	pins := map[string]string{"postgresql-15": "15.18-0+deb12u1"}
 	a := NewRecipe(pg, "bookworm", src, pins)
@@ -108,7 +108,7 @@ func TestRecipe(t *testing.T) {
 		"pins":    NewRecipe(pg, "bookworm", src, map[string]string{"postgresql-15": "15.19-0+deb12u1"}),
 		"sources": NewRecipe(pg, "bookworm", append(src, Source{URI: src[0].URI, Suite: "bookworm-updates"}), pins),
 		"version": func() Recipe { r := a; r.Version++; return r }(),
-		"dbms":    func() Recipe { r, _ := dbms.Get("redis"); return NewRecipe(r, "bookworm", src, pins) }(),
+		"dbms":    func() Recipe { r := dbms.Redis{}; return NewRecipe(r, "bookworm", src, pins) }(),
 	} {
 		if r.Hash() == a.Hash() {
 			t.Errorf("changing the %s does not change the hash", name)

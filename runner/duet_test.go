@@ -3,42 +3,17 @@ package runner_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 
-	"github.com/boxbench/boxbench/agent/agenttest"
-	"github.com/boxbench/boxbench/builtin"
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/placement"
 	"github.com/boxbench/boxbench/plan"
-	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/platformtest"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/runner"
-	"github.com/boxbench/boxbench/spec"
 	"github.com/boxbench/boxbench/workload"
 )
-
-// duetSpec is an A/A duet: two cells that differ only in their replica label, on one platform.
-const duetSpec = `apiVersion: boxbench/v1alpha1
-kind: Experiment
-name: runner-duet-%s
-dbms: redis
-workload: {type: ycsb, mix: read-heavy, threads: 1, duration: 2s, warmup: 1s}
-dataset: {records: 500, fieldCount: 2, fieldLength: 20}
-limits: {memory: 256MiB}
-matrix:
-  platform: [%s]
-  storage: [bind]
-  network: [host]
-  replica: [a, b]
-baseline: {replica: a}
-repetitions: 2
-order: duet
-quietStart: {timeout: 0s}
-`
 
 // order: duet runs each cell beside its baseline: both runs of a pair overlap in time, on the
 // two sides' cpus, each with its client pinned there, and carry the same pair token. On a
@@ -61,22 +36,16 @@ func TestDuet(t *testing.T) {
 }
 
 func duetAA(t *testing.T, name string) {
-	work, out := testenv.WorkRoot(t), t.TempDir()
-	log := slog.New(slog.DiscardHandler)
-	ps := map[string]platform.Platform{name: builtin.Platforms(log)[name]}
-	text := fmt.Sprintf(duetSpec, name, name)
-	e, err := spec.Parse([]byte(text), "duet.yaml", builtin.Vocabulary(ps))
+	out := t.TempDir()
+	// An A/A duet: two cells that differ only in their replica label, on one platform.
+	text := aaSpec{name: "runner-duet-" + name, duration: "2s", warmup: "1s", reps: 2, order: "duet",
+		matrix: []string{"platform: [" + name + "]", "storage: [bind]", "network: [host]"}}.String()
+	cfg := realConfig(t, name, text, out)
+	sides, err := runner.DuetSides(cfg.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sides, err := runner.DuetSides(e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	argv, env := agenttest.Command()
-	sum, err := runner.Run(context.Background(), runner.Config{Spec: e, SpecText: []byte(text), OutDir: out,
-		WorkRoot: work, Platforms: ps, Workloads: builtin.Workload, Neighbours: builtin.Neighbour, DBMS: builtin.DBMS,
-		Check: builtin.Checker(ps, false), Log: log, Agent: runner.AgentCommand{Argv: argv, Env: env}})
+	sum, err := runner.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +107,7 @@ func duetAA(t *testing.T, name string) {
 			t.Errorf("pair %s: server cpusets %v and %v read back", tok, ca, cb)
 		}
 	}
-	if left := platformtest.HostLeftovers(work, sum.ExperimentID); len(left) > 0 {
+	if left := platformtest.HostLeftovers(cfg.WorkRoot, sum.ExperimentID); len(left) > 0 {
 		t.Errorf("leftovers: %v", left)
 	}
 }

@@ -3,16 +3,12 @@ package runner_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 
-	"github.com/boxbench/boxbench/builtin"
 	"github.com/boxbench/boxbench/internal/testenv"
-	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/runner"
-	"github.com/boxbench/boxbench/spec"
 )
 
 const observedSpec = `apiVersion: boxbench/v1alpha1
@@ -34,16 +30,8 @@ repetitions: 1
 // runStored runs specText natively and returns its stored runs, all of which must be ok.
 func runStored(t *testing.T, specText string, n int) []results.RunRow {
 	t.Helper()
-	work, out := testenv.WorkRoot(t), t.TempDir()
-	log := slog.New(slog.DiscardHandler)
-	ps := map[string]platform.Platform{"native": builtin.Platforms(log)["native"]}
-	e, err := spec.Parse([]byte(specText), "observed.yaml", builtin.Vocabulary(ps))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := runner.Run(context.Background(), runner.Config{Spec: e, SpecText: []byte(specText), OutDir: out,
-		WorkRoot: work, Platforms: ps, Workloads: builtin.Workload, Neighbours: builtin.Neighbour, DBMS: builtin.DBMS,
-		Check: builtin.Checker(ps, false), Log: log})
+	out := t.TempDir()
+	sum, err := runner.Run(context.Background(), realConfig(t, "native", specText, out))
 	if err != nil {
 		t.Fatal(err)
 	}

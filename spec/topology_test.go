@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
 )
 
@@ -23,7 +24,7 @@ func topoVocab() Vocabulary {
 	v.Platforms["swarm"] = PlatformWords{Storages: []string{"bind"}, Networks: []string{"host", "overlay", "vip"}, Clusters: true,
 		ClusterRefuses: map[string]string{"vip": "nodes resolve each other by name"}}
 	v.Topology = func(name string, t Topology) []string {
-		return dbms.CheckTopology(name, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous,
+		return databases.CheckTopology(databases.All(), name, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous,
 			ReplicationFactor: t.ReplicationFactor, Consistency: t.Consistency})
 	}
 	return v

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/internal/testdb"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/stats"
@@ -38,7 +39,11 @@ func TestSideBySide(t *testing.T) {
 		records: envInt("LOADGEN_RECORDS", 50000), dur: time.Duration(envInt("LOADGEN_SECONDS", 10)) * time.Second}
 	var rows []row
 	for _, db := range strings.Fields(envStr("LOADGEN_DBMS", "redis postgresql")) {
-		box, d := testdb.Start(t, db)
+		base, err := databases.Get(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		box, d := testdb.Start(t, base)
 		ep := box.Endpoint()
 		t.Logf("%s at %s (%s)", db, ep, d.Name())
 		p.load(t, db, box, strings.Fields(envStr("LOADGEN_CLIENTS", "boxbench go-ycsb")))

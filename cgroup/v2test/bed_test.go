@@ -70,7 +70,7 @@ func TestBed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), bedTimeout)
 	defer cancel()
 
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	tree, err := rootfs.NewCache("", nil).Find(ctx, d)
 	if err != nil {
 		testenv.Skip(t, fmt.Sprintf("no cached redis root filesystem: %v", err))

@@ -52,7 +52,7 @@ func testCgroupfsDriver(t *testing.T) {
 	t.Logf("V2BED dockerd (cgroupfs) answered after %s", time.Since(start).Round(100*time.Millisecond))
 	p := connect(ctx, t, "cgroupfs")
 	before := groups(t)
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	b, err := p.Provision(ctx, request(t, d))
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func testSystemdDriver(t *testing.T) {
 		}
 	}
 	p := connect(ctx, t, "systemd")
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	b, err := p.Provision(ctx, request(t, d))
 	if err != nil {
 		t.Logf("V2BED-SYSTEMD dockerd runs with the systemd driver, a container cannot start: %v", err)

@@ -61,7 +61,7 @@ func workDir(t *testing.T) string {
 // nothing boxbench created under /sys/fs/cgroup remains.
 func TestNativeOnV2(t *testing.T) {
 	inGuest(t)
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	work := workDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -20,8 +20,8 @@ type Open func(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, p
 
 // Binding is what the suite needs to know of a driver.
 type Binding struct {
-	// DBMS is the server testdb starts: a dbms name ("postgresql", "etcd", …).
-	DBMS string
+	// DBMS is the server testdb starts (dbms.PostgreSQL{}, dbms.Etcd{}, …).
+	DBMS dbms.DBMS
 	Open Open
 	// Upsert says writes do not care whether the record exists (Redis's HSET, as in YCSB's
 	// binding): Update of a missing key creates it and Insert of an existing key overwrites

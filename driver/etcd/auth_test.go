@@ -19,8 +19,7 @@ import (
 func TestAuth(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	d, _ := dbms.Get("etcd")
-	box, d := testdb.StartDBMS(t, dbms.WithPassword(d, dbms.NewPassword()))
+	box, d := testdb.Start(t, dbms.WithPassword(dbms.Etcd{}, dbms.NewPassword()))
 	cred := d.Client()
 	if cred.Password == "" {
 		t.Fatal("the secured dbms has no client password")

@@ -25,7 +25,7 @@ func TestCluster(t *testing.T) {
 	testenv.NeedCommands(t, "etcd", "setpriv")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	d, _ := dbms.Get("etcd")
+	var d dbms.DBMS = dbms.Etcd{}
 	d = dbms.WithPassword(d, dbms.NewPassword())
 	exp := fmt.Sprintf("test-etcdcluster-%d", os.Getpid())
 	b, err := cluster.Provision(ctx, native.New(), platform.Request{Experiment: exp, Run: "r0001",

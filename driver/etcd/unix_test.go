@@ -18,7 +18,7 @@ func TestUnixSocket(t *testing.T) {
 	testenv.NeedCommands(t, "etcd", "setpriv")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	d, _ := dbms.Get("etcd")
+	var d dbms.DBMS = dbms.Etcd{}
 	b, d := testdb.StartOn(t, dbms.WithPassword(d, dbms.NewPassword()), "unix")
 	ep := b.Endpoint()
 	if ep.Unix == "" {

@@ -19,12 +19,12 @@ import (
 // refused ones.
 func TestAuthentication(t *testing.T) {
 	testenv.NeedRoot(t)
-	base := dbms.FerretDB{}
+	var base dbms.DBMS = dbms.FerretDB{}
 	testenv.NeedCommands(t, dbms.ServerBinary(base), "setpriv")
 	pw := dbms.NewPassword()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	box, d := testdb.StartDBMS(t, dbms.WithPassword(base, pw))
+	box, d := testdb.Start(t, dbms.WithPassword(base, pw))
 	ep := box.Endpoint()
 
 	good, err := New(ctx, ep, d.Client(), 1)

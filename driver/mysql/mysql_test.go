@@ -3,12 +3,13 @@ package mysql
 import (
 	"testing"
 
+	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver/drivertest"
 )
 
 // binding is what the shared driver tests (drivertest) need to know of this driver.
 var binding = drivertest.Binding{
-	DBMS: "mariadb",
+	DBMS: dbms.MariaDB{},
 	Open: New,
 }
 

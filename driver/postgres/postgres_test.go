@@ -3,12 +3,13 @@ package postgres
 import (
 	"testing"
 
+	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver/drivertest"
 )
 
 // binding is what the shared driver tests (drivertest) need to know of this driver.
 var binding = drivertest.Binding{
-	DBMS: "postgresql",
+	DBMS: dbms.PostgreSQL{},
 	Open: New,
 }
 

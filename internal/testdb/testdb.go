@@ -23,25 +23,15 @@ import (
 
 var seq atomic.Int64
 
-// Start runs the named dbms ("postgresql", "mariadb", "redis") on a bind directory with no
-// limits and returns the ready box; it is torn down when the test ends. Skips (fails in CI)
+// Start runs database d (dbms.Redis{}, or one dbms.WithPassword wraps) on a bind directory with
+// no limits and returns the ready box; it is torn down when the test ends. Skips (fails in CI)
 // when the host cannot run it.
-func Start(t testing.TB, name string) (platform.Box, dbms.DBMS) {
-	t.Helper()
-	d, err := dbms.Get(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return StartDBMS(t, d)
-}
-
-// StartDBMS is Start for a dbms value, such as one dbms.WithPassword wraps.
-func StartDBMS(t testing.TB, d dbms.DBMS) (platform.Box, dbms.DBMS) {
+func Start(t testing.TB, d dbms.DBMS) (platform.Box, dbms.DBMS) {
 	t.Helper()
 	return StartOn(t, d, "host")
 }
 
-// StartOn is StartDBMS on the native platform's network (host or unix).
+// StartOn is Start on the native platform's network (host or unix).
 func StartOn(t testing.TB, d dbms.DBMS, network string) (platform.Box, dbms.DBMS) {
 	t.Helper()
 	testenv.NeedRoot(t)

@@ -4,6 +4,7 @@
 package vocabtest
 
 import (
+	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/spec"
 )
@@ -11,12 +12,11 @@ import (
 // Vocabulary is the built-in vocabulary.
 func Vocabulary() spec.Vocabulary {
 	return spec.Vocabulary{
-		DBMSs:    []string{"cassandra", "etcd", "ferretdb", "mariadb", "postgresql", "redis"},
-		Baseline: "native",
-		Consistencies: map[string][]string{"cassandra": {"ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM",
-			"EACH_QUORUM", "LOCAL_ONE"}},
+		DBMSs:         databases.Names(),
+		Baseline:      "native",
+		Consistencies: databases.Consistencies(databases.All()),
 		Topology: func(name string, t spec.Topology) []string {
-			return dbms.CheckTopology(name, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous})
+			return databases.CheckTopology(databases.All(), name, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous})
 		},
 		Platforms: map[string]spec.PlatformWords{
 			"native": {Storages: []string{"bind", "tmpfs", "blockdev"}, Networks: []string{"host", "unix", "netns"}, Clusters: true,

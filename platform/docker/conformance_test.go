@@ -20,7 +20,7 @@ import (
 // TestConformance runs the platform suite on the Docker platform with Redis.
 func TestConformance(t *testing.T) {
 	e := newEnv(t, "redis")
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	platformtest.Run(t, platformtest.Config{
 		Platform: e.p, DBMS: d, WorkRoot: e.root, Experiment: fmt.Sprintf("pt-docker-%d", os.Getpid()),
 		Choices: []platform.Choice{{Storage: StorageBind, Network: NetworkHost}, {Storage: StorageOverlay, Network: NetworkDirect},
@@ -36,7 +36,7 @@ func TestConformance(t *testing.T) {
 func TestConformanceGVisor(t *testing.T) {
 	e := newEnv(t, "redis")
 	needGVisor(t, e)
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	platformtest.Run(t, platformtest.Config{
 		Platform: e.p, DBMS: d, WorkRoot: e.root, Experiment: fmt.Sprintf("pt-gvisor-%d", os.Getpid()),
 		Choices: []platform.Choice{{Runtime: rtRunsc, Storage: StorageBind, Network: NetworkDirect},

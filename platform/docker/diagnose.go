@@ -14,7 +14,7 @@ import (
 // Diagnose says what this platform can do here, for `boxbench doctor`: the engine, the images
 // (and whether they run the native server version), and every registered runtime, each tried
 // with a real container (Probe) so a failing one shows the engine's own error.
-func (p *Platform) Diagnose(ctx context.Context) []platform.Finding {
+func (p *Platform) Diagnose(ctx context.Context, dbs []dbms.DBMS) []platform.Finding {
 	const area = "docker"
 	info, err := p.engine.Info(ctx)
 	if err != nil {
@@ -31,8 +31,8 @@ func (p *Platform) Diagnose(ctx context.Context) []platform.Finding {
 		"%s %s (API %s) at %s; storage driver %s%s; cgroup driver %s v%s; default runtime %s",
 		info.OperatingSystem, info.ServerVersion, p.engine.ClientVersion(), p.engine.DaemonHost(),
 		info.Driver, backing, info.CgroupDriver, info.CgroupVersion, info.DefaultRuntime)}}
-	for _, name := range dbms.Names() {
-		d, _ := dbms.Get(name)
+	for _, d := range dbs {
+		name := d.Name()
 		f := platform.Finding{Area: area, Name: "image " + name}
 		im, err := p.Image(ctx, d)
 		switch {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/resource"
 	"log/slog"
 	"os"
@@ -57,7 +58,7 @@ func newEnv(t *testing.T, dbNames ...string) *env {
 		exp: fmt.Sprintf("test-%s-%d", strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")), os.Getpid())}
 	t.Cleanup(func() { e.assertClean(t) })
 	for _, n := range dbNames {
-		d, _ := dbms.Get(n)
+		d, _ := databases.Get(n)
 		if _, err := e.p.Image(context.Background(), d); errors.Is(err, image.ErrNotBuilt) {
 			testenv.Skip(t, err.Error()+" (or run go test ./image/, which builds them)")
 		} else if err != nil {
@@ -123,10 +124,10 @@ func (e *env) assertClean(t *testing.T) {
 // from it: each box must read the first row (the restore worked) and write its own (the
 // endpoint works), under limits read back from its cgroup.
 func TestProvision(t *testing.T) {
-	e := newEnv(t, dbms.Names()...)
+	e := newEnv(t, databases.Names()...)
 	vp := New(e.engine, testLog(t)) // fills volumes through the API, as with a remote engine
 	vp.forceVolumeCopy = true
-	for _, name := range dbms.Names() {
+	for _, name := range databases.Names() {
 		if name == "cassandra" {
 			// A Cassandra node takes 15-30 s to start here, and this test starts each database
 			// 14 times over storages and networks that are the platform's, not the database's:
@@ -134,7 +135,7 @@ func TestProvision(t *testing.T) {
 			// e2e's TestDatabases run Cassandra in containers.
 			continue
 		}
-		d, _ := dbms.Get(name)
+		d, _ := databases.Get(name)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/testenv"
@@ -46,7 +47,7 @@ func TestGVisor(t *testing.T) {
 	e := newEnv(t, "redis", "postgresql")
 	needGVisor(t, e)
 	for _, name := range []string{"redis", "postgresql"} {
-		d, _ := dbms.Get(name)
+		d, _ := databases.Get(name)
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()

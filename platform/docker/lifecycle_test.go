@@ -18,7 +18,7 @@ import (
 // leaves nothing behind.
 func TestNotReady(t *testing.T) {
 	e := newEnv(t, "postgresql")
-	d, _ := dbms.Get("postgresql")
+	var d dbms.DBMS = dbms.PostgreSQL{}
 	seed := filepath.Join(e.root, "bad-seed")
 	if err := os.MkdirAll(seed, 0o700); err != nil {
 		t.Fatal(err)
@@ -45,7 +45,7 @@ func TestNotReady(t *testing.T) {
 // the cancellation and leaves nothing behind (checked by the env at the end).
 func TestInterrupted(t *testing.T) {
 	e := newEnv(t, "postgresql")
-	d, _ := dbms.Get("postgresql")
+	var d dbms.DBMS = dbms.PostgreSQL{}
 	for i, after := range []time.Duration{50 * time.Millisecond, 300 * time.Millisecond, 800 * time.Millisecond, 1500 * time.Millisecond} {
 		for _, st := range []string{StorageVolume, StorageBlock} {
 			r := e.request(d, fmt.Sprintf("cancel-%d-%s", i, st), st, NetworkPublished)
@@ -71,7 +71,7 @@ func TestInterrupted(t *testing.T) {
 // Cleanup removes exactly the crashed experiment's containers, volume, mounts and loop device.
 func TestCleanup(t *testing.T) {
 	e := newEnv(t, "redis")
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	live := e.request(d, "live", StorageBind, NetworkHost)
@@ -131,7 +131,7 @@ func (noServer) StartCommand(dbms.Layout) []string { return []string{"/nonexiste
 // never ran, and Provision never returned.
 func TestStartFails(t *testing.T) {
 	e := newEnv(t, "redis")
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	r := e.request(noServer{d}, "nostart", StorageBind, NetworkHost)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

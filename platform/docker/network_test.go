@@ -19,7 +19,7 @@ import (
 // control that shows the probe works); Teardown removes the network.
 func TestOwnNetwork(t *testing.T) {
 	e := newEnv(t, "redis")
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	im, err := e.p.Image(context.Background(), d)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/platform"
 )
@@ -15,11 +16,11 @@ import (
 // captured as a seed; the second (overlay, restored through the API) gets another password,
 // which replaces the seed's: the old one and none are refused.
 func TestPasswordOnBridge(t *testing.T) {
-	names := dbms.Names()
+	names := databases.Names()
 	e := newEnv(t, names...)
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			base, _ := dbms.Get(name)
+			base, _ := databases.Get(name)
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
 			pw1, pw2 := dbms.NewPassword(), dbms.NewPassword()

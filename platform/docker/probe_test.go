@@ -9,7 +9,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 
-	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/rootfs"
@@ -38,15 +38,15 @@ func TestCheck(t *testing.T) {
 
 // TestDiagnose: the engine answers, the images run the native versions, runc runs.
 func TestDiagnose(t *testing.T) {
-	e := newEnv(t, dbms.Names()...)
+	e := newEnv(t, databases.Names()...)
 	ok := map[string]bool{}
-	for _, f := range e.p.Diagnose(context.Background()) {
+	for _, f := range e.p.Diagnose(context.Background(), databases.DBMSs()) {
 		t.Logf("%-20s ok=%-5v %s %s", f.Name, f.OK, f.Detail, f.Fix)
 		ok[f.Name] = f.OK
 	}
 	want := []string{"engine", "runtime runc"}
-	for _, n := range dbms.Names() {
-		d, _ := dbms.Get(n)
+	for _, n := range databases.Names() {
+		d, _ := databases.Get(n)
 		if _, err := rootfs.HostVersion(context.Background(), d.ServerPackage()); err == nil {
 			want = append(want, "image "+n) // installed natively: the image must match it
 		}

@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/image"
 	"github.com/boxbench/boxbench/internal/flock"
@@ -47,7 +48,7 @@ func needCluster(t *testing.T, dbName string) *Platform {
 	p.Configure(Config{Kubeconfig: ContractKubeconfig, AgentBinary: os.Getenv("BOXBENCH_BIN")})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	d, _ := dbms.Get(dbName)
+	d, _ := databases.Get(dbName)
 	if err := p.Check(ctx, platform.Choice{DBMS: d, Storage: StorageHostPath, Network: NetworkHost}); err != nil {
 		testenv.Skip(t, err.Error()+" (scripts/kube-local.sh up; make images)")
 	}
@@ -99,7 +100,7 @@ func names[T any](items []T, name func(int) string) []string {
 // a local node offers and every network.
 func TestConformance(t *testing.T) {
 	p := needCluster(t, "redis")
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	root := testenv.WorkRoot(t)
 	platformtest.Run(t, platformtest.Config{
 		Platform: p, DBMS: d, WorkRoot: root, Experiment: fmt.Sprintf("pt-kubernetes-%d", os.Getpid()),
@@ -128,7 +129,7 @@ func TestCheckNamesKubeconfig(t *testing.T) {
 // container (platformtest's snapshot step covers the host-directory path).
 func TestSnapshotThroughAPI(t *testing.T) {
 	p := needCluster(t, "redis")
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	root := testenv.WorkRoot(t)
 	exp := fmt.Sprintf("kube-snap-%d", os.Getpid())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -6,13 +6,14 @@ import (
 	"strings"
 
 	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/platform"
 )
 
 // Diagnose says what this platform can do here, for `boxbench doctor`: the cluster (server,
 // version, kubeconfig), the node and whether it is this host, its runtime classes, and (for a
 // local node) the containerd socket images are loaded through.
-func (p *Platform) Diagnose(ctx context.Context) []platform.Finding {
+func (p *Platform) Diagnose(ctx context.Context, dbs []dbms.DBMS) []platform.Finding {
 	const area = Name
 	cl, err := p.reach(ctx)
 	if err != nil {

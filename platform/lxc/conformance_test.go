@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/testenv"
@@ -21,7 +22,7 @@ import (
 // networks.
 func TestConformance(t *testing.T) {
 	p := needLXC(t, "redis")
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	root := testenv.WorkRoot(t)
 	platformtest.Run(t, platformtest.Config{
 		Platform: p, DBMS: d, WorkRoot: root, Experiment: fmt.Sprintf("pt-lxc-%d", os.Getpid()),
@@ -57,7 +58,7 @@ func needLXC(t *testing.T, dbName string) *Platform {
 	testenv.NeedRoot(t)
 	testenv.NeedCommands(t, "lxc-start", "lxc-attach", "lxc-stop", "lxc-execute")
 	p := New(rootfs.NewCache(rootfs.DefaultRoot, nil), nil)
-	d, _ := dbms.Get(dbName)
+	d, _ := databases.Get(dbName)
 	if err := p.Check(context.Background(), platform.Choice{DBMS: d, Storage: "bind", Network: NetworkHost}); err != nil {
 		testenv.Skip(t, err.Error()+" (make images builds the root filesystems)")
 	}

@@ -3,29 +3,24 @@ package lxc
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/boxbench/boxbench/cgroup"
-	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/platform"
 )
 
 // Diagnose says whether LXC works here and why not: its tools, the kernel's overlayfs, the
 // cgroup layout, and the root filesystem of each database.
-func (p *Platform) Diagnose(ctx context.Context) []platform.Finding {
-	var fs []platform.Finding
-	out, err := command.Run(ctx, "lxc-start", "--version")
-	if err != nil {
-		fs = append(fs, platform.Finding{Area: Name, Name: "lxc", Detail: err.Error(), Fix: "apt-get install lxc"})
-	} else {
-		fs = append(fs, platform.Finding{Area: Name, Name: "lxc", OK: true,
-			Detail: "LXC " + strings.TrimSpace(string(out)) + ", application containers; cgroup " + cgroup.HostMode()})
+func (p *Platform) Diagnose(ctx context.Context, dbs []dbms.DBMS) []platform.Finding {
+	lxc := platform.ToolFinding(ctx, Name, "lxc", "apt-get install lxc", "lxc-start", "--version")
+	if lxc.OK {
+		lxc.Detail = "LXC " + lxc.Detail + ", application containers; cgroup " + cgroup.HostMode()
 	}
+	fs := []platform.Finding{lxc}
 	fs = append(fs, platform.Finding{Area: Name, Name: "overlayfs", OK: kernelHas("overlay"),
 		Detail: "the rootfs storage and the shared read-only tree need overlayfs (CONFIG_OVERLAY_FS)"})
-	for _, name := range dbms.Names() {
-		d, _ := dbms.Get(name)
+	for _, d := range dbs {
+		name := d.Name()
 		t, err := p.trees.Find(ctx, d)
 		f := platform.Finding{Area: Name, Name: "rootfs " + name}
 		switch {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/testenv"
@@ -24,7 +25,7 @@ func TestPasswordOnBridge(t *testing.T) {
 	for _, name := range []string{"redis", "postgresql", "mariadb"} {
 		t.Run(name, func(t *testing.T) {
 			p := needLXC(t, name)
-			base, _ := dbms.Get(name)
+			base, _ := databases.Get(name)
 			root := testenv.WorkRoot(t)
 			exp := fmt.Sprintf("pw-lxc-%d", os.Getpid())
 			t.Cleanup(func() {

@@ -19,7 +19,7 @@ func exists(path string) bool { _, err := os.Lstat(path); return err == nil }
 // TestConformance runs the platform suite on the native platform with Redis.
 func TestConformance(t *testing.T) {
 	testenv.NeedRoot(t)
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	testenv.NeedCommands(t, dbms.ServerBinary(d))
 	root := testenv.WorkRoot(t)
 	platformtest.Run(t, platformtest.Config{

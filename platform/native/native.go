@@ -119,10 +119,7 @@ func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(st
 func (*Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
 	var done []string
 	var errs []error
-	exps, _ := os.ReadDir(filepath.Join(cgroup.Root, "memory", "boxbench"))
-	if cgroup.HostVersion() == cgroup.V2 {
-		exps, _ = os.ReadDir(filepath.Join(cgroup.Root, "boxbench"))
-	}
+	exps, _ := os.ReadDir(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench"}.Dir("memory"))
 	for _, e := range exps {
 		if !e.IsDir() || !crashed(e.Name()) {
 			continue

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/resource"
 
 	"github.com/boxbench/boxbench/cgroup"
@@ -53,7 +54,7 @@ func (userless) User() string { return "boxbench-no-such-user" }
 func TestProvision(t *testing.T) {
 	testenv.NeedRoot(t)
 	exp := fmt.Sprintf("test-native-%d", os.Getpid())
-	for _, name := range dbms.Names() {
+	for _, name := range databases.Names() {
 		for _, st := range []string{storage.Bind, storage.Tmpfs, storage.Blockdev} {
 			if name == "cassandra" && st != storage.Bind {
 				// A JVM start costs 20-30 s here; the tmpfs and block device paths are the
@@ -61,7 +62,7 @@ func TestProvision(t *testing.T) {
 				continue
 			}
 			t.Run(name+"/"+st, func(t *testing.T) {
-				d, _ := dbms.Get(name)
+				d, _ := databases.Get(name)
 				testenv.NeedCommands(t, dbms.ServerBinary(d))
 				run := "r-" + st
 				work := filepath.Join(testenv.WorkRoot(t), "boxbench-"+run)
@@ -121,7 +122,7 @@ func contains(xs []int, x int) bool {
 // database would be starved like the client.
 func TestBoxProcessesKeepTheNormalPolicy(t *testing.T) {
 	testenv.NeedRoot(t)
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	testenv.NeedCommands(t, dbms.ServerBinary(d), "chrt")
 	exp := fmt.Sprintf("test-native-policy-%d", os.Getpid())
 	defer func() { _ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + exp}) }()

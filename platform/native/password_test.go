@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/testenv"
@@ -28,9 +29,9 @@ func TestPassword(t *testing.T) {
 	testenv.NeedRoot(t)
 	exp := fmt.Sprintf("test-native-pw-%d", os.Getpid())
 	defer func() { _ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + exp}) }()
-	for _, name := range dbms.Names() {
+	for _, name := range databases.Names() {
 		t.Run(name, func(t *testing.T) {
-			base, _ := dbms.Get(name)
+			base, _ := databases.Get(name)
 			testenv.NeedCommands(t, dbms.ServerBinary(base))
 			root := testenv.WorkRoot(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

@@ -21,7 +21,7 @@ import (
 func TestBridgeGuard(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	im, err := e.p.d.Image(ctx, d)
 	if err != nil {
 		t.Fatal(err)

@@ -69,7 +69,7 @@ func newEnv(t *testing.T) *env {
 	// (testenv.HoldShared), so these tests accept the leave's loss of bridge names
 	// (bridges.go); TestBridgeGuard checks the refusal itself.
 	e.p.ConfigureSection(Section{AcceptBridgeDNSLoss: true})
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	if _, err := e.p.d.Image(context.Background(), d); errors.Is(err, image.ErrNotBuilt) {
 		testenv.Skip(t, err.Error()+" (or run go test ./image/, which builds them)")
 	} else if err != nil {
@@ -137,7 +137,7 @@ func (e *env) leftovers(ctx context.Context, exp string) []string {
 // the host and overlay networks.
 func TestConformance(t *testing.T) {
 	e := newEnv(t)
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	platformtest.Run(t, platformtest.Config{
 		Platform: e.p, DBMS: d, WorkRoot: e.root, Experiment: fmt.Sprintf("pt-swarm-%d", os.Getpid()),
 		Choices: []platform.Choice{{Storage: StorageBind, Network: NetworkHost}, {Storage: StorageVolume, Network: NetworkOverlay},

@@ -21,7 +21,7 @@ import (
 )
 
 func (e *env) request(exp, run, st, nw string) platform.Request {
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	return platform.Request{Experiment: exp, Run: run, WorkDir: filepath.Join(e.root, exp, run), DBMS: d,
 		Choice: platform.Choice{Storage: st, Network: nw}, Resources: limits, StorageOpts: sizes}
 }
@@ -40,7 +40,7 @@ func TestVIP(t *testing.T) {
 	e := newEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	c := platform.Choice{DBMS: d, Storage: StorageVolume, Network: NetworkVIP}
 	noIPVS := kernelHas("CONFIG_IP_VS", "") != nil
 	cerr := e.p.Check(ctx, c)

@@ -28,10 +28,7 @@ const ProbeExperiment = "swarm-probe"
 func (p *Platform) Probe(ctx context.Context, c platform.Choice) error {
 	d := c.DBMS
 	if d == nil {
-		var err error
-		if d, err = dbms.Get("redis"); err != nil {
-			return err
-		}
+		d = dbms.Redis{} // the probe's own choice: small, starts fast, in every build
 	}
 	if c.Storage == "" {
 		c.Storage = StorageVolume
@@ -54,7 +51,7 @@ func (p *Platform) Probe(ctx context.Context, c platform.Choice) error {
 
 // Diagnose says what this platform can do here, for `boxbench doctor`: the engine's swarm state
 // and who created it, the kernel options the networks need, and a real trial of each network.
-func (p *Platform) Diagnose(ctx context.Context) []platform.Finding {
+func (p *Platform) Diagnose(ctx context.Context, dbs []dbms.DBMS) []platform.Finding {
 	const area = Name
 	info, err := p.engine.Info(ctx)
 	if err != nil {
@@ -87,7 +84,7 @@ func (p *Platform) Diagnose(ctx context.Context) []platform.Finding {
 		}
 		fs = append(fs, f)
 	}
-	d, _ := dbms.Get("redis")
+	d := dbms.Redis{}
 	if _, err := p.d.Image(ctx, d); errors.Is(err, image.ErrNotBuilt) {
 		return append(fs, platform.Finding{Area: area, Name: "trial", Detail: err.Error(), Fix: "boxbench images build --dbms redis"})
 	}

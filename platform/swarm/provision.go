@@ -400,11 +400,7 @@ func (b *box) readBack(ctx context.Context) error {
 	lim := b.req.Resources
 	how := map[string]string{"cpus_memory": "service TaskTemplate.Resources (Limits and Reservations: NanoCPUs, MemoryBytes)"}
 	if lim.Cpuset != "" {
-		ctrl := "cpuset"
-		if b.group.Version == cgroup.V2 {
-			ctrl = ""
-		}
-		path := filepath.Join(b.group.Dir(ctrl), "cpuset.cpus")
+		path := filepath.Join(b.group.Dir("cpuset"), "cpuset.cpus") // v1's cpuset hierarchy, or v2's one group
 		if err := os.WriteFile(path, []byte(lim.Cpuset), 0); err != nil {
 			return fmt.Errorf("cpuset %s: write %s: %w", lim.Cpuset, path, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/testenv"
@@ -30,7 +31,7 @@ func TestConformance(t *testing.T) {
 		t.Skip("boots QEMU guests (minutes under TCG)")
 	}
 	p := needVM(t, "redis")
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	root := testenv.WorkRoot(t)
 	platformtest.Run(t, platformtest.Config{
 		Platform: p, DBMS: d, WorkRoot: root, Experiment: fmt.Sprintf("pt-vm-%d", os.Getpid()),
@@ -84,7 +85,7 @@ func TestConformanceDocker(t *testing.T) {
 		t.Skip("boots QEMU guests (minutes under TCG)")
 	}
 	p := needVMDocker(t, "redis")
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	root := testenv.WorkRoot(t)
 	platformtest.Run(t, platformtest.Config{
 		Platform: p, DBMS: d, WorkRoot: root, Experiment: fmt.Sprintf("pt-vmd-%d", os.Getpid()),
@@ -127,7 +128,7 @@ func need(t *testing.T, p *Platform, dbName, st string) *Platform {
 	t.Helper()
 	testenv.NeedRoot(t)
 	testenv.NeedCommands(t, "qemu-system-x86_64", "qemu-img", "mkfs.ext4")
-	d, _ := dbms.Get(dbName)
+	d, _ := databases.Get(dbName)
 	if err := p.Check(context.Background(), platform.Choice{DBMS: d, Storage: st, Network: NetworkNAT}); err != nil {
 		testenv.Skip(t, err.Error()+" (make images builds the root filesystems and guest images)")
 	}

@@ -4,30 +4,26 @@ import (
 	"context"
 	"errors"
 	"os"
-	"strings"
 
-	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/platform"
 )
 
 // Diagnose says whether VMs work here and how: QEMU, the accelerator a guest really boots under
 // (the KVM trial's own output when it is TCG), the tap device, and each database's guest image.
-func (p *Platform) Diagnose(ctx context.Context) []platform.Finding {
-	var fs []platform.Finding
-	out, err := command.Run(ctx, "qemu-system-x86_64", "--version")
-	if err != nil {
-		return append(fs, platform.Finding{Area: p.name, Name: "qemu", Detail: err.Error(), Fix: "apt-get install qemu-system-x86 qemu-utils"})
+func (p *Platform) Diagnose(ctx context.Context, dbs []dbms.DBMS) []platform.Finding {
+	qemu := platform.ToolFinding(ctx, p.name, "qemu", "apt-get install qemu-system-x86 qemu-utils", "qemu-system-x86_64", "--version")
+	fs := []platform.Finding{qemu}
+	if !qemu.OK {
+		return fs
 	}
-	version, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	fs = append(fs, platform.Finding{Area: p.name, Name: "qemu", OK: true, Detail: version})
-	_, err = os.Stat("/dev/net/tun")
+	_, err := os.Stat("/dev/net/tun")
 	fs = append(fs, platform.Finding{Area: p.name, Name: "tap", OK: err == nil,
 		Detail: "network bridge puts the guest on a tap device (/dev/net/tun); nat needs none"})
 	var trialDone bool
 	var images []platform.Finding
-	for _, name := range dbms.Names() {
-		d, _ := dbms.Get(name)
+	for _, d := range dbs {
+		name := d.Name()
 		f := platform.Finding{Area: p.name, Name: "guest image " + name}
 		tree, err := p.trees.Find(ctx, d)
 		if err == nil {

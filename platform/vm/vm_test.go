@@ -15,7 +15,7 @@ import (
 // before anything is made.
 func TestSocketPathTooLong(t *testing.T) {
 	p := New(rootfs.NewCache(t.TempDir(), nil), vmimage.Cache{Root: t.TempDir()}, nil)
-	d, _ := dbms.Get("redis")
+	var d dbms.DBMS = dbms.Redis{}
 	dir := "/" + strings.Repeat("x", 120)
 	_, err := p.Provision(context.Background(), platform.Request{Experiment: "e", Run: "r1", WorkDir: dir, DBMS: d,
 		Choice: platform.Choice{Storage: StorageRootfs, Network: NetworkNAT}})

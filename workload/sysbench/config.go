@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/boxbench/boxbench/dbms"
 )
 
 // Tests are the sysbench OLTP tests this adapter runs. All of them use the schema of
@@ -49,7 +51,7 @@ type Config struct {
 	Interval time.Duration
 	// DBMS is the database the workload runs against (its credentials; part of LoadKey), and
 	// Driver the sysbench driver that speaks to it (one of Drivers).
-	DBMS   string
+	DBMS   dbms.DBMS
 	Driver string
 }
 
@@ -58,7 +60,7 @@ type Config struct {
 // PostgreSQL.
 func DefaultConfig() Config {
 	return Config{Test: "oltp_read_write", Tables: 1, TableSize: 10000, Threads: 1,
-		Duration: time.Minute, Warmup: 10 * time.Second, Interval: time.Second, DBMS: "postgresql", Driver: DriverPgSQL}
+		Duration: time.Minute, Warmup: 10 * time.Second, Interval: time.Second, DBMS: dbms.PostgreSQL{}, Driver: DriverPgSQL}
 }
 
 // Validate returns every problem of c at once (errors.Join), each naming the field, the bad
@@ -71,8 +73,14 @@ func (c Config) Validate() error {
 	if !slices.Contains(Tests, c.Test) {
 		bad("Test", fmt.Sprintf("%q", c.Test), "one of "+strings.Join(Tests, ", "))
 	}
+	dbName := "none"
+	if c.DBMS == nil {
+		bad("DBMS", dbName, "the database sysbench runs against (its client credentials)")
+	} else {
+		dbName = c.DBMS.Name()
+	}
 	if !slices.Contains(Drivers, c.Driver) {
-		bad("Driver", fmt.Sprintf("%q", c.Driver), "one of "+strings.Join(Drivers, ", ")+" (for dbms "+c.DBMS+")")
+		bad("Driver", fmt.Sprintf("%q", c.Driver), "one of "+strings.Join(Drivers, ", ")+" (for dbms "+dbName+")")
 	}
 	if c.Tables < 1 {
 		bad("Tables", c.Tables, "must be at least 1")

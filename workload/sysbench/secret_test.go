@@ -25,14 +25,11 @@ import (
 // password is never in it, and the run succeeds (the client library got it from the
 // environment).
 func TestPasswordNotInCmdline(t *testing.T) {
-	for _, name := range []string{"mariadb", "postgresql"} {
+	for _, d := range []dbms.DBMS{dbms.MariaDB{}, dbms.PostgreSQL{}} {
+		name := d.Name()
 		t.Run(name, func(t *testing.T) {
 			testenv.NeedRoot(t)
 			testenv.NeedCommands(t, "sysbench", "setpriv")
-			d, err := dbms.Get(name)
-			if err != nil {
-				t.Fatal(err)
-			}
 			testenv.NeedCommands(t, dbms.ServerBinary(d))
 			pw := dbms.NewPassword()
 			exp := fmt.Sprintf("test-secret-%d", os.Getpid())
@@ -53,7 +50,7 @@ func TestPasswordNotInCmdline(t *testing.T) {
 			cred := d.Client()
 			tgt := workload.Target{DBMS: name, Endpoint: box.Endpoint(), User: cred.User, Database: cred.Database, Password: pw}
 			c := DefaultConfig()
-			c.DBMS, c.Tables, c.TableSize, c.Threads = name, 1, 500, 1
+			c.DBMS, c.Tables, c.TableSize, c.Threads = d, 1, 500, 1
 			c.Driver = map[string]string{"postgresql": DriverPgSQL, "mariadb": DriverMySQL}[name]
 			c.Warmup, c.Duration = 0, 3*time.Second
 			w, err := New(c)

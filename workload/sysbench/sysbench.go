@@ -40,7 +40,6 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/command"
-	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/workload"
 )
 
@@ -79,7 +78,7 @@ func (w *Workload) Name() string { return "sysbench/" + w.cfg.Test }
 // holds the family, the table count and size and the dbms.
 func (w *Workload) LoadKey() string {
 	c := w.cfg
-	return fmt.Sprintf("sysbench/oltp/dbms=%s/tables=%d/tableSize=%d", c.DBMS, c.Tables, c.TableSize)
+	return fmt.Sprintf("sysbench/oltp/dbms=%s/tables=%d/tableSize=%d", c.DBMS.Name(), c.Tables, c.TableSize)
 }
 
 // Load runs `sysbench <test> prepare`: it creates Tables tables of TableSize rows with their
@@ -171,14 +170,10 @@ func (w *Workload) runArgv(bin string, t workload.Target) ([]string, error) {
 // target (the dbms's client credentials when the target leaves them empty).
 func (w *Workload) connArgs(t workload.Target) ([]string, error) {
 	c := w.cfg
-	if t.DBMS != "" && t.DBMS != c.DBMS {
-		return nil, fmt.Errorf("sysbench: configured for %s but the target is %s", c.DBMS, t.DBMS)
+	if t.DBMS != "" && t.DBMS != c.DBMS.Name() {
+		return nil, fmt.Errorf("sysbench: configured for %s but the target is %s", c.DBMS.Name(), t.DBMS)
 	}
-	d, err := dbms.Get(c.DBMS)
-	if err != nil {
-		return nil, err
-	}
-	cred := d.Client()
+	cred := c.DBMS.Client()
 	if t.User != "" {
 		cred.User = t.User
 	}

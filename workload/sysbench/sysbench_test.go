@@ -9,6 +9,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/internal/testdb"
 	"github.com/boxbench/boxbench/internal/testenv"
@@ -20,7 +21,7 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("defaults invalid: %v", err)
 	}
 	c := Config{Test: "tpcc", Tables: 0, TableSize: -1, Threads: 0, Duration: 1500 * time.Millisecond,
-		Warmup: -time.Second, Rate: 10.5, Interval: 0, DBMS: "redis", Driver: "redis"}
+		Warmup: -time.Second, Rate: 10.5, Interval: 0, DBMS: dbms.Redis{}, Driver: "redis"}
 	err := c.Validate()
 	if err == nil {
 		t.Fatal("no error")
@@ -42,7 +43,7 @@ func TestValidate(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	c := DefaultConfig()
-	c.Test, c.Tables, c.TableSize, c.DBMS, c.Driver = "oltp_write_only", 4, 1000, "mariadb", DriverMySQL
+	c.Test, c.Tables, c.TableSize, c.DBMS, c.Driver = "oltp_write_only", 4, 1000, dbms.MariaDB{}, DriverMySQL
 	w, err := New(c)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +73,7 @@ func TestRunArgv(t *testing.T) {
 	if got := strings.Join(argv, " "); got != want {
 		t.Errorf("argv\n got %s\nwant %s", got, want)
 	}
-	c.DBMS, c.Driver = "mariadb", DriverMySQL
+	c.DBMS, c.Driver = dbms.MariaDB{}, DriverMySQL
 	w, _ = New(c)
 	tgt = workload.Target{DBMS: "mariadb", Endpoint: driver.Endpoint{Unix: "/run/x/mysqld.sock"}, User: "u", Database: "d"}
 	conn, err := w.connArgs(tgt)
@@ -101,15 +102,16 @@ func TestNotInstalled(t *testing.T) {
 
 // TestIntegration loads and runs sysbench against real servers, closed and open loop.
 func TestIntegration(t *testing.T) {
-	for _, name := range []string{"postgresql", "mariadb"} {
+	for _, db := range []dbms.DBMS{dbms.PostgreSQL{}, dbms.MariaDB{}} {
+		name := db.Name()
 		t.Run(name, func(t *testing.T) {
 			testenv.NeedRoot(t)
 			testenv.NeedCommands(t, "sysbench")
-			box, d := testdb.Start(t, name)
+			box, d := testdb.Start(t, db)
 			cred := d.Client()
 			tgt := workload.Target{DBMS: name, Endpoint: box.Endpoint(), User: cred.User, Database: cred.Database}
 			c := DefaultConfig()
-			c.DBMS, c.Tables, c.TableSize, c.Threads = name, 2, 2000, 2
+			c.DBMS, c.Tables, c.TableSize, c.Threads = db, 2, 2000, 2
 			c.Driver = map[string]string{"postgresql": DriverPgSQL, "mariadb": DriverMySQL}[name]
 			c.Warmup, c.Duration = time.Second, 2*time.Second
 			w, err := New(c)

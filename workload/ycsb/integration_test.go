@@ -44,9 +44,10 @@ func target(b platform.Box, d dbms.DBMS) workload.Target {
 // checks the counts, the measured mix and the errors; then runs reads of keys half of which
 // were never loaded and checks they are counted as not_found.
 func TestAgainstRealDatabases(t *testing.T) {
-	for _, name := range []string{"redis", "postgresql", "mariadb", "etcd", "ferretdb", "cassandra"} {
+	for _, db := range []dbms.DBMS{dbms.Redis{}, dbms.PostgreSQL{}, dbms.MariaDB{}, dbms.Etcd{}, dbms.FerretDB{}, dbms.Cassandra{}} {
+		name := db.Name()
 		t.Run(name, func(t *testing.T) {
-			box, d := testdb.Start(t, name)
+			box, d := testdb.Start(t, db)
 			tg := target(box, d)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
@@ -243,7 +244,7 @@ func countRecords(t *testing.T, ctx context.Context, name string, tg workload.Ta
 // flight when the server stopped took long to serve). A closed loop, or timing from the actual
 // start, would report a handful of slow operations instead of a second's worth.
 func TestOpenLoopShowsStall(t *testing.T) {
-	box, d := testdb.Start(t, "redis")
+	box, d := testdb.Start(t, dbms.Redis{})
 	tg := target(box, d)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -2,73 +2,12 @@ package report
 
 import (
 	"fmt"
-	"html/template"
 	"math"
 	"strings"
 
 	"github.com/boxbench/boxbench/report/format"
 	"github.com/boxbench/boxbench/stats"
 )
-
-// sweepView is one sweep on the HTML page: two charts, a table of points and the saturation
-// sentences.
-type sweepView struct {
-	Key, What   string
-	Plots       []spectrumPlot
-	Rows        []sweepRow
-	Saturations []string
-}
-
-type sweepRow struct {
-	Curve, X, N, Thr, P50, P99, S50, S99, Busiest, Mark string
-	First                                               bool
-	Span                                                int
-}
-
-// sweepViews draws every sweep: throughput against the key, and latency against throughput
-// with the corrected and the service series apart.
-func sweepViews(r *Report) []sweepView {
-	var out []sweepView
-	col := &colors{}
-	for _, sw := range r.Sweeps {
-		sv := sweepView{Key: sw.Key, What: "the swept value"}
-		if sw.Offered {
-			sv.What = "offered load, ops/s"
-		}
-		var legend []legendItem
-		for _, cv := range sw.Curves {
-			c := col.of(cv.Label)
-			detail := cv.Note
-			if s := cv.Saturation; s != nil {
-				detail = fmt.Sprintf("saturates at %s = %s", shortKey(sw.Key), trimZeros(format.Sig3(s.X)))
-				if s.Bottleneck != "" {
-					detail += " · " + s.Bottleneck
-				}
-			}
-			legend = append(legend, legendItem{Label: format.OrDash(cv.Label), Color: c, Detail: detail})
-		}
-		sv.Plots = append(sv.Plots,
-			spectrumPlot{Title: "throughput against " + shortKey(sw.Key), SVG: template.HTML(throughputChart(sw, col)), Legend: legend},
-			spectrumPlot{Title: "latency against throughput (solid: corrected, dashed: service time; thick: p99, thin: p50)",
-				SVG: template.HTML(latencyChart(sw, col)), Legend: legend})
-		for _, cv := range sw.Curves {
-			for i, p := range cv.Points {
-				mark := ""
-				if s := cv.Saturation; s != nil && i == s.Index {
-					mark = "saturation point"
-				} else if s != nil && i > s.Index {
-					mark = "saturated"
-				}
-				sv.Rows = append(sv.Rows, sweepRow{Curve: format.OrDash(cv.Label), X: trimZeros(format.Sig3(p.X)), N: fmt.Sprint(p.Throughput.N),
-					Thr: pm(p.Throughput, format.Group), P50: pm(p.P50, format.Sig3), P99: pm(p.P99, format.Sig3), S50: pm(p.ServiceP50, format.Sig3),
-					S99: pm(p.ServiceP99, format.Sig3), Busiest: busiest(p.Resources), Mark: mark, First: i == 0, Span: len(cv.Points)})
-			}
-			sv.Saturations = append(sv.Saturations, format.OrDash(cv.Label)+": "+satSentence(sw, cv))
-		}
-		out = append(out, sv)
-	}
-	return out
-}
 
 // axisScale picks a log axis when the values span a decade or more.
 func axisScale(lo, hi float64, n int, format func(float64) string) (float64, float64, []tick, bool) {
