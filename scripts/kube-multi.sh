@@ -21,7 +21,9 @@
 # network namespaces. Everything lives under /var/lib/boxbench/multi, /run/boxbench/multi and
 # /var/log/boxbench-multi, the bridge bbmulti0 and its veths bbm<N>, the cgroup subtree
 # /boxbench-multi, one iptables rule on the host (FORWARD, commented "boxbench-multi") and the
-# kernel tunables the kubelet sets (saved before the first up, restored by down).
+# kernel tunables the kubelet sets (saved before the first up, restored by down). That is the
+# default instance; instance NAME (--name) has "-NAME" in each of these names and addresses of its
+# own (below), so several run at once.
 set -euo pipefail
 
 MULTI_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
