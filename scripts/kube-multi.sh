@@ -119,7 +119,11 @@ HOST_LOCK=$CACHE/kube-multi-host.lock
 instance ""
 
 SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops
-         kernel.keys.root_maxkeys kernel.keys.root_maxbytes)
+         kernel.keys.root_maxkeys kernel.keys.root_maxbytes fs.inotify.max_user_instances)
+# Each node's kubelet and containerd hold about 7 inotify instances, all of the user root, whose
+# default limit is 128: three 4-node instances beside the host's own users passed it here
+# ("inotify_init: too many open files" from a kubelet), as kind's nodes do. up raises it.
+INOTIFY_INSTANCES=1024
 # Paths the kubelet, containerd and the CNI plugins use whatever they are told; each node sees
 # its own directory there (a bind mount in its mount namespace). A missing one is created on the
 # host as an empty mount point, recorded, and removed by down if still empty.

@@ -47,7 +47,9 @@ cmd_up() {
   new_slot
   # Saved by the first instance up (nothing of another instance has changed them yet).
   mkdir -p "$HOST_SAVED"
-  STATE=$HOST_SAVED save_sysctls
+  save_host_sysctls
+  [ "$(sysctl -n fs.inotify.max_user_instances)" -ge "$INOTIFY_INSTANCES" ] ||
+    sysctl -qw fs.inotify.max_user_instances="$INOTIFY_INSTANCES"
   save_node_dirs
   echo "$n" >"$STATE/nodes"   # up, for instances_up: under the host lock
   host_unlock
@@ -261,6 +263,16 @@ cmd_down() {
   rm -rf --one-file-system "$STATE" "$RUN" "$LOGS"
   host_unlock
   log "down: everything of the multi-node cluster${NAME:+ '$NAME'} is removed (the build caches stay)"
+}
+
+# save_host_sysctls: the values of SYSCTLS before any instance changed them, kept by the first
+# instance up (a key the record lacks is added: nothing of ours has changed it yet either).
+save_host_sysctls() {
+  local f=$HOST_SAVED/sysctl.saved k
+  touch "$f"
+  for k in "${SYSCTLS[@]}"; do
+    grep -q "^$k=" "$f" || ! sysctl -n "$k" >/dev/null 2>&1 || echo "$k=$(sysctl -n "$k")" >>"$f"
+  done
 }
 
 # The lock over what the instances share ($HOST_SAVED, the slots), held for moments.
