@@ -35,16 +35,17 @@ kube-build:
 
 # With NODES=N (3..9) these act on the multi-node cluster instead (scripts/kube-multi.sh; its
 # own names and addresses, so both can run at once): `make kube-up NODES=3 CNI=vxlan`,
-# `make kube-down NODES=3`. CNI is routes (default) or vxlan.
+# `make kube-down NODES=3`. CNI is routes (default) or vxlan. NAME=b acts on instance b, a second
+# cluster beside the default one (own directories, bridge, addresses, lock): `make kube-down NAME=b`.
 CNI ?= routes
 kube-up:
-	$(if $(NODES),bash scripts/kube-multi.sh up --nodes $(NODES) --cni $(CNI),bash scripts/kube-local.sh up)
+	$(if $(NODES),bash scripts/kube-multi.sh up --nodes $(NODES) --cni $(CNI) $(if $(NAME),--name '$(NAME)'),bash scripts/kube-local.sh up)
 
 kube-down:
-	$(if $(NODES),bash scripts/kube-multi.sh down,bash scripts/kube-local.sh down)
+	$(if $(NODES)$(NAME),bash scripts/kube-multi.sh down $(if $(NAME),--name '$(NAME)'),bash scripts/kube-local.sh down)
 
 kube-status:
-	$(if $(NODES),bash scripts/kube-multi.sh status,bash scripts/kube-local.sh status)
+	$(if $(NODES)$(NAME),bash scripts/kube-multi.sh status $(if $(NAME),--name '$(NAME)'),bash scripts/kube-local.sh status)
 
 # up, a Service reached from the host, down, and the host as before (needs `make images`).
 kube-check: images

@@ -108,7 +108,10 @@ func (t table) checker(ps map[string]platform.Platform, probe bool) plan.Checker
 		if err != nil {
 			return err
 		}
-		ch := platform.Choice{DBMS: d, Storage: c.Storage, Network: c.Network, Runtime: c.Runtime}
+		ch := platform.Choice{DBMS: d, Storage: c.Storage, Network: c.Network, Runtime: c.Runtime, Cluster: c.Cluster}
+		if c.Cluster != "" && !p.Info().NamedClusters {
+			return fmt.Errorf("%s runs on no named cluster (cluster=%s; give it cluster none)", c.Platform, c.Cluster)
+		}
 		if err := p.Check(ctx, ch); err != nil {
 			return err
 		}

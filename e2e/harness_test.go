@@ -89,8 +89,8 @@ type env struct {
 	swarmHost string
 	// kube: the experiments use the local cluster, whose objects the leftover check lists.
 	kube bool
-	// kubeMulti: they use the multi-node local cluster (scripts/kube-multi.sh).
-	kubeMulti bool
+	// kubeMulti: they use these instances of the multi-node local cluster (scripts/kube-multi.sh).
+	kubeMulti []multiInstance
 	// after runs once the leftover check is done (unmount what the test mounted).
 	after []func()
 }

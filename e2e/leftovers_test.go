@@ -74,8 +74,8 @@ func (e *env) leftovers(exp string) []string {
 	if e.kube {
 		left = append(left, kubeObjects(exp)...)
 	}
-	if e.kubeMulti {
-		left = append(left, clusterObjects(multiKubectl, multiKubeconfig, exp)...)
+	for _, m := range e.kubeMulti {
+		left = append(left, clusterObjects(m.kubectl(), m.kubeconfig(), exp)...)
 	}
 	return left
 }

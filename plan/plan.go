@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/boxbench/boxbench/resource"
+	"maps"
 	"math/rand/v2"
 	"sort"
 	"strconv"
@@ -22,6 +23,7 @@ type Cell struct {
 	Params map[string]string // the matrix keys and their values for this cell
 	// Resolved settings (matrix value, or the spec's default).
 	DBMS, Workload, Platform, Runtime, Storage, Network, Neighbour, Mix, Bound string
+	Cluster                                                                    string // the `cluster` key: "" = the platform's default cluster
 	ClientPolicy                                                               string // placement.Policy*
 	Records                                                                    int64
 	// Resources are the box's limits: the spec's limits: with the cell's limit keys applied.
@@ -119,13 +121,13 @@ func Expand(ctx context.Context, e *spec.Experiment, seed uint64, check Checker)
 }
 
 // once asks check once per distinct choice the host's checks read (platform, dbms, storage,
-// network, runtime, topology): cells that differ only in workloads, limits, sweeps or replicas
+// network, runtime, cluster, topology): cells that differ only in workloads, limits, sweeps or replicas
 // get the first one's answer, so a plan of thousands of cells asks the engine or the cluster
 // once per choice, not once per cell. An answer cut short by cancellation is not kept.
 func once(check Checker) Checker {
 	seen := map[string]error{}
 	return func(ctx context.Context, c *Cell) error {
-		key := fmt.Sprintf("%s|%s|%s|%s|%s|%s", c.Platform, c.DBMS, c.Storage, c.Network, c.Runtime, topologyKey(c.Topology))
+		key := fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s", c.Platform, c.DBMS, c.Storage, c.Network, c.Runtime, c.Cluster, topologyKey(c.Topology))
 		if err, ok := seen[key]; ok {
 			return err
 		}
@@ -189,6 +191,9 @@ func Order(cells []*Cell, from, to int, order string, seed uint64) []Run {
 	return runs
 }
 
+// baselineID is the id of c's baseline: c's params with the baseline's. A cell's cluster is
+// the orchestrator's: a baseline on another platform that does not name a cluster (the native
+// baseline of cells on several clusters) is matched without it.
 func baselineID(c *Cell, baseline map[string]string) string {
 	params := map[string]string{}
 	for k, v := range c.Params {
@@ -196,6 +201,12 @@ func baselineID(c *Cell, baseline map[string]string) string {
 	}
 	for k, v := range baseline {
 		params[k] = v
+	}
+	if _, named := baseline["cluster"]; !named && cmp.Or(baseline["platform"], c.Platform) != c.Platform {
+		delete(params, "cluster")
+	}
+	if params["cluster"] == spec.NoCluster {
+		delete(params, "cluster")
 	}
 	return cellID(params)
 }
@@ -241,6 +252,11 @@ func cells(e *spec.Experiment) []*Cell {
 	for _, params := range combos {
 		if ex.Excludes(params) {
 			continue
+		}
+		if params["cluster"] == spec.NoCluster {
+			// No named cluster: the key is absent from the cell (its id, the baseline match).
+			params = maps.Clone(params)
+			delete(params, "cluster")
 		}
 		out = append(out, resolve(e, params))
 	}
@@ -290,7 +306,7 @@ func resolve(e *spec.Experiment, params map[string]string) *Cell {
 	c := &Cell{ID: cellID(params), Params: params, DBMS: get("dbms", e.DBMS), Workload: wl,
 		Platform: get("platform", e.DefaultPlatform()), Runtime: get("runtime", ""),
 		Storage: get("storage", "bind"), Network: get("network", "host"), Neighbour: get("neighbour", "none"),
-		Mix: get("mix", e.WorkloadOf(wl).Mix), Bound: get("bound", e.Dataset.Bound),
+		Mix: get("mix", e.WorkloadOf(wl).Mix), Bound: get("bound", e.Dataset.Bound), Cluster: get("cluster", ""),
 		ClientPolicy: get("clientPolicy", cmp.Or(e.Placement.ClientPolicy, placement.PolicyNormal))}
 	c.Resources = e.ResourcesOf(params)
 	c.Topology = e.Topology

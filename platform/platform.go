@@ -42,6 +42,9 @@ type Info struct {
 	// Runtimes says the platform takes the runtime key: an open vocabulary (whatever an engine
 	// has registered), probed by Check and Probe.
 	Runtimes bool
+	// NamedClusters says the platform runs a cell on the cluster its cluster key names
+	// (Choice.Cluster); a platform without it refuses a cell that names one.
+	NamedClusters bool
 	// HostCgroup says its boxes are control groups on this host's cgroup tree, so the host sees
 	// their CPU, memory and I/O directly.
 	HostCgroup bool
@@ -123,6 +126,10 @@ type Choice struct {
 	Storage string
 	Network string
 	Runtime string
+	// Cluster names one of the platform's orchestrator clusters (the cell's `cluster` key:
+	// kubernetes.clusters); "" is the platform's default cluster. Validated by the platform's
+	// section before any plan.
+	Cluster string
 }
 
 // Request asks for one box.

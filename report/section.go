@@ -35,6 +35,7 @@ func defaultSections() []Section {
 		sweepsSection{},
 		metricsSection{},
 		textSection{id: "nodes", title: "Nodes of each cluster", text: writeTextNodes},
+		textSection{id: "clusters", title: "Orchestrator clusters", text: writeTextClusters},
 		textSection{id: "window", title: "Measured window", text: writeTextWindow},
 		calibrationSection{textSection{id: "calibration", title: "Calibration", text: writeTextCalibration}},
 		publishedSection{}, // report/published.go

@@ -66,7 +66,7 @@ func (r *Runner) provisionBox(ctx context.Context, s *runState) error {
 	pctx, cancel := context.WithTimeout(ctx, r.cfg.Spec.Timeouts.Provision.D())
 	box, err := r.provision(pctx, s.p, c, platform.Request{Experiment: r.id, Run: runDirName(s.slot.seq),
 		WorkDir: fmt.Sprintf("%s/%s/%s", r.cfg.WorkRoot, r.id, runDirName(s.slot.seq)), DBMS: s.d,
-		Choice:    platform.Choice{Storage: c.Storage, Network: c.Network, Runtime: c.Runtime},
+		Choice:    platform.Choice{Storage: c.Storage, Network: c.Network, Runtime: c.Runtime, Cluster: c.Cluster},
 		Resources: s.lim, StorageOpts: r.storageOpts(), Seed: s.seed.Snapshot(), Log: r.cfg.Log})
 	cancel()
 	if err != nil {

@@ -43,6 +43,24 @@ func parametric(valid []string, v string) bool {
 // found (section.Decode and section.Checker give them lines and field paths).
 type SectionDecoder func(n *yaml.Node, c section.Context) (any, []Problem)
 
+// ClusterNamer is a decoded section that names clusters (kubernetes.clusters): the values of the
+// matrix key cluster besides NoCluster.
+type ClusterNamer interface{ ClusterNames() []string }
+
+// NoCluster is the cluster key's value for a cell on no named cluster (the platform's default).
+const NoCluster = "none"
+
+// clusterNames are the values the matrix key cluster may take.
+func (e *Experiment) clusterNames() []string {
+	out := []string{NoCluster}
+	for _, k := range sortedKeys(e.Sections) {
+		if n, ok := e.Sections[k].(ClusterNamer); ok {
+			out = append(out, n.ClusterNames()...)
+		}
+	}
+	return out
+}
+
 // decodeSections hands every platform's section to its decoder (an absent one as nil, for
 // its defaults) and refuses the top-level keys that neither spec nor a platform knows.
 func (e *Experiment) decodeSections() []Problem {

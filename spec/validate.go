@@ -25,7 +25,7 @@ var (
 	SteadyStates = []string{"mser", "off"}
 	Caches       = []string{"warm", "cold"}
 	// MatrixKeys are the keys a matrix (and a baseline, zip or exclude) may vary.
-	MatrixKeys = []string{"dbms", "workload", "platform", "runtime", "storage", "network", "neighbour", "mix", "bound",
+	MatrixKeys = []string{"dbms", "workload", "platform", "runtime", "storage", "network", "cluster", "neighbour", "mix", "bound",
 		"clientPolicy", "cpus", "cpuset", "memory", "cpuWeight", "ioWeight",
 		// SweepKeys (spec/sweepkeys.go), in that order.
 		"workload.threads", "workload.targetRate", "workload.proportions.read", "workload.requestDistribution",
@@ -125,6 +125,8 @@ func (e *Experiment) Values(key string) []string {
 		return Bounds
 	case "clientPolicy":
 		return placement.Policies
+	case "cluster":
+		return e.clusterNames()
 	}
 	return nil // neighbour (names under neighbours:), workload, runtime (probed on the host)
 }

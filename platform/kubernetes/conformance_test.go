@@ -60,7 +60,7 @@ func needCluster(t *testing.T, dbName string) *Platform {
 func clusterLeftovers(p *Platform, root string) func(ctx context.Context, exp string) []string {
 	return func(ctx context.Context, exp string) []string {
 		left := platformtest.HostLeftovers(root, exp)
-		cl, err := p.connect()
+		cl, err := p.connect("")
 		if err != nil {
 			return append(left, "cluster: "+err.Error())
 		}

@@ -15,7 +15,7 @@ import (
 // local node) the containerd socket images are loaded through.
 func (p *Platform) Diagnose(ctx context.Context, dbs []dbms.DBMS) []platform.Finding {
 	const area = Name
-	cl, err := p.reach(ctx)
+	cl, err := p.reach(ctx, "")
 	if err != nil {
 		return []platform.Finding{{Area: area, Name: "cluster", Detail: err.Error(),
 			Fix: "point kubernetes.kubeconfig (spec) or KUBECONFIG at a cluster, or bring the local one up: scripts/kube-local.sh up"}}

@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,11 +84,10 @@ const (
 	ContractKubeconfig = "/var/lib/boxbench/kube/admin.kubeconfig"
 	ContractSocket     = "/run/boxbench/kube/containerd/containerd.sock"
 	containerdNS       = "k8s.io"
-	// MultiKubeconfig, MultiNodePrefix and MultiSocket are scripts/kube-multi.sh's: node
-	// MultiNodePrefix+i's containerd listens at MultiSocket with i.
+	// MultiKubeconfig is the admin kubeconfig of scripts/kube-multi.sh's default instance;
+	// instance NAME's is /var/lib/boxbench/multi-NAME/admin.kubeconfig (multiSocket has the
+	// nodes' containerd sockets).
 	MultiKubeconfig = "/var/lib/boxbench/multi/admin.kubeconfig"
-	MultiNodePrefix = "bbmulti-"
-	MultiSocket     = "/run/boxbench/multi/n%s/containerd.sock"
 )
 
 // Config is the cluster and how boxes use it: the spec's kubernetes: block.
@@ -116,6 +116,41 @@ type Config struct {
 	Telemetry string
 	// Socket is the node's containerd socket when the node is this host ("" = ContractSocket).
 	Socket string
+	// Clusters are the named clusters a cell may run on (the matrix key cluster), each a
+	// kubeconfig and context; a cell without the key runs on Kubeconfig/Context.
+	Clusters map[string]ClusterRef
+}
+
+// ClusterRef is one cluster of kubernetes.clusters: a kubeconfig ("" as for Config.Kubeconfig)
+// and one of its contexts ("" = its current one).
+type ClusterRef struct {
+	Kubeconfig string `yaml:"kubeconfig"`
+	Context    string `yaml:"context"`
+}
+
+// ClusterNames are the names of kubernetes.clusters, sorted: the values the spec's cluster key
+// may take besides "none" (spec.ClusterNamer).
+func (c Config) ClusterNames() []string {
+	var out []string
+	for _, n := range slices.Sorted(maps.Keys(c.Clusters)) {
+		if clusterNameRe.MatchString(n) { // the others are the section's problems
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// of is the configuration of cluster name ("" = the default one): its kubeconfig and context.
+func (c Config) of(name string) (Config, error) {
+	if name == "" {
+		return c, nil
+	}
+	ref, ok := c.Clusters[name]
+	if !ok {
+		return c, fmt.Errorf("cluster %q is not one of kubernetes.clusters (valid: %s)", name, strings.Join(c.ClusterNames(), ", "))
+	}
+	c.Kubeconfig, c.Context = ref.Kubeconfig, ref.Context
+	return c, nil
 }
 
 // Platform is the Kubernetes platform.
@@ -124,15 +159,14 @@ type Platform struct {
 	images *image.Store
 	log    *slog.Logger
 
-	mu   sync.Mutex
-	cfg  Config
-	conn *cluster // made on first use from cfg
-	err  error    // why conn could not be made
+	mu  sync.Mutex
+	cfg Config
+	// links are the connections by cluster name ("" = the default cluster), each made on
+	// first use from cfg.
+	links map[string]*link
 	// noCommands: no credential command may run (plan; see loadConfig).
 	noCommands bool
-	// unreachable is the last failure to reach the cluster (see reach).
-	unreachable *failure
-	img         map[string]image.Image
+	img        map[string]image.Image
 	// podClusters are the clusters on the pod network whose ClusterNetwork was made and not
 	// yet released, by network name.
 	podClusters map[string]*podCluster
@@ -159,7 +193,7 @@ func New(engine client.APIClient, log *slog.Logger) *Platform {
 func (p *Platform) Configure(c Config) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.cfg, p.conn, p.err, p.unreachable = c, nil, nil, nil
+	p.cfg, p.links = c, nil
 }
 
 // NoCredentialCommands makes the platform refuse a kubeconfig context that authenticates with
@@ -168,7 +202,7 @@ func (p *Platform) Configure(c Config) {
 func (p *Platform) NoCredentialCommands() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.noCommands, p.conn, p.err, p.unreachable = true, nil, nil, nil
+	p.noCommands, p.links = true, nil
 }
 
 func (p *Platform) config() Config {
@@ -182,7 +216,7 @@ func (p *Platform) config() Config {
 func (p *Platform) Info() platform.Info {
 	return platform.Info{Name: Name, Cluster: p, Diagnoser: p, BoxCleaner: p, Settings: p, Commands: p,
 		Storages: []string{StorageHostPath, StorageLocalPV, StorageEmptyDir, StorageTmpfs, StoragePVC},
-		Networks: []string{NetworkHost, NetworkPod, NetworkService, NetworkNodePort}, Runtimes: true,
+		Networks: []string{NetworkHost, NetworkPod, NetworkService, NetworkNodePort}, Runtimes: true, NamedClusters: true,
 		Fallback: map[string]string{"bind": StorageHostPath}}
 }
 
@@ -207,43 +241,69 @@ func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // cluster is a connection to one cluster.
 type cluster struct {
+	name       string // its name in kubernetes.clusters, "" for the default cluster
 	kubeconfig string
 	context    string
 	rest       *rest.Config
 	cs         kubernetes.Interface
 }
 
-// connect returns the connection (made once per configuration).
-func (p *Platform) connect() (*cluster, error) {
+// link is what the platform keeps of one cluster: the connection or why it could not be made,
+// and the last failure to reach it (see reach).
+type link struct {
+	conn        *cluster
+	err         error
+	unreachable *failure
+}
+
+// connect returns the connection to cluster name ("" = the default one), made once per
+// configuration.
+func (p *Platform) connect(name string) (*cluster, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.conn != nil || p.err != nil {
-		return p.conn, p.err
+	if l := p.links[name]; l != nil {
+		return l.conn, l.err
 	}
-	rc, path, err := loadConfig(p.cfg, p.noCommands)
+	if p.links == nil {
+		p.links = map[string]*link{}
+	}
+	l := &link{}
+	p.links[name] = l
+	cfg, err := p.cfg.of(name)
 	if err != nil {
-		p.err = fmt.Errorf("kubeconfig %s: %w", path, err)
-		return nil, p.err
+		l.err = err
+		return nil, err
+	}
+	rc, path, err := loadConfig(cfg, p.noCommands)
+	if err != nil {
+		l.err = fmt.Errorf("kubeconfig %s: %w", path, err)
+		return nil, l.err
 	}
 	rc.Timeout = 0 // requests are bounded by their contexts
 	rc.QPS, rc.Burst = 50, 100
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
-		p.err = fmt.Errorf("kubeconfig %s: %w", path, err)
-		return nil, p.err
+		l.err = fmt.Errorf("kubeconfig %s: %w", path, err)
+		return nil, l.err
 	}
-	p.conn = &cluster{kubeconfig: path, context: p.cfg.Context, rest: rc, cs: cs}
-	return p.conn, nil
+	l.conn = &cluster{name: name, kubeconfig: path, context: cfg.Context, rest: rc, cs: cs}
+	return l.conn, nil
 }
 
-// reach checks that the API server answers, naming the kubeconfig when it does not.
-func (p *Platform) reach(ctx context.Context) (*cluster, error) {
-	c, err := p.connect()
+// reach checks that the API server of cluster name answers, naming the kubeconfig when it
+// does not.
+func (p *Platform) reach(ctx context.Context, name string) (*cluster, error) {
+	c, err := p.connect(name)
 	if err != nil {
-		return nil, fmt.Errorf("no reachable cluster: %w (set kubernetes.kubeconfig in the spec or KUBECONFIG)", err)
+		where := "set kubernetes.kubeconfig in the spec or KUBECONFIG"
+		if name != "" {
+			where = "kubernetes.clusters." + name
+		}
+		return nil, fmt.Errorf("no reachable cluster: %w (%s)", err, where)
 	}
 	p.mu.Lock()
-	failed := p.unreachable
+	l := p.links[name]
+	failed := l.unreachable
 	p.mu.Unlock()
 	if failed != nil && time.Since(failed.at) < unreachableFor {
 		return nil, failed.err
@@ -254,7 +314,7 @@ func (p *Platform) reach(ctx context.Context) (*cluster, error) {
 		err = fmt.Errorf("no reachable cluster at %s (kubeconfig %s): %w", c.rest.Host, c.kubeconfig, err)
 		if ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			p.mu.Lock()
-			p.unreachable = &failure{err: err, at: time.Now()}
+			l.unreachable = &failure{err: err, at: time.Now()}
 			p.mu.Unlock()
 		}
 		return nil, err
@@ -279,7 +339,7 @@ func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 	if !p.Info().Offers(c.Storage, c.Network) {
 		errs = append(errs, fmt.Errorf("kubernetes offers storage hostpath, localpv, emptydir, tmpfs, pvc:<class> and network host, pod, service, nodeport, not storage=%s network=%s", c.Storage, c.Network))
 	}
-	cl, err := p.reach(ctx)
+	cl, err := p.reach(ctx, c.Cluster)
 	if err != nil {
 		return errors.Join(append(errs, err)...)
 	}

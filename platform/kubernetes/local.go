@@ -93,15 +93,30 @@ func (p *Platform) socket(node string) string {
 	if s := p.config().Socket; s != "" {
 		return s
 	}
-	if i, ok := strings.CutPrefix(node, MultiNodePrefix); ok && digits.MatchString(i) {
-		if s := fmt.Sprintf(MultiSocket, i); exists(s) {
-			return s
-		}
+	if s := multiSocket(node); s != "" && exists(s) {
+		return s
 	}
 	return ContractSocket
 }
 
-var digits = regexp.MustCompile(`^[1-9][0-9]?$`)
+// multiNode is a node name of scripts/kube-multi.sh: bbmulti-<i> in the default instance,
+// bbmulti-<name>-<i> in instance <name> (its name rule: a lowercase letter, then up to 5
+// lowercase letters or digits).
+var multiNode = regexp.MustCompile(`^bbmulti-(?:([a-z][a-z0-9]{0,5})-)?([1-9])$`)
+
+// multiSocket is the containerd socket of node when it is a node of scripts/kube-multi.sh
+// (/run/boxbench/multi[-<name>]/n<i>/containerd.sock), else "".
+func multiSocket(node string) string {
+	m := multiNode.FindStringSubmatch(node)
+	if m == nil {
+		return ""
+	}
+	dir := "/run/boxbench/multi"
+	if m[1] != "" {
+		dir += "-" + m[1]
+	}
+	return dir + "/n" + m[2] + "/containerd.sock"
+}
 
 // loadImage makes the built image im present in the local node's containerd (namespace k8s.io)
 // under its tag: `docker save` through the engine API piped into `ctr images import`. An image

@@ -94,3 +94,24 @@ func TestValidateConfig(t *testing.T) {
 		t.Errorf("want both names refused, got %v", err)
 	}
 }
+
+// The kube-multi.sh node names (default instance and named ones) map to their containerd
+// sockets; anything else (another cluster's node, a name that would leave /run/boxbench) to none.
+func TestMultiSocket(t *testing.T) {
+	for node, want := range map[string]string{
+		"bbmulti-1":           "/run/boxbench/multi/n1/containerd.sock",
+		"bbmulti-b-4":         "/run/boxbench/multi-b/n4/containerd.sock",
+		"bbmulti-vx2-9":       "/run/boxbench/multi-vx2/n9/containerd.sock",
+		"bbmulti-0":           "",
+		"bbmulti-10":          "",
+		"bbmulti-..-1":        "",
+		"bbmulti-toolong-1":   "",
+		"bbmulti-B-1":         "",
+		"worker-1":            "",
+		"bbmulti-b-1/../../x": "",
+	} {
+		if got := multiSocket(node); got != want {
+			t.Errorf("multiSocket(%q) = %q, want %q", node, got, want)
+		}
+	}
+}

@@ -52,7 +52,7 @@ func (b *box) provision(ctx context.Context) error {
 	if err := os.MkdirAll(r.WorkDir, 0o755); err != nil {
 		return err
 	}
-	cl, err := b.p.reach(ctx)
+	cl, err := b.p.reach(ctx, r.Cluster)
 	if err != nil {
 		return err
 	}
@@ -72,6 +72,9 @@ func (b *box) provision(ctx context.Context) error {
 		b.facts[k] = v
 	}
 	b.facts["cluster"] = cl.rest.Host
+	if cl.name != "" {
+		b.facts["kubernetes_cluster"] = cl.name // the cell's cluster key, as the platform resolved it
+	}
 	b.facts["kubeconfig"] = cl.kubeconfig
 	b.facts["node"] = b.node.Name
 	b.facts["node_is_this_host"] = strconv.FormatBool(b.local)

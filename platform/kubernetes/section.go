@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -38,6 +39,9 @@ type Section struct {
 	// Telemetry is where a pod's CPU and memory come from: auto (its cgroup when the node is
 	// this host, else the kubelet's summary API) or summary (the summary API everywhere).
 	Telemetry string `yaml:"telemetry"`
+	// Clusters name the clusters the matrix key cluster chooses between, each a kubeconfig and
+	// a context (the same rules as kubeconfig and context above).
+	Clusters map[string]ClusterRef `yaml:"clusters"`
 }
 
 var (
@@ -46,6 +50,19 @@ var (
 	// imageRefRe: [host[:port]/]path[:tag][@sha256:digest], no spaces or shell characters.
 	imageRefRe = regexp.MustCompile(`^[a-z0-9]+([._:/-][a-zA-Z0-9]+)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$`)
 )
+
+// clusterNameRe: a cluster's name reaches cell ids, result paths and the report.
+var clusterNameRe = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$`)
+
+// checkRef checks a kubeconfig and context at field path at.
+func checkRef(c *section.Checker, at string, r ClusterRef) {
+	if r.Kubeconfig != "" && (!filepath.IsAbs(r.Kubeconfig) || !section.Printable(r.Kubeconfig)) {
+		c.Add(at+".kubeconfig", "%q is not valid (valid: an absolute path)", section.SafeText(r.Kubeconfig))
+	}
+	if r.Context != "" && (!section.Printable(r.Context) || len(r.Context) > 253) {
+		c.Add(at+".context", "%q is not valid (valid: a context name of the kubeconfig, printable, at most 253 characters)", section.SafeText(r.Context))
+	}
+}
 
 const dnsLabelRule = "a DNS-1123 label: 1-63 lower-case letters, digits or '-', starting and ending with a letter or digit"
 
@@ -60,7 +77,7 @@ func (p *Platform) DecodeSection(n *yaml.Node, c section.Context) (any, []sectio
 	ps = append(ps, s.check(section.NewChecker(n, SectionKey), c)...)
 	return Config{Kubeconfig: s.Kubeconfig, Context: s.Context, Namespace: s.Namespace, Node: s.Node,
 		Images: s.Images, VolumeSize: int64(s.VolumeSize), ClientInCluster: c.ClientPlatform == Name,
-		ClientNode: c.ClientNode, AgentImage: s.AgentImage, Telemetry: s.Telemetry}, ps
+		ClientNode: c.ClientNode, AgentImage: s.AgentImage, Telemetry: s.Telemetry, Clusters: s.Clusters}, ps
 }
 
 // ConfigureSection configures the platform with a Config DecodeSection returned.
@@ -72,11 +89,13 @@ func (p *Platform) ConfigureSection(v any) {
 
 // check validates a decoded section, every problem at once.
 func (s Section) check(c *section.Checker, ctx section.Context) []section.Problem {
-	if s.Kubeconfig != "" && (!filepath.IsAbs(s.Kubeconfig) || !section.Printable(s.Kubeconfig)) {
-		c.Add("kubernetes.kubeconfig", "%q is not valid (valid: an absolute path)", section.SafeText(s.Kubeconfig))
-	}
-	if s.Context != "" && (!section.Printable(s.Context) || len(s.Context) > 253) {
-		c.Add("kubernetes.context", "%q is not valid (valid: a context name of the kubeconfig, printable, at most 253 characters)", section.SafeText(s.Context))
+	checkRef(c, "kubernetes", ClusterRef{Kubeconfig: s.Kubeconfig, Context: s.Context})
+	for _, name := range slices.Sorted(maps.Keys(s.Clusters)) {
+		if !clusterNameRe.MatchString(name) || name == spec.NoCluster {
+			c.Add("kubernetes.clusters", "%q is not a valid cluster name (valid: 1-32 lower-case letters, digits or '-', starting and ending with a letter or digit, not %q)", section.SafeText(name), spec.NoCluster)
+			continue
+		}
+		checkRef(c, "kubernetes.clusters."+name, s.Clusters[name])
 	}
 	if s.Namespace != "" && !dnsLabelRe.MatchString(s.Namespace) {
 		c.Add("kubernetes.namespace", "%q is not valid (valid: %s)", section.SafeText(s.Namespace), dnsLabelRule)

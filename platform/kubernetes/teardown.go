@@ -112,16 +112,27 @@ func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(st
 
 // CleanupBoxes deletes every object labelled boxbench=1 whose experiment crashed: pods,
 // services and claims in any namespace, persistent volumes, and the boxes' own namespaces;
-// and waits until they are gone. With no kubeconfig at all there is no cluster to clean.
+// and waits until they are gone; in the default cluster and in every one of kubernetes.clusters.
+// With no kubeconfig at all there is no cluster to clean.
 func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
-	cl, err := p.connect()
+	var done []string
+	var errs []error
+	for _, name := range append([]string{""}, p.config().ClusterNames()...) {
+		d, err := p.cleanupCluster(ctx, name, crashed)
+		done, errs = append(done, d...), append(errs, err)
+	}
+	return done, errors.Join(errs...)
+}
+
+func (p *Platform) cleanupCluster(ctx context.Context, name string, crashed func(string) bool) ([]string, error) {
+	cl, err := p.connect(name)
 	if err != nil {
-		if !exists(kubeconfigPath(p.config())) {
+		if cfg, _ := p.config().of(name); !exists(kubeconfigPath(cfg)) {
 			return nil, nil
 		}
 		return nil, err
 	}
-	if _, err := p.reach(ctx); err != nil {
+	if _, err := p.reach(ctx, name); err != nil {
 		// Leftovers in a cluster that does not answer cannot be removed now; the other
 		// platforms' cleanup goes on.
 		p.log.Warn("kubernetes: leftovers of crashed experiments (if any) not removed", "err", err)

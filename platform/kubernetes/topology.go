@@ -102,7 +102,7 @@ func (p *Platform) ClusterNetwork(ctx context.Context, r platform.Request) (stri
 		}
 		return "", none, fmt.Errorf("kubernetes network %s cannot carry a cluster: %s", r.Network, why)
 	}
-	cl, err := p.reach(ctx)
+	cl, err := p.reach(ctx, r.Cluster)
 	if err != nil {
 		return "", none, err
 	}

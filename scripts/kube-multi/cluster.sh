@@ -38,19 +38,26 @@ cmd_up() {
   build_coredns
   [ "$cni" = vxlan ] && build_flannel
   kube=$(kube_binary)
-  api=$(api_addr)
   # A deadline after the builds: they are cached, and a cold one is not what it bounds.
   deadline=$(( $(date +%s) + UP_TIMEOUT ))
 
   mkdir -p "$STATE" "$RUN" "$LOGS" "$PIDS" "$BIN"
   chmod 700 "$STATE"
-  echo "$n" >"$STATE/nodes"
+  host_lock
+  new_slot
+  # Saved by the first instance up (nothing of another instance has changed them yet).
+  mkdir -p "$HOST_SAVED"
+  save_host_sysctls
+  [ "$(sysctl -n fs.inotify.max_user_instances)" -ge "$INOTIFY_INSTANCES" ] ||
+    sysctl -qw fs.inotify.max_user_instances="$INOTIFY_INSTANCES"
+  save_node_dirs
+  echo "$n" >"$STATE/nodes"   # up, for instances_up: under the host lock
+  host_unlock
+  api=$(api_addr)   # the slot's
   echo "$cni" >"$STATE/cni"
   for c in kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl; do
     ln -sfn "$kube" "$BIN/$c"
   done
-  save_sysctls
-  save_node_dirs
   make_multi_pki "$n"
   make_host_net
   [ "$cni" = vxlan ] && flannel_cni_bin
@@ -229,21 +236,48 @@ cmd_down() {
     findmnt -rn --mountpoint "$NSDIR" >/dev/null && umount "$NSDIR"
   fi
   for ((i = 1; i <= MAX_NODES; i++)); do
-    ip link show "bbm$i" >/dev/null 2>&1 && ip link del "bbm$i"
+    ip link show "$VETH_PREFIX$i" >/dev/null 2>&1 && ip link del "$VETH_PREFIX$i"
   done
   ip link show "$BRIDGE" >/dev/null 2>&1 && ip link del "$BRIDGE"
   while iptables -C FORWARD -i "$BRIDGE" -o "$BRIDGE" -m comment --comment "$FW_COMMENT" -j ACCEPT 2>/dev/null; do
     iptables -D FORWARD -i "$BRIDGE" -o "$BRIDGE" -m comment --comment "$FW_COMMENT" -j ACCEPT
   done
   CGROUP_ROOT=$CGROUP_BASE remove_cgroups
-  restore_node_dirs
-  if [ -f "$STATE/sysctl.saved" ]; then
-    while IFS= read -r line; do
-      [ -n "$line" ] && { sysctl -qw "$line" 2>/dev/null || true; }
-    done <"$STATE/sysctl.saved"
-  fi
   left=$(findmnt -rn -o TARGET | awk -v a="$STATE/" -v b="$RUN/" 'index($0, a) == 1 || index($0, b) == 1')
   [ -z "$left" ] || die "still mounted, nothing removed: $left"
+  # 5. What the instances share, by the last one down: another's nodes still bind over the host
+  #    directories and run kubelets that want the tunables.
+  host_lock
+  rm -f "$STATE/nodes"
+  if [ -z "$(instances_up)" ]; then
+    restore_node_dirs
+    if [ -f "$HOST_SAVED/sysctl.saved" ]; then
+      while IFS= read -r line; do
+        [ -n "$line" ] && { sysctl -qw "$line" 2>/dev/null || true; }
+      done <"$HOST_SAVED/sysctl.saved"
+    fi
+    rm -rf --one-file-system "$HOST_SAVED"
+  else
+    log "host directories and kernel tunables stay for the instances still up: $(instances_up | tr '\n' ' ')"
+  fi
   rm -rf --one-file-system "$STATE" "$RUN" "$LOGS"
-  log "down: everything of the multi-node cluster is removed (the build caches stay)"
+  host_unlock
+  log "down: everything of the multi-node cluster${NAME:+ '$NAME'} is removed (the build caches stay)"
 }
+
+# save_host_sysctls: the values of SYSCTLS before any instance changed them, kept by the first
+# instance up (a key the record lacks is added: nothing of ours has changed it yet either).
+save_host_sysctls() {
+  local f=$HOST_SAVED/sysctl.saved k
+  touch "$f"
+  for k in "${SYSCTLS[@]}"; do
+    grep -q "^$k=" "$f" || ! sysctl -n "$k" >/dev/null 2>&1 || echo "$k=$(sysctl -n "$k")" >>"$f"
+  done
+}
+
+# The lock over what the instances share ($HOST_SAVED, the slots), held for moments.
+host_lock() {
+  exec 9>"$HOST_LOCK"
+  flock -w 300 9 || die "$HOST_LOCK held for 5 min"
+}
+host_unlock() { flock -u 9; exec 9>&-; }

@@ -83,8 +83,9 @@ make_node() {
 }
 
 # The paths of NODE_DIRS that do not exist on the host are made (empty mount points) and recorded.
+# The record is kept in $HOST_SAVED when the caller shares the host directories between instances.
 save_node_dirs() {
-  local f=$STATE/hostdirs.absent p top
+  local f=${HOST_SAVED:-$STATE}/hostdirs.absent p top
   if [ ! -f "$f" ]; then
     for p in "${NODE_DIRS[@]}"; do
       # The topmost missing directory, which down removes (if empty) with everything under it.
@@ -98,13 +99,13 @@ save_node_dirs() {
 }
 
 restore_node_dirs() {
-  local d
-  [ -f "$STATE/hostdirs.absent" ] || return 0
+  local d f=${HOST_SAVED:-$STATE}/hostdirs.absent
+  [ -f "$f" ] || return 0
   while IFS= read -r d; do
     [ -d "$d" ] || continue
     find "$d" -depth -type d -empty -delete 2>/dev/null || true
     [ -e "$d" ] && log "$d was created for the nodes but is not empty now; left in place"
-  done <"$STATE/hostdirs.absent"
+  done <"$f"
   return 0
 }
 
