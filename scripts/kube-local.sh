@@ -337,6 +337,26 @@ runsc_dir() {
   return 0
 }
 
+# kube_proxy_config NODE: prints the kube-proxy configuration of node NODE of a boxbench cluster
+# (the local one or a multi-node one; its kubeconfig is $STATE/kube-proxy.kubeconfig).
+kube_proxy_config() {
+  cat <<EOF
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: $STATE/kube-proxy.kubeconfig}
+mode: iptables
+clusterCIDR: $POD_CIDR
+hostnameOverride: $1
+healthzBindAddress: 127.0.0.1:10256
+metricsBindAddress: 127.0.0.1:10249
+# NodePorts on the node's addresses, not on 127.0.0.1 (that needs route_localnet=1 host-wide).
+nodePortAddresses: [primary]
+iptables: {localhostNodePorts: false, masqueradeAll: false}
+# 0: leave the host's conntrack table size and timeouts alone.
+conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+EOF
+}
+
 # containerd_config DIR STATE SOCK RUNC_ROOT CNI_BIN CNI_CONF: prints the body of a containerd
 # (config version 2) of a boxbench cluster, the local one's or a multi-node node's: root DIR/root
 # and plugins DIR/opt, state STATE, socket SOCK, runc's state RUNC_ROOT, the CRI with runc on
@@ -495,21 +515,7 @@ rotateCertificates: false
 serverTLSBootstrap: false
 EOF
 
-  cat >"$STATE/kube-proxy.yaml.new" <<EOF
-apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-clientConnection: {kubeconfig: $STATE/kube-proxy.kubeconfig}
-mode: iptables
-clusterCIDR: $POD_CIDR
-hostnameOverride: $NODE_NAME
-healthzBindAddress: 127.0.0.1:10256
-metricsBindAddress: 127.0.0.1:10249
-# NodePorts on the node's addresses, not on 127.0.0.1 (that needs route_localnet=1 host-wide).
-nodePortAddresses: [primary]
-iptables: {localhostNodePorts: false, masqueradeAll: false}
-# 0: leave the host's conntrack table size and timeouts alone.
-conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
-EOF
+  kube_proxy_config "$NODE_NAME" >"$STATE/kube-proxy.yaml.new"
   install_new "$STATE/cni/net.d/10-boxbench-kube.conflist" >/dev/null
   # A running kubelet or kube-proxy whose configuration changed is restarted by `up`.
   [ -z "$(install_new "$STATE/kubelet/config.yaml")" ] || stop kubelet 30

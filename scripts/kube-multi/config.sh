@@ -95,19 +95,7 @@ serverTLSBootstrap: false
 EOF
   [ -z "$(install_new "$d/kubelet/config.yaml")" ] || stop "kubelet-$i" 30
 
-  cat >"$d/kube-proxy.yaml.new" <<EOF
-apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-clientConnection: {kubeconfig: $STATE/kube-proxy.kubeconfig}
-mode: iptables
-clusterCIDR: $POD_CIDR
-hostnameOverride: $name
-healthzBindAddress: 127.0.0.1:10256
-metricsBindAddress: 127.0.0.1:10249
-nodePortAddresses: [primary]
-iptables: {localhostNodePorts: false, masqueradeAll: false}
-# The nodes share one kernel (as kind's do): leave its conntrack table size and timeouts alone.
-conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
-EOF
+  # The nodes share one kernel (as kind's do): kube-proxy leaves its conntrack table alone.
+  kube_proxy_config "$name" >"$d/kube-proxy.yaml.new"
   [ -z "$(install_new "$d/kube-proxy.yaml")" ] || stop "kube-proxy-$i"
 }
