@@ -64,7 +64,7 @@ func Build(store *results.Store) (*Report, error) {
 			}
 		}
 	}
-	if err := r.buildSweeps(store, okRuns); err != nil {
+	if err := r.buildSweeps(store, okRuns, exp); err != nil {
 		return nil, fmt.Errorf("report %s: sweeps: %w", store.Path(), err)
 	}
 	r.Runs = runs

@@ -118,7 +118,7 @@ type Saturation struct {
 
 // buildSweeps finds the sweep keys among the varying keys and computes their curves from the
 // ok runs (their histograms, and their telemetry read from store).
-func (r *Report) buildSweeps(store *results.Store, okRuns map[string][]results.RunRow) error {
+func (r *Report) buildSweeps(store *results.Store, okRuns map[string][]results.RunRow, exp results.Experiment) error {
 	for _, key := range r.Varying {
 		if !spec.IsSweepKey(key) || key == "workload.requestDistribution" {
 			continue
@@ -146,7 +146,7 @@ func (r *Report) buildSweeps(store *results.Store, okRuns map[string][]results.R
 				sw.Curves = append(sw.Curves, cv)
 			}
 			pt := &CurvePoint{Cell: c.ID, X: x, Throughput: c.Throughput}
-			if err := pt.fromRuns(store, okRuns[c.ID], r.Env); err != nil {
+			if err := pt.fromRuns(store, okRuns[c.ID], exp); err != nil {
 				return err
 			}
 			cv.Points = append(cv.Points, pt)
@@ -163,7 +163,7 @@ func (r *Report) buildSweeps(store *results.Store, okRuns map[string][]results.R
 }
 
 // fromRuns fills the point's latencies and resource use from its ok runs.
-func (pt *CurvePoint) fromRuns(store *results.Store, runs []results.RunRow, env map[string]string) error {
+func (pt *CurvePoint) fromRuns(store *results.Store, runs []results.RunRow, exp results.Experiment) error {
 	var p50, p99, s50, s99 []float64
 	use := map[string][]float64{}
 	capacity := map[string]string{}
@@ -189,7 +189,7 @@ func (pt *CurvePoint) fromRuns(store *results.Store, runs []results.RunRow, env 
 		if !ok {
 			continue
 		}
-		for _, u := range runResources(pts, from, to, run, env) {
+		for _, u := range runResources(pts, from, to, run, exp) {
 			use[u.name] = append(use[u.name], u.share)
 			capacity[u.name] = u.capacity
 		}

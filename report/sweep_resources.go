@@ -24,7 +24,9 @@ type resourceShare struct {
 
 // runResources averages the telemetry samples of the measured window (a sample at T covers
 // the interval that ends at T) and turns each resource's use into a share of its capacity.
-func runResources(pts []results.Point, from, to time.Duration, run results.RunRow, env map[string]string) []resourceShare {
+// The experiment's typed env values stand in for what the run did not record: the host's CPU
+// count without a "host cpus" series, placement.client's pin for a run without its own.
+func runResources(pts []results.Point, from, to time.Duration, run results.RunRow, exp results.Experiment) []resourceShare {
 	// Per-device values (disks) are kept apart: the busiest device counts.
 	type key struct{ source, metric string }
 	sums := map[key]map[time.Duration]float64{}
@@ -83,7 +85,7 @@ func runResources(pts []results.Point, from, to time.Duration, run results.RunRo
 	}
 	hostCPUs, _ := mean("host", "cpus")
 	if hostCPUs == 0 {
-		hostCPUs, _ = strconv.ParseFloat(env["num_cpu"], 64)
+		hostCPUs = float64(exp.NumCPU)
 	}
 	var out []resourceShare
 	if used, ok := busiest("cpu_usage_seconds_per_second"); ok {
@@ -126,7 +128,7 @@ func runResources(pts []results.Point, from, to time.Duration, run results.RunRo
 	user, okU := mean("client", "cpu_user_seconds_per_second")
 	sys, okS := mean("client", "cpu_system_seconds_per_second")
 	if okU || okS {
-		pinned := cmp.Or(run.Env["client_cpus"], env["client_cpus"])
+		pinned := cmp.Or(run.ClientCPUs, exp.ClientCPUs)
 		n := float64(cpuCount(pinned))
 		what := cores(n) + " (placement.client)"
 		if n == 0 {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"gopkg.in/yaml.v3"
 
@@ -27,6 +28,11 @@ type Experiment struct {
 	EmulatedVerdicts bool                // emulatedVerdicts: true (verdicts on emulated boxes)
 	SteadyStateOff   bool                // steadyState: off
 	MatrixOrder      map[string][]string // each matrix key's values in the spec's order
+
+	// Read from Env, where every schema keeps them: the CPUs placement.client pinned the client
+	// to ("" when it did not), and the host's CPU count (0 when not recorded).
+	ClientCPUs string
+	NumCPU     int
 }
 
 // Experiment reads the experiment's record. An experiment id that fails ValidExperimentID
@@ -55,6 +61,8 @@ func (s *Store) Experiment() (Experiment, error) {
 			}
 		}
 	}
+	e.ClientCPUs = e.Env["client_cpus"]
+	e.NumCPU, _ = strconv.Atoi(e.Env["num_cpu"])
 	e.readSpec()
 	return e, nil
 }

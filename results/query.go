@@ -31,6 +31,9 @@ type RunRow struct {
 	Emulated bool   `json:"-"`
 	Steady   Steady `json:"-"`
 	Duet     Duet   `json:"-"`
+	// ClientCPUs are the CPUs the run's client was pinned to (placement.client's, or its
+	// site's), "" when it was not: the env's client_cpus, where every schema keeps it.
+	ClientCPUs string `json:"-"`
 }
 
 // OpRow is one op type of one run as stored: the workload's own summary (latencies in ns),
@@ -64,6 +67,7 @@ func (s *Store) Runs() ([]RunRow, error) {
 			r.Throughput = &v
 		}
 		_ = json.Unmarshal([]byte(env), &r.Env)
+		r.ClientCPUs = r.Env["client_cpus"]
 		_ = json.Unmarshal([]byte(facts), &r.Facts)
 		_ = json.Unmarshal([]byte(lim), &r.Limits)
 		if res != "null" {

@@ -337,23 +337,46 @@ runsc_dir() {
   return 0
 }
 
-write_configs() {
-  local ip=$1 rdir=$2 RESTRICT_OOM=false
+# kube_proxy_config NODE: prints the kube-proxy configuration of node NODE of a boxbench cluster
+# (the local one or a multi-node one; its kubeconfig is $STATE/kube-proxy.kubeconfig).
+kube_proxy_config() {
+  cat <<EOF
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: $STATE/kube-proxy.kubeconfig}
+mode: iptables
+clusterCIDR: $POD_CIDR
+hostnameOverride: $1
+healthzBindAddress: 127.0.0.1:10256
+metricsBindAddress: 127.0.0.1:10249
+# NodePorts on the node's addresses, not on 127.0.0.1 (that needs route_localnet=1 host-wide).
+nodePortAddresses: [primary]
+iptables: {localhostNodePorts: false, masqueradeAll: false}
+# 0: leave the host's conntrack table size and timeouts alone.
+conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+EOF
+}
+
+# containerd_config DIR STATE SOCK RUNC_ROOT CNI_BIN CNI_CONF: prints the body of a containerd
+# (config version 2) of a boxbench cluster, the local one's or a multi-node node's: root DIR/root
+# and plugins DIR/opt, state STATE, socket SOCK, runc's state RUNC_ROOT, the CRI with runc on
+# overlayfs and the one CNI config in CNI_CONF (plugins in CNI_BIN). The caller writes a first
+# comment line naming whose containerd it is, and may append runtimes.
+containerd_config() {
+  local dir=$1 state=$2 sock=$3 runc_root=$4 cni_bin=$5 cni_conf=$6 restrict=false
   # Bit 24 of the effective capabilities is CAP_SYS_RESOURCE.
-  (( (0x$(awk '/^CapEff/ {print $2}' /proc/self/status) >> 24) & 1 )) || RESTRICT_OOM=true
-  mkdir -p "$STATE/containerd" "$RUN/containerd" "$STATE/cni/net.d" "$STATE/kubelet"
-  cat >"$STATE/containerd/config.toml.new" <<EOF
-# containerd for the boxbench local cluster: its own root, state and socket (never dockerd's).
+  (( (0x$(awk '/^CapEff/ {print $2}' /proc/self/status) >> 24) & 1 )) || restrict=true
+  cat <<EOF
 version = 2
-root = "$STATE/containerd/root"
-state = "$RUN/containerd/state"
+root = "$dir/root"
+state = "$state"
 disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
 
 [grpc]
-  address = "$CONTAINERD_SOCK"
+  address = "$sock"
 
 [ttrpc]
-  address = "$CONTAINERD_SOCK.ttrpc"
+  address = "$sock.ttrpc"
 
 [debug]
   address = ""
@@ -362,7 +385,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   address = ""
 
 [plugins."io.containerd.internal.v1.opt"]
-  path = "$STATE/containerd/opt"
+  path = "$dir/opt"
 
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$PAUSE_IMAGE"
@@ -371,12 +394,12 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   # pods); that needs CAP_SYS_RESOURCE, which root lacks in some sandboxed hosts (this one), and
   # runc then fails with "can't get final child's PID from pipe". Restricted, no container goes
   # below containerd's own score.
-  restrict_oom_score_adj = $RESTRICT_OOM
+  restrict_oom_score_adj = $restrict
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "$CNI_BIN_DIR"
-    conf_dir = "$STATE/cni/net.d"
+    bin_dir = "$cni_bin"
+    conf_dir = "$cni_conf"
     max_conf_num = 1
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
@@ -385,8 +408,17 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
-        Root = "$RUN/runc"
+        Root = "$runc_root"
 EOF
+}
+
+write_configs() {
+  local ip=$1 rdir=$2
+  mkdir -p "$STATE/containerd" "$RUN/containerd" "$STATE/cni/net.d" "$STATE/kubelet"
+  {
+    echo "# containerd for the boxbench local cluster: its own root, state and socket (never dockerd's)."
+    containerd_config "$STATE/containerd" "$RUN/containerd/state" "$CONTAINERD_SOCK" "$RUN/runc" "$CNI_BIN_DIR" "$STATE/cni/net.d"
+  } >"$STATE/containerd/config.toml.new"
   if [ -n "$rdir" ]; then
     cat >>"$STATE/containerd/config.toml.new" <<EOF
     # gVisor, from $rdir (the runsc helper's build); RuntimeClass "runsc".
@@ -483,21 +515,7 @@ rotateCertificates: false
 serverTLSBootstrap: false
 EOF
 
-  cat >"$STATE/kube-proxy.yaml.new" <<EOF
-apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-clientConnection: {kubeconfig: $STATE/kube-proxy.kubeconfig}
-mode: iptables
-clusterCIDR: $POD_CIDR
-hostnameOverride: $NODE_NAME
-healthzBindAddress: 127.0.0.1:10256
-metricsBindAddress: 127.0.0.1:10249
-# NodePorts on the node's addresses, not on 127.0.0.1 (that needs route_localnet=1 host-wide).
-nodePortAddresses: [primary]
-iptables: {localhostNodePorts: false, masqueradeAll: false}
-# 0: leave the host's conntrack table size and timeouts alone.
-conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
-EOF
+  kube_proxy_config "$NODE_NAME" >"$STATE/kube-proxy.yaml.new"
   install_new "$STATE/cni/net.d/10-boxbench-kube.conflist" >/dev/null
   # A running kubelet or kube-proxy whose configuration changed is restarted by `up`.
   [ -z "$(install_new "$STATE/kubelet/config.yaml")" ] || stop kubelet 30

@@ -111,13 +111,13 @@ func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSiz
 	default:
 		db.targets = []target{tcpTarget(ep)}
 	}
-	c, err := db.dial(ctx)
+	p, err := pool.Open(ctx, poolSize, db.dial, nil, func(c *client) bool { return c.broken },
+		func(c *client) { c.close() }, errPoolClosed)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("etcd %s: %w", ep, err)
 	}
-	db.pool = pool.New(poolSize, c, db.dial, func(c *client) bool { return c.broken },
-		func(c *client) { c.close() }, errPoolClosed)
+	db.pool = p
 	return db, nil
 }
 

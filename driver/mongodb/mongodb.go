@@ -69,21 +69,23 @@ func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSiz
 	}
 	coll := "usertable"
 	db.coll.Store(&coll)
-	c, err := db.dial(ctx)
-	if err == nil {
-		c.simple("ping", "", db.db)
-		if _, err = db.roundTrip(ctx, c); err != nil {
-			c.nc.Close()
-			err = fmt.Errorf("ping: %w", err)
-		}
-	}
+	p, err := pool.Open(ctx, poolSize, db.dial, db.ping, func(c *conn) bool { return c.broken },
+		func(c *conn) { c.nc.Close() }, errPoolClosed)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("mongodb %s: %w", ep, err)
 	}
-	db.pool = pool.New(poolSize, c, db.dial, func(c *conn) bool { return c.broken },
-		func(c *conn) { c.nc.Close() }, errPoolClosed)
+	db.pool = p
 	return db, nil
+}
+
+// ping checks that the server answers on c (on FerretDB, with PostgreSQL behind it).
+func (db *DB) ping(ctx context.Context, c *conn) error {
+	c.simple("ping", "", db.db)
+	if _, err := db.roundTrip(ctx, c); err != nil {
+		return fmt.Errorf("ping: %w", err)
+	}
+	return nil
 }
 
 // dial opens one connection: hello, and SASL PLAIN when there is a password.

@@ -54,19 +54,22 @@ var _ driver.DB = (*DB)(nil)
 // answers. The context bounds the check.
 func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int) (driver.DB, error) {
 	db := &DB{ep: ep, cred: cred}
-	c, err := db.dial(ctx)
-	if err == nil {
-		c.begin(1)
-		c.arg("PING")
-		_, err = db.roundTrip(ctx, c, 1)
-	}
+	p, err := pool.Open(ctx, poolSize, db.dial, db.ping, func(c *client) bool { return c.broken },
+		func(c *client) { c.nc.Close() }, errPoolClosed)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("redis %s: %w", ep, err)
 	}
-	db.pool = pool.New(poolSize, c, db.dial, func(c *client) bool { return c.broken },
-		func(c *client) { c.nc.Close() }, errPoolClosed)
+	db.pool = p
 	return db, nil
+}
+
+// ping checks that the server answers on c.
+func (db *DB) ping(ctx context.Context, c *client) error {
+	c.begin(1)
+	c.arg("PING")
+	_, err := db.roundTrip(ctx, c, 1)
+	return err
 }
 
 // dial opens one connection and authenticates it if there is a password.

@@ -96,11 +96,7 @@ func (p *Platform) ClusterNetwork(ctx context.Context, r platform.Request) (stri
 		return "", none, nil
 	case NetworkPod:
 	default:
-		why, ok := p.ClusterRefuses()[r.Network]
-		if !ok {
-			why = "not a network of this platform (valid: host, pod)"
-		}
-		return "", none, fmt.Errorf("kubernetes network %s cannot carry a cluster: %s", r.Network, why)
+		return "", none, platform.RefusedNetwork("kubernetes", r.Network, p.ClusterRefuses(), NetworkHost, NetworkPod)
 	}
 	cl, err := p.reach(ctx, r.Cluster)
 	if err != nil {

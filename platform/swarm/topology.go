@@ -50,11 +50,7 @@ func (p *Platform) ClusterNetwork(ctx context.Context, r platform.Request) (stri
 		return "", none, nil
 	case NetworkOverlay:
 	default:
-		why, ok := p.ClusterRefuses()[r.Network]
-		if !ok {
-			why = "not a network of this platform (valid: host, overlay)"
-		}
-		return "", none, fmt.Errorf("swarm network %s cannot carry a cluster: %s", r.Network, why)
+		return "", none, platform.RefusedNetwork("swarm", r.Network, p.ClusterRefuses(), NetworkHost, NetworkOverlay)
 	}
 	unlock, err := lock(ctx)
 	if err != nil {

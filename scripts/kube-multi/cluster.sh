@@ -184,7 +184,7 @@ cmd_status() {
 }
 
 cmd_down() {
-  local n i t p left
+  local n i t left
   n=$(nodes_up)
   [ "$n" = 0 ] && n=$MAX_NODES   # a failed up may have left part of a cluster: look for all
   # 1. No new pods; every pod deleted so that each kubelet tears its sandboxes down through the
@@ -218,23 +218,10 @@ cmd_down() {
     done
     stop "containerd-$i" 30
   done
-  # 3. Anything left in a node's namespaces or under our cgroup root (shims, containers).
-  for ((t = 0; t < 3; t++)); do
-    p=$(our_pids)
-    [ -z "$p" ] && break
-    log "ending leftover processes: $(echo $p)"
-    # shellcheck disable=SC2086
-    kill -KILL $p 2>/dev/null || true
-    sleep 1
-  done
-  # 4. The namespaces (their mounts go with them), the host's network, cgroups, directories.
-  if [ -d "$NSDIR" ]; then
-    for f in "$NSDIR"/*; do
-      [ -e "$f" ] || continue
-      umount "$f" 2>/dev/null || true
-    done
-    findmnt -rn --mountpoint "$NSDIR" >/dev/null && umount "$NSDIR"
-  fi
+  # 3. Anything left in a node's namespaces or under our cgroup root (shims, containers), then
+  #    the namespaces (their mounts go with them).
+  end_nodes
+  # 4. The host's network, cgroups, directories.
   for ((i = 1; i <= MAX_NODES; i++)); do
     ip link show "$VETH_PREFIX$i" >/dev/null 2>&1 && ip link del "$VETH_PREFIX$i"
   done

@@ -48,48 +48,15 @@ make_multi_pki() {
 
 # node_configs I CNI: node I's containerd, kubelet and kube-proxy configuration.
 node_configs() {
-  local i=$1 cni=$2 d name restrict=false bindir=/usr/lib/cni
+  local i=$1 cni=$2 d name bindir=/usr/lib/cni
   d=$(node_dir "$i")
   name=$(node_name "$i")
-  # Bit 24 of the effective capabilities is CAP_SYS_RESOURCE (see kube-local.sh).
-  (( (0x$(awk '/^CapEff/ {print $2}' /proc/self/status) >> 24) & 1 )) || restrict=true
   [ "$cni" = vxlan ] && bindir=$CNI_BIN
   mkdir -p "$d/containerd" "$d/kubelet"
-  cat >"$d/containerd/config.toml.new" <<EOF
-# containerd of node $name: its own root, state and socket.
-version = 2
-root = "$d/containerd/root"
-state = "$RUN/n$i/containerd-state"
-disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
-[grpc]
-  address = "$(node_sock "$i")"
-[ttrpc]
-  address = "$(node_sock "$i").ttrpc"
-[debug]
-  address = ""
-[metrics]
-  address = ""
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$d/containerd/opt"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "$PAUSE_IMAGE"
-  netns_mounts_under_state_dir = true
-  restrict_oom_score_adj = $restrict
-  stream_server_address = "127.0.0.1"
-  stream_server_port = "0"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "$bindir"
-    conf_dir = "/etc/cni/net.d"
-    max_conf_num = 1
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = false
-        Root = "$RUN/n$i/runc"
-EOF
+  {
+    echo "# containerd of node $name: its own root, state and socket."
+    containerd_config "$d/containerd" "$RUN/n$i/containerd-state" "$(node_sock "$i")" "$RUN/n$i/runc" "$bindir" /etc/cni/net.d
+  } >"$d/containerd/config.toml.new"
   install_new "$d/containerd/config.toml" >/dev/null
 
   cat >"$d/kubelet/config.yaml.new" <<EOF
@@ -128,19 +95,7 @@ serverTLSBootstrap: false
 EOF
   [ -z "$(install_new "$d/kubelet/config.yaml")" ] || stop "kubelet-$i" 30
 
-  cat >"$d/kube-proxy.yaml.new" <<EOF
-apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-clientConnection: {kubeconfig: $STATE/kube-proxy.kubeconfig}
-mode: iptables
-clusterCIDR: $POD_CIDR
-hostnameOverride: $name
-healthzBindAddress: 127.0.0.1:10256
-metricsBindAddress: 127.0.0.1:10249
-nodePortAddresses: [primary]
-iptables: {localhostNodePorts: false, masqueradeAll: false}
-# The nodes share one kernel (as kind's do): leave its conntrack table size and timeouts alone.
-conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
-EOF
+  # The nodes share one kernel (as kind's do): kube-proxy leaves its conntrack table alone.
+  kube_proxy_config "$name" >"$d/kube-proxy.yaml.new"
   [ -z "$(install_new "$d/kube-proxy.yaml")" ] || stop "kube-proxy-$i"
 }

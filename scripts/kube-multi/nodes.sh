@@ -109,6 +109,29 @@ restore_node_dirs() {
   return 0
 }
 
+# end_nodes: kills what is left of the nodes' processes (our_pids; three tries a second apart)
+# and unmounts the namespace files under $NSDIR and $NSDIR itself, so that the namespaces go
+# with their last process. The first step of a teardown once the components were asked to stop;
+# does nothing when no node is up.
+end_nodes() {
+  local t p f
+  for ((t = 0; t < 3; t++)); do
+    p=$(our_pids)
+    [ -z "$p" ] && break
+    log "ending leftover processes: $(echo $p)"
+    # shellcheck disable=SC2086
+    kill -KILL $p 2>/dev/null || true
+    sleep 1
+  done
+  if [ -d "$NSDIR" ]; then
+    for f in "$NSDIR"/*; do
+      [ -e "$f" ] || continue
+      umount "$f" 2>/dev/null || true
+    done
+    if findmnt -rn --mountpoint "$NSDIR" >/dev/null; then umount "$NSDIR"; fi
+  fi
+}
+
 # Every process of this cluster: those in a node's network or mount namespace, and those in a
 # cgroup under $CGROUP_BASE (containers of pods, in namespaces of their own). Prints PIDs. One
 # pass over /proc (a subprocess per process would take minutes on a loaded 2-vCPU host).

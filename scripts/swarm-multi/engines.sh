@@ -110,27 +110,13 @@ cmd_status() {
 }
 
 cmd_down() {
-  local i t p f left
+  local i left
   # Each engine stops its containers (and its containerd) on TERM; the rest goes with the
   # namespaces. No swarm leave: the swarm exists only in these engines' data roots.
   for ((i = 1; i <= MAX_NODES; i++)); do
     stop "dockerd-$i" 60
   done
-  for ((t = 0; t < 3; t++)); do
-    p=$(our_pids)
-    [ -z "$p" ] && break
-    log "ending leftover processes: $(echo $p)"
-    # shellcheck disable=SC2086
-    kill -KILL $p 2>/dev/null || true
-    sleep 1
-  done
-  if [ -d "$NSDIR" ]; then
-    for f in "$NSDIR"/*; do
-      [ -e "$f" ] || continue
-      umount "$f" 2>/dev/null || true
-    done
-    if findmnt -rn --mountpoint "$NSDIR" >/dev/null; then umount "$NSDIR"; fi
-  fi
+  end_nodes
   for ((i = 1; i <= MAX_NODES; i++)); do
     ip link del "$VETH_PREFIX$i" 2>/dev/null || true   # gone with its namespace, or a moment after
     ip route del "$(gw_subnet "$i")" 2>/dev/null || true

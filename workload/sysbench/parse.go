@@ -212,44 +212,19 @@ func parseSummaryLine(s *Summary, line string) error {
 	if m == nil {
 		return nil
 	}
+	// Lines not named here are not kept: "total" (queries performed) equals queries, and the
+	// fairness lines.
 	key, val := m[1], m[2]
-	f := func(p *float64) error {
-		v, err := strconv.ParseFloat(val, 64)
-		*p = v
-		return err
+	counts := map[string]*int64{"read": &s.Reads, "write": &s.Writes, "other": &s.Others,
+		"transactions": &s.Transactions, "queries": &s.Queries, "ignored errors": &s.IgnoredErrors,
+		"reconnects": &s.Reconnects, "total number of events": &s.Events}
+	values := map[string]*float64{"total time": &s.TotalTime,
+		"min": &s.MinMS, "avg": &s.AvgMS, "max": &s.MaxMS, "sum": &s.SumMS}
+	var err error
+	if p, ok := counts[key]; ok {
+		*p, err = strconv.ParseInt(val, 10, 64)
+	} else if p, ok := values[key]; ok {
+		*p, err = strconv.ParseFloat(val, 64)
 	}
-	i := func(p *int64) error {
-		v, err := strconv.ParseInt(val, 10, 64)
-		*p = v
-		return err
-	}
-	switch key {
-	case "read":
-		return i(&s.Reads)
-	case "write":
-		return i(&s.Writes)
-	case "other":
-		return i(&s.Others)
-	case "transactions":
-		return i(&s.Transactions)
-	case "queries":
-		return i(&s.Queries)
-	case "ignored errors":
-		return i(&s.IgnoredErrors)
-	case "reconnects":
-		return i(&s.Reconnects)
-	case "total time":
-		return f(&s.TotalTime)
-	case "total number of events":
-		return i(&s.Events)
-	case "min":
-		return f(&s.MinMS)
-	case "avg":
-		return f(&s.AvgMS)
-	case "max":
-		return f(&s.MaxMS)
-	case "sum":
-		return f(&s.SumMS)
-	}
-	return nil // "total" (queries performed) equals queries; fairness lines are not kept
+	return err
 }

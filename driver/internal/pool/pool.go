@@ -38,6 +38,25 @@ func New[C any](size int, first *C, dial func(context.Context) (*C, error), unus
 	return p
 }
 
+// Open dials the pool's first connection and, when check is not nil, checks it (a ping), so
+// that a server that does not answer fails here rather than at the first Get; the other slots
+// are dialled on first use. A connection that fails its check is closed. The error is dial's or
+// check's as it is: the caller names the server. The other arguments are New's.
+func Open[C any](ctx context.Context, size int, dial func(context.Context) (*C, error), check func(context.Context, *C) error,
+	unusable func(*C) bool, closeConn func(*C), errClosed error) (*Pool[C], error) {
+	c, err := dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if check != nil {
+		if err := check(ctx, c); err != nil {
+			closeConn(c)
+			return nil, err
+		}
+	}
+	return New(size, c, dial, unusable, closeConn, errClosed), nil
+}
+
 // Get takes a connection, dialling it if its slot is empty. It blocks while all are in use.
 func (p *Pool[C]) Get(ctx context.Context) (*C, error) {
 	if p.closed.Load() {

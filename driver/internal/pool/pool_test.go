@@ -60,3 +60,38 @@ func TestGetPut(t *testing.T) {
 	}
 	p.Close() // idempotent
 }
+
+// Open returns dial's and check's errors as they are, closes a connection that fails its
+// check, and holds one that passes as the first Get's.
+func TestOpen(t *testing.T) {
+	ctx := context.Background()
+	var dialled []*conn
+	dial := func(context.Context) (*conn, error) {
+		c := &conn{id: len(dialled)}
+		dialled = append(dialled, c)
+		return c, nil
+	}
+	unusable, closeConn := func(c *conn) bool { return c.broken }, func(c *conn) { c.shut = true }
+	errDial, errCheck := errors.New("refused"), errors.New("no answer")
+
+	failDial := func(context.Context) (*conn, error) { return nil, errDial }
+	if _, err := Open(ctx, 2, failDial, nil, unusable, closeConn, errClosed); err != errDial {
+		t.Errorf("dial fails: %v, want %v", err, errDial)
+	}
+	failCheck := func(context.Context, *conn) error { return errCheck }
+	if _, err := Open(ctx, 2, dial, failCheck, unusable, closeConn, errClosed); err != errCheck {
+		t.Errorf("check fails: %v, want %v", err, errCheck)
+	}
+	if len(dialled) != 1 || !dialled[0].shut {
+		t.Fatalf("the connection that failed its check was not closed: %+v", dialled)
+	}
+	checked := 0
+	p, err := Open(ctx, 2, dial, func(context.Context, *conn) error { checked++; return nil }, unusable, closeConn, errClosed)
+	if err != nil || checked != 1 {
+		t.Fatalf("Open: %v, %d checks", err, checked)
+	}
+	defer p.Close()
+	if c, _ := p.Get(ctx); c != dialled[1] || c.shut {
+		t.Errorf("the first Get got %+v, want the checked connection %+v", c, dialled[1])
+	}
+}
