@@ -223,7 +223,11 @@ cmd_down() {
   end_nodes
   # 4. The host's network, cgroups, directories.
   for ((i = 1; i <= MAX_NODES; i++)); do
-    ip link show "$VETH_PREFIX$i" >/dev/null 2>&1 && ip link del "$VETH_PREFIX$i"
+    # The kernel removes a veth with its peer's namespace, asynchronously: gone between the
+    # show and the del is done, not a failure (down of 2026-11-27: "Cannot find device").
+    if ip link show "$VETH_PREFIX$i" >/dev/null 2>&1 && ! ip link del "$VETH_PREFIX$i" 2>/dev/null; then
+      ip link show "$VETH_PREFIX$i" >/dev/null 2>&1 && die "cannot delete $VETH_PREFIX$i"
+    fi
   done
   ip link show "$BRIDGE" >/dev/null 2>&1 && ip link del "$BRIDGE"
   while iptables -C FORWARD -i "$BRIDGE" -o "$BRIDGE" -m comment --comment "$FW_COMMENT" -j ACCEPT 2>/dev/null; do
