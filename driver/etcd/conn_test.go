@@ -108,16 +108,19 @@ func (s *fakeServer) reply(id uint32, msg []byte) {
 		BlockFragment: s.block("grpc-status", "0", "grpc-message", "")})
 }
 
-func TestConnFraming(t *testing.T) {
+// scriptedServer listens on loopback for one connection, checks the client's HTTP/2 preface and
+// hands the connection to script, which plays the server's side. It returns the address to dial
+// and a channel closed when script has returned (and the connection is closed).
+func scriptedServer(t *testing.T, script func(nc net.Conn)) (string, <-chan struct{}) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	big := bytes.Repeat([]byte("0123456789"), 20000) // 200 kB: over every window
-	serverDone := make(chan struct{})
+	t.Cleanup(func() { ln.Close() })
+	done := make(chan struct{})
 	go func() {
-		defer close(serverDone)
+		defer close(done)
 		nc, err := ln.Accept()
 		if err != nil {
 			t.Error(err)
@@ -129,6 +132,14 @@ func TestConnFraming(t *testing.T) {
 			t.Errorf("preface %q, %v", pre, err)
 			return
 		}
+		script(nc)
+	}()
+	return ln.Addr().String(), done
+}
+
+func TestConnFraming(t *testing.T) {
+	big := bytes.Repeat([]byte("0123456789"), 20000) // 200 kB: over every window
+	addr, serverDone := scriptedServer(t, func(nc net.Conn) {
 		s := &fakeServer{t: t, fr: http2.NewFramer(nc, nc), connCredit: 65535}
 		s.enc = hpack.NewEncoder(&s.hb)
 		_ = s.fr.WriteSettings(http2.Setting{ID: http2.SettingMaxFrameSize, Val: 16384})
@@ -165,11 +176,11 @@ func TestConnFraming(t *testing.T) {
 		_, _ = s.request() // 5: GOAWAY before the stream: not processed
 		_ = s.fr.WriteGoAway(id, http2.ErrCodeNo, nil)
 		_, _ = io.Copy(io.Discard, nc)
-	}()
+	})
 
 	var conns netconn.Conns
 	defer conns.CloseAll()
-	nc, err := conns.Dial(context.Background(), "tcp", ln.Addr().String())
+	nc, err := conns.Dial(context.Background(), "tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,26 +222,8 @@ func TestConnFraming(t *testing.T) {
 // call waits for ever — the stall of a swarm load in the previous session ("insert records
 // 300..399" waiting > 6 min with bytes unread in boxbench's receive queue).
 func TestConnWindowWaitReadsWhatArrived(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
 	big := bytes.Repeat([]byte("w"), 200000)
-	serverDone := make(chan struct{})
-	go func() {
-		defer close(serverDone)
-		nc, err := ln.Accept()
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer nc.Close()
-		pre := make([]byte, len(clientPreface))
-		if _, err := io.ReadFull(nc, pre); err != nil {
-			t.Error(err)
-			return
-		}
+	addr, serverDone := scriptedServer(t, func(nc net.Conn) {
 		fr := http2.NewFramer(nc, nc)
 		var got int
 		var id uint32
@@ -277,11 +270,11 @@ func TestConnWindowWaitReadsWhatArrived(t *testing.T) {
 		_ = fr.WriteData(id, false, append(body, "ok"...))
 		_ = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, EndHeaders: true, EndStream: true, BlockFragment: hb.Bytes()})
 		_, _ = io.Copy(io.Discard, nc)
-	}()
+	})
 
 	var conns netconn.Conns
 	defer conns.CloseAll()
-	nc, err := conns.Dial(context.Background(), "tcp", ln.Addr().String())
+	nc, err := conns.Dial(context.Background(), "tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
