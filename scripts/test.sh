@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole suite (make test): the images, the Redis guest images and the clusters' builds
-# (Kubernetes, CoreDNS, flannel) first, at once, then the local cluster, then every package with
+# (Kubernetes; CoreDNS and flannel at the lowest priority, waited for after the tests) first, at
+# once, then the local cluster, then every package with
 # BOXBENCH_CI=1 (a "host lacks X" skip is a failure). Ends by printing where the time went
 # (scripts/timing.sh's log, every package's and every slow test's wall time), on failure too.
 #
@@ -72,9 +73,13 @@ finish() {
 }
 
 start kube-build bash scripts/kube-local.sh build
-# The multi-node cluster's (scripts/kube-multi.sh sourced gives its functions only).
-start coredns bash -c 'source scripts/kube-multi.sh && build_coredns'
-start flannel bash -c 'source scripts/kube-multi.sh && build_flannel'
+# The multi-node cluster's (scripts/kube-multi.sh sourced gives its functions only), at the
+# lowest priority: only e2e's TestKubernetesMultiNode needs them, and its `kube-multi.sh up`
+# waits on their build locks. So the suite starts when the images, the guest images and the
+# Kubernetes build are done, and these two take the cpu the tests leave (most of the tests'
+# time is waiting); they are waited for after the tests.
+start coredns nice -n 19 bash -c 'source scripts/kube-multi.sh && build_coredns'
+start flannel nice -n 19 bash -c 'source scripts/kube-multi.sh && build_flannel'
 start images "$bin" images build
 # Only the guest images the tests boot (platform/vm, cgroup/v2test and e2e boot Redis's);
 # `make vm-images` builds the others.
@@ -82,9 +87,7 @@ start guest-images "$bin" images build --vm --dbms redis
 finish images
 finish guest-images
 finish kube-build
-finish coredns
-finish flannel
-pids=()
+pids=("${pid_of[coredns]}" "${pid_of[flannel]}")
 
 kube_was_up=
 if bash scripts/kube-local.sh status >/dev/null 2>&1; then
@@ -111,4 +114,7 @@ if [ -z "$kube_was_up" ]; then
   bash scripts/kube-local.sh down || rc=1
   phase_end test/cluster-down
 fi
+finish coredns
+finish flannel
+pids=()
 exit "$rc"

@@ -15,6 +15,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/client"
 
 	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
@@ -223,17 +224,24 @@ func (b *box) removeNetwork(ctx context.Context) error {
 	if id == "" || shared {
 		return nil
 	}
+	return removeNetwork(ctx, b.p.engine, id, b.netName)
+}
+
+// removeNetwork removes network id (name, for the error) and returns once the engine no longer
+// knows it: a removed overlay network stays listed on the node a moment after the remove
+// returns, and release keeps the swarm while a cluster's network is listed.
+func removeNetwork(ctx context.Context, engine client.NetworkAPIClient, id, name string) error {
 	for {
-		_, err := b.p.engine.NetworkInspect(ctx, id, network.InspectOptions{})
+		_, err := engine.NetworkInspect(ctx, id, network.InspectOptions{})
 		if cerrdefs.IsNotFound(err) {
 			return nil
 		}
 		if err == nil {
-			err = b.p.engine.NetworkRemove(ctx, id)
+			err = engine.NetworkRemove(ctx, id)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("remove network %s: %v (%w)", b.netName, err, ctx.Err())
+			return fmt.Errorf("remove network %s: %v (%w)", name, err, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

@@ -208,10 +208,16 @@ func (p *Platform) release(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("list services: %w", err)
 	}
 	if len(svcs) > 0 || sw.Nodes > 1 {
-		return nil, nil // still in use
+		p.log.Info("keeping the swarm boxbench created: still in use", "cluster", m.ClusterID, "services", len(svcs), "nodes", sw.Nodes)
+		return nil, nil
 	}
-	// A cluster's network outlives its nodes' services for a moment at both ends of its life.
-	if n, err := p.clusterNetworks(ctx); err != nil || n > 0 {
+	// A cluster's network outlives its nodes' services for a moment at both ends of its life,
+	// and a removed overlay network stays listed on this node a moment after its removal (a
+	// crashed cluster's, removed by Cleanup): wait that moment out before keeping the swarm.
+	if n, err := p.clusterNetworksSettled(ctx); err != nil || n > 0 {
+		if err == nil {
+			p.log.Info("keeping the swarm boxbench created: a cluster's network is on it", "cluster", m.ClusterID, "networks", n)
+		}
 		return nil, err
 	}
 	if !p.acceptsDNSLoss() {

@@ -3,8 +3,8 @@ package swarm
 import (
 	"context"
 	"fmt"
+	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
 
@@ -71,15 +71,7 @@ func (p *Platform) ClusterNetwork(ctx context.Context, r platform.Request) (stri
 			fmt.Errorf("create the cluster's overlay network %s: %w", name, err)
 	}
 	release := func(ctx context.Context) error {
-		err := bounded(ctx, func(ctx context.Context) error {
-			return retry(ctx, "remove the cluster's network "+name, func() error {
-				err := p.engine.NetworkRemove(ctx, n.ID)
-				if cerrdefs.IsNotFound(err) {
-					return nil
-				}
-				return err
-			})
-		})
+		err := bounded(ctx, func(ctx context.Context) error { return removeNetwork(ctx, p.engine, n.ID, name) })
 		if err != nil {
 			return err
 		}
@@ -87,6 +79,26 @@ func (p *Platform) ClusterNetwork(ctx context.Context, r platform.Request) (stri
 		return err
 	}
 	return name, release, nil
+}
+
+// networkSettle bounds clusterNetworksSettled's wait.
+const networkSettle = 20 * time.Second
+
+// clusterNetworksSettled is clusterNetworks once it is 0, or after networkSettle: what release
+// sees of a cluster network the engine is still removing, or of one in use.
+func (p *Platform) clusterNetworksSettled(ctx context.Context) (int, error) {
+	deadline := time.Now().Add(networkSettle)
+	for {
+		n, err := p.clusterNetworks(ctx)
+		if err != nil || n == 0 || time.Now().After(deadline) {
+			return n, err
+		}
+		select {
+		case <-ctx.Done():
+			return n, nil
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // clusterNetworks counts the overlay networks of boxbench's clusters on the swarm: while one

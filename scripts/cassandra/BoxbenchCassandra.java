@@ -17,6 +17,7 @@ import java.nio.file.Path;
 
 import org.apache.cassandra.cql3.QueryProcessor;
 import org.apache.cassandra.db.ConsistencyLevel;
+import org.apache.cassandra.exceptions.RequestExecutionException;
 import org.apache.cassandra.service.CassandraDaemon;
 import org.apache.cassandra.service.StorageService;
 import org.mindrot.jbcrypt.BCrypt;
@@ -56,12 +57,7 @@ public final class BoxbenchCassandra {
                 // and a bcrypt hash of the run's password; an existing role (a restored seed)
                 // gets the new password.
                 String hash = BCrypt.hashpw(password, BCrypt.gensalt(10));
-                QueryProcessor.process("INSERT INTO system_auth.roles (role, is_superuser, can_login, salted_hash) VALUES ('"
-                        + role + "', true, true, '" + hash + "')", ConsistencyLevel.ONE);
-                QueryProcessor.process("DELETE FROM system_auth.roles WHERE role = 'cassandra'", ConsistencyLevel.ONE);
-                if (!QueryProcessor.process("SELECT role FROM system_auth.roles WHERE role = 'cassandra'", ConsistencyLevel.ONE).isEmpty()) {
-                    throw new IllegalStateException("the default role cassandra is still there");
-                }
+                setRole(role, hash);
             }
             StorageService.instance.startNativeTransport();
             System.err.println("boxbench: native transport open" + (role != null ? " (role " + role + ")" : " (no authentication)"));
@@ -69,6 +65,34 @@ public final class BoxbenchCassandra {
             System.err.println("boxbench: setting up the node failed: " + t);
             t.printStackTrace();
             Runtime.getRuntime().halt(1);
+        }
+    }
+
+    // SETUP_DEADLINE_MS bounds the role setup's retries.
+    private static final long SETUP_DEADLINE_MS = 120_000;
+
+    // setRole writes the role and removes the default one. In a ring the row's replica may be
+    // another node, and a node that was just paused (a loaded host: a GC or a stolen cpu) times
+    // out at ONE; the statements are idempotent, so a timeout or an unavailable replica is
+    // retried until SETUP_DEADLINE_MS, as Cassandra's own role manager retries its setup.
+    private static void setRole(String role, String hash) throws Exception {
+        long deadline = System.currentTimeMillis() + SETUP_DEADLINE_MS;
+        for (int attempt = 1; ; attempt++) {
+            try {
+                QueryProcessor.process("INSERT INTO system_auth.roles (role, is_superuser, can_login, salted_hash) VALUES ('"
+                        + role + "', true, true, '" + hash + "')", ConsistencyLevel.ONE);
+                QueryProcessor.process("DELETE FROM system_auth.roles WHERE role = 'cassandra'", ConsistencyLevel.ONE);
+                if (!QueryProcessor.process("SELECT role FROM system_auth.roles WHERE role = 'cassandra'", ConsistencyLevel.ONE).isEmpty()) {
+                    throw new IllegalStateException("the default role cassandra is still there");
+                }
+                return;
+            } catch (RequestExecutionException e) {
+                if (System.currentTimeMillis() >= deadline) {
+                    throw e;
+                }
+                System.err.println("boxbench: the role setup, attempt " + attempt + ": " + e + "; retrying");
+                Thread.sleep(1000);
+            }
         }
     }
 }
