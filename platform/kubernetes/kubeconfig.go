@@ -1,8 +1,11 @@
 package kubernetes
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
+	"strings"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -33,8 +36,9 @@ const MaxKubeconfigBytes = 1 << 20
 //     (Platform.NoCredentialCommands), which must not run a program.
 //
 // loadConfig returns the REST config of c's kubeconfig and context and the kubeconfig's path,
-// or why it may not be used.
-func loadConfig(c Config, noCommands bool) (*rest.Config, string, error) {
+// or why it may not be used. field is the spec's field that names c's kubeconfig
+// (kubernetes.kubeconfig, or kubernetes.clusters.NAME.kubeconfig), for the errors.
+func loadConfig(c Config, field string, noCommands bool) (*rest.Config, string, error) {
 	path := kubeconfigPath(c)
 	rule := safefile.Rule{Max: MaxKubeconfigBytes}
 	if c.Kubeconfig != "" {
@@ -42,8 +46,12 @@ func loadConfig(c Config, noCommands bool) (*rest.Config, string, error) {
 	}
 	data, err := safefile.Read(path, rule)
 	if err != nil {
-		if c.Kubeconfig != "" {
-			err = fmt.Errorf("%w (kubernetes.kubeconfig in a spec must be a regular file of root or the user running boxbench, not writable by others; or give KUBECONFIG instead)", err)
+		switch {
+		case c.Kubeconfig == "":
+		case errors.Is(err, fs.ErrNotExist):
+			err = fmt.Errorf("%w (%s names it: is that cluster up?)", err, field)
+		default:
+			err = fmt.Errorf("%w (%s: a kubeconfig a spec names must be a regular file of root or the user running boxbench, not writable by others; or give KUBECONFIG instead)", err, field)
 		}
 		return nil, path, err
 	}
@@ -62,9 +70,9 @@ func loadConfig(c Config, noCommands bool) (*rest.Config, string, error) {
 	why := ""
 	switch {
 	case c.Kubeconfig != "":
-		why = "the spec named the kubeconfig (kubernetes.kubeconfig)"
+		why = "the spec named the kubeconfig (" + field + ")"
 	case c.Context != "":
-		why = "the spec named the context (kubernetes.context)"
+		why = "the spec named the context (" + strings.TrimSuffix(field, "kubeconfig") + "context)"
 	case noCommands:
 		why = "plan never runs a program"
 	}

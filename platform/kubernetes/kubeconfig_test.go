@@ -139,3 +139,28 @@ func TestKubeconfigNotAFile(t *testing.T) {
 		}
 	}
 }
+
+// TestKubeconfigNamedCluster: a named cluster's kubeconfig that is missing or refused is named
+// by its own field (kubernetes.clusters.NAME.kubeconfig), a missing one with the likely cause,
+// never as kubernetes.kubeconfig.
+func TestKubeconfigNamedCluster(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		filepath.Join(dir, "missing"): "(kubernetes.clusters.far.kubeconfig names it: is that cluster up?)",
+		fifo:                          "(kubernetes.clusters.far.kubeconfig: a kubeconfig a spec names must be a regular file",
+	} {
+		p := New(nil, nil)
+		p.Configure(Config{Clusters: map[string]ClusterRef{"far": {Kubeconfig: path}}})
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		err := p.Check(ctx, platform.Choice{Storage: StorageEmptyDir, Network: NetworkPod, Cluster: "far"})
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), path) ||
+			strings.Contains(err.Error(), "kubernetes.kubeconfig") {
+			t.Errorf("%s: want an error naming it and saying %q (and not kubernetes.kubeconfig), got %v", path, want, err)
+		}
+	}
+}

@@ -274,7 +274,11 @@ func (p *Platform) connect(name string) (*cluster, error) {
 		l.err = err
 		return nil, err
 	}
-	rc, path, err := loadConfig(cfg, p.noCommands)
+	field := "kubernetes.kubeconfig"
+	if name != "" {
+		field = "kubernetes.clusters." + name + ".kubeconfig"
+	}
+	rc, path, err := loadConfig(cfg, field, p.noCommands)
 	if err != nil {
 		l.err = fmt.Errorf("kubeconfig %s: %w", path, err)
 		return nil, l.err
@@ -298,6 +302,9 @@ func (p *Platform) reach(ctx context.Context, name string) (*cluster, error) {
 		where := "set kubernetes.kubeconfig in the spec or KUBECONFIG"
 		if name != "" {
 			where = "kubernetes.clusters." + name
+		}
+		if strings.Contains(err.Error(), where) {
+			return nil, fmt.Errorf("no reachable cluster: %w", err)
 		}
 		return nil, fmt.Errorf("no reachable cluster: %w (%s)", err, where)
 	}
