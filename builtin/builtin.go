@@ -12,8 +12,10 @@ import (
 
 	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/image"
-	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/images/image"
+	"github.com/boxbench/boxbench/images/rootfs"
+	"github.com/boxbench/boxbench/images/vmimage"
+	"github.com/boxbench/boxbench/internal/placement"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/docker"
@@ -22,9 +24,7 @@ import (
 	"github.com/boxbench/boxbench/platform/native"
 	"github.com/boxbench/boxbench/platform/swarm"
 	"github.com/boxbench/boxbench/platform/vm"
-	"github.com/boxbench/boxbench/rootfs"
 	"github.com/boxbench/boxbench/spec"
-	"github.com/boxbench/boxbench/vmimage"
 )
 
 // Baseline is the platform a matrix that varies platform is compared with by default.

@@ -5,7 +5,7 @@
 package check
 
 import (
-	"github.com/boxbench/boxbench/resource"
+	"github.com/boxbench/boxbench/internal/resource"
 	"time"
 
 	"github.com/boxbench/boxbench/telemetry"

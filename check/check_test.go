@@ -3,7 +3,7 @@ package check
 import (
 	"fmt"
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/resource"
+	"github.com/boxbench/boxbench/internal/resource"
 	"strings"
 	"testing"
 	"time"

@@ -15,9 +15,9 @@ import (
 
 	"github.com/boxbench/boxbench/builtin"
 	"github.com/boxbench/boxbench/builtin/databases"
-	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/hostenv"
+	"github.com/boxbench/boxbench/internal/cgroup"
+	"github.com/boxbench/boxbench/internal/hostenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/runner"

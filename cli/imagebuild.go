@@ -7,8 +7,8 @@ import (
 	"sync"
 
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/image"
-	"github.com/boxbench/boxbench/vmimage"
+	"github.com/boxbench/boxbench/images/image"
+	"github.com/boxbench/boxbench/images/vmimage"
 )
 
 // imageBuild builds databases' trees, images and (vm) guest images, several databases at once.

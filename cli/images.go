@@ -11,9 +11,9 @@ import (
 	"github.com/boxbench/boxbench/agent"
 	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/image"
-	"github.com/boxbench/boxbench/rootfs"
-	"github.com/boxbench/boxbench/vmimage"
+	"github.com/boxbench/boxbench/images/image"
+	"github.com/boxbench/boxbench/images/rootfs"
+	"github.com/boxbench/boxbench/images/vmimage"
 )
 
 func (a *app) imagesCmd() *cobra.Command {

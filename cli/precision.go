@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/boxbench/boxbench/hostenv"
+	"github.com/boxbench/boxbench/internal/hostenv"
 	"github.com/boxbench/boxbench/report"
 	"github.com/boxbench/boxbench/spec"
 	"github.com/boxbench/boxbench/stats"

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/hostenv"
+	"github.com/boxbench/boxbench/internal/hostenv"
 	"github.com/boxbench/boxbench/report"
 	"github.com/boxbench/boxbench/spec"
 )

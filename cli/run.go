@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/boxbench/boxbench/builtin"
-	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/internal/placement"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/runner"
 	"github.com/boxbench/boxbench/spec"

@@ -11,9 +11,9 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
-	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/internal/placement"
+	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/resource"
 )
 
 // Box is a running cluster as one platform.Box: the client's endpoint knows every node it

@@ -13,14 +13,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/image"
+	"github.com/boxbench/boxbench/images/image"
+	"github.com/boxbench/boxbench/internal/cgroup"
+	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/docker"
 	"github.com/boxbench/boxbench/platform/native"
-	"github.com/boxbench/boxbench/resource"
 )
 
 func TestCpusets(t *testing.T) {

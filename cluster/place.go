@@ -6,7 +6,7 @@ import (
 	"sort"
 
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/internal/placement"
 	"github.com/boxbench/boxbench/platform"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/internal/testenv"
-	"github.com/boxbench/boxbench/storage"
 )
 
 // ownDockerd is a dockerd of the test's own: its own data root, exec root, pid file and unix

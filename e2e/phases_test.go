@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/internal/testenv"
-	"github.com/boxbench/boxbench/storage"
 )
 
 // phaseSpec: two Redis runs on a platform, on storage=blockdev (an ext4 filesystem on a loop

@@ -6,14 +6,14 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/boxbench/boxbench/resource"
+	"github.com/boxbench/boxbench/internal/resource"
 	"maps"
 	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/internal/placement"
 	"github.com/boxbench/boxbench/spec"
 )
 

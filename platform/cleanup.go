@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/boxbench/boxbench/storage"
+	"github.com/boxbench/boxbench/internal/storage"
 )
 
 // reservedWorkDirs are the runner's own entries in the work root, never an experiment's.

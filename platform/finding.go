@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/internal/command"
 )
 
 // ToolFinding runs a tool's version command (argv, bounded by ctx) for doctor: a finding named

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/internal/cgroup"
 )
 
 // Observation tells telemetry how a box can be seen from the host. Any subset may be set.

@@ -27,9 +27,9 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
-	"github.com/boxbench/boxbench/resource"
+	"github.com/boxbench/boxbench/internal/resource"
+	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/spec/section"
-	"github.com/boxbench/boxbench/storage"
 )
 
 // Info describes a platform.

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/check"
-	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/internal/placement"
+	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/resource"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/telemetry"
 	"github.com/boxbench/boxbench/workload"

@@ -10,9 +10,9 @@ import (
 	"os"
 	"sync"
 
-	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/driver"
-	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/internal/command"
+	"github.com/boxbench/boxbench/internal/placement"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/spec"

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/boxbench/boxbench/internal/placement"
 	"github.com/boxbench/boxbench/internal/testenv"
-	"github.com/boxbench/boxbench/placement"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform/platformtest"
 	"github.com/boxbench/boxbench/results"

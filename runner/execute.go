@@ -7,9 +7,9 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/recovery"
+	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/resource"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/telemetry"
 	"github.com/boxbench/boxbench/workload"

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxbench/boxbench/internal/placement"
 	"github.com/boxbench/boxbench/internal/testenv"
-	"github.com/boxbench/boxbench/placement"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/fake"

@@ -11,8 +11,8 @@ import (
 
 	"github.com/boxbench/boxbench/agent"
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/placement"
 	"github.com/boxbench/boxbench/internal/recovery"
-	"github.com/boxbench/boxbench/placement"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/results"

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/boxbench/boxbench/resource"
+	"github.com/boxbench/boxbench/internal/resource"
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/recovery"

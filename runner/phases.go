@@ -7,7 +7,7 @@ import (
 
 	"github.com/boxbench/boxbench/agent"
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/internal/placement"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/results"
 )

@@ -7,8 +7,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/boxbench/boxbench/internal/placement"
 	"github.com/boxbench/boxbench/internal/testenv"
-	"github.com/boxbench/boxbench/placement"
 	"github.com/boxbench/boxbench/runner"
 )
 

@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/hostenv"
-	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/internal/hostenv"
+	"github.com/boxbench/boxbench/internal/placement"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/results"

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/hostenv"
+	"github.com/boxbench/boxbench/internal/hostenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/workload"
 	"golang.org/x/sys/unix"

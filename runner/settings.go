@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/hostenv"
+	"github.com/boxbench/boxbench/internal/hostenv"
 	"github.com/boxbench/boxbench/platform"
 )
 

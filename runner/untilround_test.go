@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/boxbench/boxbench/internal/placement"
 	"github.com/boxbench/boxbench/internal/testenv"
-	"github.com/boxbench/boxbench/placement"
 	"github.com/boxbench/boxbench/runner"
 )
 

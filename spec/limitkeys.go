@@ -5,8 +5,8 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/boxbench/boxbench/placement"
-	"github.com/boxbench/boxbench/resource"
+	"github.com/boxbench/boxbench/internal/placement"
+	"github.com/boxbench/boxbench/internal/resource"
 )
 
 // LimitKeys are the matrix keys that vary a box's resources: a scaling study (cpus: [0.5, 1, 2])

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/internal/placement"
 )
 
 // DefaultQuietTimeout is quietStart.timeout when the spec does not give one.

@@ -10,7 +10,7 @@ package spec
 
 import (
 	"fmt"
-	"github.com/boxbench/boxbench/resource"
+	"github.com/boxbench/boxbench/internal/resource"
 	"math"
 	"path"
 	"regexp"

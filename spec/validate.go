@@ -2,13 +2,13 @@ package spec
 
 import (
 	"fmt"
-	"github.com/boxbench/boxbench/resource"
+	"github.com/boxbench/boxbench/internal/resource"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/internal/placement"
 	"github.com/boxbench/boxbench/spec/section"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/containerd/cgroups/v3/cgroup1"
 	v1stats "github.com/containerd/cgroups/v3/cgroup1/stats"
 
-	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/internal/cgroup"
 )
 
 // newCgroupCollector picks the v1 or v2 reader for ref.

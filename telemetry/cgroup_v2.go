@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/internal/cgroup"
 )
 
 // v2Collector reads a cgroup v2 group with small parsers of its own.

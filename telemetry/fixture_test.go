@@ -4,7 +4,7 @@ import (
 	"archive/tar"
 	"bufio"
 	"errors"
-	"github.com/boxbench/boxbench/resource"
+	"github.com/boxbench/boxbench/internal/resource"
 	"io"
 	"log/slog"
 	"os"
@@ -18,7 +18,7 @@ import (
 	"github.com/prometheus/procfs"
 	"github.com/prometheus/procfs/blockdevice"
 
-	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/internal/cgroup"
 )
 
 // The fixture tree testdata/hybrid was captured by testdata/capture.sh on this project's

@@ -14,7 +14,7 @@ import (
 
 	"github.com/prometheus/procfs/blockdevice"
 
-	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/internal/cgroup"
 )
 
 // Guest is a box's own view from inside (a VM guest's /proc and its server's cgroup v2 group),

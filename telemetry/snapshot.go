@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/workload"
 )
 

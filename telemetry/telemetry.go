@@ -28,7 +28,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/internal/cgroup"
 )
 
 // Sample is one value of one metric.

@@ -22,16 +22,16 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 	"golang.org/x/sys/unix"
 
-	"github.com/boxbench/boxbench/cgroup"
-	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
-	"github.com/boxbench/boxbench/image"
-	"github.com/boxbench/boxbench/image/tarball"
+	"github.com/boxbench/boxbench/images/image"
+	"github.com/boxbench/boxbench/images/image/tarball"
+	"github.com/boxbench/boxbench/internal/cgroup"
+	"github.com/boxbench/boxbench/internal/command"
+	"github.com/boxbench/boxbench/internal/resource"
+	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/hostcg"
-	"github.com/boxbench/boxbench/resource"
-	"github.com/boxbench/boxbench/storage"
 )
 
 // removeTimeout bounds each engine call of a teardown.

@@ -12,9 +12,9 @@ import (
 	"github.com/docker/docker/api/types/volume"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/platformtest"
-	"github.com/boxbench/boxbench/resource"
 )
 
 // TestConformance runs the platform suite on the Docker platform with Redis.

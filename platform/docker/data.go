@@ -11,12 +11,12 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 
-	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/image"
-	"github.com/boxbench/boxbench/image/tarball"
+	"github.com/boxbench/boxbench/images/image"
+	"github.com/boxbench/boxbench/images/image/tarball"
+	"github.com/boxbench/boxbench/internal/command"
+	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/storage"
 )
 
 // initialise makes an empty data directory (InitDataDir) in a helper container the box's

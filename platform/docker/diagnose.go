@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/image"
+	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/platform"
 )
 

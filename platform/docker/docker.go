@@ -41,9 +41,9 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/image"
+	"github.com/boxbench/boxbench/images/image"
+	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/storage"
 )
 
 // Storage and network choices this platform knows.

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/boxbench/boxbench/builtin/databases"
-	"github.com/boxbench/boxbench/resource"
+	"github.com/boxbench/boxbench/internal/resource"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -19,14 +19,14 @@ import (
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 
-	"github.com/boxbench/boxbench/cgroup"
-	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/image"
+	"github.com/boxbench/boxbench/images/image"
+	"github.com/boxbench/boxbench/images/rootfs"
+	"github.com/boxbench/boxbench/internal/cgroup"
+	"github.com/boxbench/boxbench/internal/command"
+	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/rootfs"
-	"github.com/boxbench/boxbench/storage"
 )
 
 var (

@@ -10,9 +10,9 @@ import (
 	"github.com/docker/docker/api/types/filters"
 
 	"github.com/boxbench/boxbench/builtin/databases"
+	"github.com/boxbench/boxbench/images/rootfs"
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/rootfs"
 )
 
 // TestCheck needs the engine for the runtimes it has registered.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/docker/docker/api/types/system"
 
-	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/internal/command"
 	"github.com/boxbench/boxbench/platform"
 )
 

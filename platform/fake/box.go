@@ -14,8 +14,8 @@ import (
 	"github.com/boxbench/boxbench/agent"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/resource"
 )
 
 // seedFile is the store's rows in a snapshot directory (Capture writes it, a seed restores it).

@@ -12,9 +12,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/internal/cgroup"
+	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/resource"
 	"github.com/boxbench/boxbench/telemetry"
 )
 

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/internal/command"
 	"github.com/boxbench/boxbench/internal/flock"
 )
 

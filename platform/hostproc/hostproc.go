@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/internal/placement"
 )
 
 // Proc is a started process. Its methods may be called from any goroutine.

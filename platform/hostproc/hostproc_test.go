@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxbench/boxbench/internal/placement"
 	"github.com/boxbench/boxbench/internal/testenv"
-	"github.com/boxbench/boxbench/placement"
 )
 
 // A process that ignores SIGTERM is killed with its whole group: a child it forked (in its

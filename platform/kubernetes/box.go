@@ -20,15 +20,15 @@ import (
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
 
-	"github.com/boxbench/boxbench/cgroup"
-	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
-	"github.com/boxbench/boxbench/image"
-	"github.com/boxbench/boxbench/image/tarball"
+	"github.com/boxbench/boxbench/images/image"
+	"github.com/boxbench/boxbench/images/image/tarball"
+	"github.com/boxbench/boxbench/internal/cgroup"
+	"github.com/boxbench/boxbench/internal/command"
+	"github.com/boxbench/boxbench/internal/resource"
+	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/resource"
-	"github.com/boxbench/boxbench/storage"
 )
 
 const stopTimeout = 60 * time.Second

@@ -13,9 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/driver"
-	"github.com/boxbench/boxbench/image"
+	"github.com/boxbench/boxbench/images/image"
+	"github.com/boxbench/boxbench/internal/command"
 	"github.com/boxbench/boxbench/platform"
 )
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/command"
 	"github.com/boxbench/boxbench/platform"
 )
 

@@ -45,7 +45,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/image"
+	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/platform"
 )
 

@@ -14,9 +14,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/boxbench/boxbench/cgroup"
-	"github.com/boxbench/boxbench/command"
-	"github.com/boxbench/boxbench/image"
+	"github.com/boxbench/boxbench/images/image"
+	"github.com/boxbench/boxbench/internal/cgroup"
+	"github.com/boxbench/boxbench/internal/command"
 )
 
 // node is the node the server pod goes to: the configured one, the only one, or this host's.

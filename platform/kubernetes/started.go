@@ -11,12 +11,12 @@ import (
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/internal/cgroup"
+	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/hostcg"
-	"github.com/boxbench/boxbench/resource"
 )
 
 func signalName(d dbms.DBMS) string { return unix.SignalName(d.StopSignal()) }

@@ -12,8 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/storage"
 )
 
 func isNotFound(err error) bool { return apierrors.IsNotFound(err) }

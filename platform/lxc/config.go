@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/boxbench/boxbench/cgroup"
-	"github.com/boxbench/boxbench/resource"
+	"github.com/boxbench/boxbench/internal/cgroup"
+	"github.com/boxbench/boxbench/internal/resource"
 )
 
 // commonConf is the distribution's common container configuration (capabilities, devices).

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/platform/hostnet"
-	"github.com/boxbench/boxbench/resource"
 )
 
 func TestRenderV1AndV2(t *testing.T) {

@@ -8,14 +8,14 @@ import (
 	"testing"
 
 	"github.com/boxbench/boxbench/builtin/databases"
-	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/images/rootfs"
+	"github.com/boxbench/boxbench/internal/command"
+	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/hostnet"
 	"github.com/boxbench/boxbench/platform/platformtest"
-	"github.com/boxbench/boxbench/resource"
-	"github.com/boxbench/boxbench/rootfs"
 )
 
 // TestConformance runs the platform suite on LXC with Redis, over every storage and both

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/platform"
 )
 

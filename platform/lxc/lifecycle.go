@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/boxbench/boxbench/cgroup"
-	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/internal/cgroup"
+	"github.com/boxbench/boxbench/internal/command"
+	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/hostproc"
-	"github.com/boxbench/boxbench/storage"
 )
 
 // start runs lxc-start in the foreground as our child: the server inherits its stdout and

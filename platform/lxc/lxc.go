@@ -33,10 +33,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/boxbench/boxbench/images/rootfs"
+	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/hostcg"
-	"github.com/boxbench/boxbench/rootfs"
-	"github.com/boxbench/boxbench/storage"
 )
 
 // Name is the platform's name in specs.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/hostnet"
 )

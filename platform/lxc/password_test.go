@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/builtin/databases"
-	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/cgroup"
+	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/resource"
 )
 
 // TestPasswordOnBridge: a box on its bridge address listens on that address only, refuses

@@ -18,15 +18,15 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/boxbench/boxbench/cgroup"
-	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/internal/cgroup"
+	"github.com/boxbench/boxbench/internal/command"
+	"github.com/boxbench/boxbench/internal/resource"
+	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/hostcg"
 	"github.com/boxbench/boxbench/platform/hostproc"
-	"github.com/boxbench/boxbench/resource"
-	"github.com/boxbench/boxbench/storage"
 )
 
 const (

@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/platformtest"
-	"github.com/boxbench/boxbench/resource"
 )
 
 func exists(path string) bool { _, err := os.Lstat(path); return err == nil }

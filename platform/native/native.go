@@ -11,10 +11,10 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/cgroup"
+	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/storage"
 )
 
 // Platform is the native platform.

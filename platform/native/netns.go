@@ -10,8 +10,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/internal/command"
 	"github.com/boxbench/boxbench/platform/hostnet"
 )
 

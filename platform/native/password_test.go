@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/builtin/databases"
-	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/cgroup"
+	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/resource"
 )
 
 // TestPassword: a database with a run's password refuses a client without it (over TCP and its

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/boxbench/boxbench/cgroup"
-	"github.com/boxbench/boxbench/storage"
+	"github.com/boxbench/boxbench/internal/cgroup"
+	"github.com/boxbench/boxbench/internal/storage"
 )
 
 // HostLeftovers lists what of experiment exp is left on this host in boxbench's own places:

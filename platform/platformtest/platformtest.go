@@ -25,10 +25,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/command"
+	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/resource"
 )
 
 // Config says what to run the suite on.

@@ -15,9 +15,9 @@ import (
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/pkg/stdcopy"
 
-	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/driver"
-	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/internal/command"
+	"github.com/boxbench/boxbench/internal/placement"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/docker"
 )

@@ -18,13 +18,13 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/image"
+	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/internal/flock"
+	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/docker"
 	"github.com/boxbench/boxbench/platform/platformtest"
-	"github.com/boxbench/boxbench/resource"
 )
 
 var (

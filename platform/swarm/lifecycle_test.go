@@ -15,9 +15,9 @@ import (
 	"github.com/docker/docker/api/types/swarm"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/resource"
 )
 
 func (e *env) request(exp, run, st, nw string) platform.Request {

@@ -11,7 +11,7 @@ import (
 	"github.com/docker/docker/api/types/swarm"
 
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/image"
+	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/platform"
 )
 

@@ -16,13 +16,13 @@ import (
 	"github.com/docker/docker/api/types/swarm"
 	"github.com/docker/docker/api/types/volume"
 
-	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/internal/cgroup"
+	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/docker"
 	"github.com/boxbench/boxbench/platform/hostcg"
-	"github.com/boxbench/boxbench/storage"
 )
 
 // pendingGrace is how long a task may stay pending with the scheduler's reason before the

@@ -39,9 +39,9 @@ import (
 	"github.com/docker/docker/api/types/swarm"
 	"github.com/docker/docker/client"
 
+	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/docker"
-	"github.com/boxbench/boxbench/storage"
 )
 
 // Name is the platform's name in specs.

@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/boxbench/boxbench/command"
-	"github.com/boxbench/boxbench/vmimage"
+	"github.com/boxbench/boxbench/images/vmimage"
+	"github.com/boxbench/boxbench/internal/command"
 )
 
 // Accelerators.

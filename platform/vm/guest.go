@@ -13,11 +13,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/boxbench/boxbench/command"
-	"github.com/boxbench/boxbench/image/tarball"
+	"github.com/boxbench/boxbench/images/image/tarball"
+	"github.com/boxbench/boxbench/internal/command"
+	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/vm/qapi"
-	"github.com/boxbench/boxbench/storage"
 )
 
 // guestEnv is the environment of every guest command (the agent's own is nearly empty).

@@ -3,7 +3,7 @@ package vm
 import (
 	"golang.org/x/sys/unix"
 
-	"github.com/boxbench/boxbench/cgroup"
+	"github.com/boxbench/boxbench/internal/cgroup"
 )
 
 // setAffinity pins thread tid to one core.

@@ -36,11 +36,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/boxbench/boxbench/images/rootfs"
+	"github.com/boxbench/boxbench/images/vmimage"
+	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/hostcg"
-	"github.com/boxbench/boxbench/rootfs"
-	"github.com/boxbench/boxbench/storage"
-	"github.com/boxbench/boxbench/vmimage"
 )
 
 // Names of the platforms in specs.

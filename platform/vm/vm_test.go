@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/images/rootfs"
+	"github.com/boxbench/boxbench/images/vmimage"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/rootfs"
-	"github.com/boxbench/boxbench/vmimage"
 )
 
 // A work directory whose sockets would not fit a unix socket path is refused, naming the fix,

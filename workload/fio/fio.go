@@ -37,7 +37,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/internal/command"
 	"github.com/boxbench/boxbench/workload"
 )
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/command"
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/command"
 	"github.com/boxbench/boxbench/internal/testdb"
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/workload"

@@ -15,7 +15,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/internal/command"
 	"github.com/boxbench/boxbench/workload"
 )
 

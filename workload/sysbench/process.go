@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/internal/command"
 )
 
 // ErrNotInstalled is returned (wrapped) when the sysbench binary is not on PATH.

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/cgroup"
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/native"

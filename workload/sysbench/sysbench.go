@@ -39,7 +39,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/boxbench/boxbench/command"
+	"github.com/boxbench/boxbench/internal/command"
 	"github.com/boxbench/boxbench/workload"
 )
 

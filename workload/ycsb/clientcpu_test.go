@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/driver/noop"
-	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/internal/placement"
 	"github.com/boxbench/boxbench/workload"
 	"golang.org/x/sys/unix"
 )

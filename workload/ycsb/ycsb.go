@@ -14,7 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/boxbench/boxbench/placement"
+	"github.com/boxbench/boxbench/internal/placement"
 	"sync"
 	"sync/atomic"
 	"time"
