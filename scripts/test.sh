@@ -22,7 +22,7 @@
 # from e2e's own VM test, which e2e starts first (its guest agent timed out beside platform/vm
 # in the cold run of 2026-11-27), and not tenth, where by the package times at -p 2 it would
 # start about when e2e ends and its 7-10 minutes would be the suite's tail (issue 28);
-# cgroup/v2test, two short TCG boots, after the other slow ones.
+# internal/cgroup/v2test, two short TCG boots, after the other slow ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$PWD/bin/boxbench
@@ -81,7 +81,7 @@ start kube-build bash scripts/kube-local.sh build
 start coredns nice -n 19 bash -c 'source scripts/kube-multi.sh && build_coredns'
 start flannel nice -n 19 bash -c 'source scripts/kube-multi.sh && build_flannel'
 start images "$bin" images build
-# Only the guest images the tests boot (platform/vm, cgroup/v2test and e2e boot Redis's);
+# Only the guest images the tests boot (platform/vm, internal/cgroup/v2test and e2e boot Redis's);
 # `make vm-images` builds the others.
 start guest-images "$bin" images build --vm --dbms redis
 finish images
@@ -103,7 +103,7 @@ phase_begin test/go-test
 # stream in out/test.json.
 set +e
 SLOW=(./e2e ./platform/docker ./platform/vm ./platform/native ./cluster ./runner
-      ./platform/kubernetes ./platform/swarm ./rootfs ./workload/ycsb ./cgroup/v2test)
+      ./platform/kubernetes ./platform/swarm ./images/rootfs ./workload/ycsb ./internal/cgroup/v2test)
 BOXBENCH_CI=1 BOXBENCH_BIN=$bin go test -json -count=1 -timeout 55m -p "${TEST_P:-2}" \
   "${SLOW[@]}" ./... 2>&1 | bin/timing stream -raw out/test.json
 rc=${PIPESTATUS[0]}

@@ -60,7 +60,7 @@ func newEnv(t *testing.T, dbNames ...string) *env {
 	for _, n := range dbNames {
 		d, _ := databases.Get(n)
 		if _, err := e.p.Image(context.Background(), d); errors.Is(err, image.ErrNotBuilt) {
-			testenv.Skip(t, err.Error()+" (or run go test ./image/, which builds them)")
+			testenv.Skip(t, err.Error()+" (or run go test ./images/image/, which builds them)")
 		} else if err != nil {
 			t.Fatal(err)
 		}

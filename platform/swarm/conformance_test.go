@@ -71,7 +71,7 @@ func newEnv(t *testing.T) *env {
 	e.p.ConfigureSection(Section{AcceptBridgeDNSLoss: true})
 	var d dbms.DBMS = dbms.Redis{}
 	if _, err := e.p.d.Image(context.Background(), d); errors.Is(err, image.ErrNotBuilt) {
-		testenv.Skip(t, err.Error()+" (or run go test ./image/, which builds them)")
+		testenv.Skip(t, err.Error()+" (or run go test ./images/image/, which builds them)")
 	} else if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ var limits = resource.Limits{CPUs: 0.5, Cpuset: "0", MemoryBytes: 256 << 20, CPU
 func inGuest(t *testing.T) {
 	t.Helper()
 	if os.Getenv(GuestEnv) == "" {
-		t.Skip("runs inside the cgroup v2 test bed (go test ./cgroup/v2test -run TestBed)")
+		t.Skip("runs inside the cgroup v2 test bed (go test ./internal/cgroup/v2test -run TestBed)")
 	}
 	if cgroup.HostMode() != "v2" {
 		t.Fatalf("the guest's cgroups are %s, want v2 only", cgroup.HostMode())
