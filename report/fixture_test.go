@@ -280,7 +280,7 @@ func fixRun(c fixCell, rep, seq int) *results.RunRecord {
 		return rec
 	}
 	if c.open != nil {
-		rec.Env["client_cpus"] = "0"
+		rec.ClientCPUs = "0"
 		rec.LimitsApplied = map[string]any{"limits": map[string]any{"cpuset": "1", "memory_bytes": 1 << 30}}
 		rec.Result = sweepResult(c, rng)
 		rec.Series = sweepTelemetry(c, rng)

@@ -9,14 +9,7 @@ import (
 // A file of schema 1 (testdata/v1, written by the release before schema 2) opens, migrates
 // once, and its runs get the typed values its facts said in prose.
 func TestMigrateV1(t *testing.T) {
-	old, err := os.ReadFile(filepath.Join("testdata", "v1", FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, FileName), old, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := copyV1(t)
 	for range 2 { // the second open finds schema 2 and changes nothing
 		s, err := OpenExisting(dir)
 		if err != nil {
@@ -54,4 +47,18 @@ func TestMigrateV1(t *testing.T) {
 		}
 		s.Close()
 	}
+}
+
+// copyV1 copies the schema-1 file (testdata/v1) into a temporary directory: opening migrates it.
+func copyV1(t *testing.T) string {
+	t.Helper()
+	old, err := os.ReadFile(filepath.Join("testdata", "v1", FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, FileName), old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"time"
@@ -208,8 +209,26 @@ type RunRecord struct {
 	Emulated bool
 	Steady   Steady
 	Duet     Duet
-	Series   []Point
-	Warnings []Warning
+	// ClientCPUs are the cpus of this host the run's client was pinned to (placement.client's,
+	// or its site's), "" when it was not pinned. Stored as the env's client_cpus, where every
+	// schema keeps it (RunRow.ClientCPUs reads it back); an Env that already holds the key
+	// keeps it when ClientCPUs is "".
+	ClientCPUs string
+	Series     []Point
+	Warnings   []Warning
+}
+
+// storedEnv is the env column: Env with ClientCPUs as client_cpus (Env itself is not changed).
+func (r *RunRecord) storedEnv() map[string]string {
+	if r.ClientCPUs == "" {
+		return r.Env
+	}
+	env := maps.Clone(r.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	env["client_cpus"] = r.ClientCPUs
+	return env
 }
 
 // PutRun stores a run atomically, replacing an earlier record with the same id.
@@ -234,7 +253,7 @@ func (s *Store) PutRun(ctx context.Context, r *RunRecord) error {
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.CellID, r.Rep, r.Seq, r.Status, r.Reason, r.LogTail,
 		r.Started.UTC().Format(time.RFC3339Nano), r.Ended.UTC().Format(time.RFC3339Nano), thr,
-		jsonOrNil(r.Result), jsonOrNil(r.Env), jsonOrNil(r.LimitsRequested), jsonOrNil(r.LimitsApplied), jsonOrNil(r.Facts),
+		jsonOrNil(r.Result), jsonOrNil(r.storedEnv()), jsonOrNil(r.LimitsRequested), jsonOrNil(r.LimitsApplied), jsonOrNil(r.Facts),
 		r.Emulated, string(r.Steady), r.Duet.Pair, r.Duet.Round)
 	if err != nil {
 		return fmt.Errorf("store run %s: %w", r.ID, err)

@@ -30,7 +30,7 @@ func (r *Runner) analyse(_ context.Context, s *runState) error {
 	}
 	rec.Status = "ok"
 	rec.Warnings = append(rec.Warnings, serverResult(s.srv, res, rec.Facts)...)
-	rec.Warnings = append(rec.Warnings, r.validity(s.cell, res, s.samples, s.box, s.lim, rec.Env)...)
+	rec.Warnings = append(rec.Warnings, r.validity(s.cell, res, s.samples, s.box, s.lim, rec.ClientCPUs)...)
 	r.steadyState(res, rec)
 	if res.Metrics == nil {
 		res.Metrics = map[string]float64{}
@@ -80,17 +80,17 @@ func (r *Runner) neighbourResults(res *workload.Result, samples []telemetry.Samp
 	return nil
 }
 
-// validity turns the run's facts into warnings. env is the run's environment: client_cpus
-// there is where this run's client was pinned (boxbench's own pin, or its site's).
+// validity turns the run's facts into warnings. clientCPUs are the cpus this run's client was
+// pinned to (RunRecord.ClientCPUs: boxbench's own pin, or its site's; "" when unpinned).
 func (r *Runner) validity(c *plan.Cell, res *workload.Result, samples []telemetry.Sample, box platform.Box, lim resource.Limits,
-	env map[string]string) []results.Warning {
+	clientCPUs string) []results.Warning {
 	interval := r.cfg.Spec.Telemetry.Interval.D()
 	// The client's own account of its cpus first: it read its affinity wherever it ran (a
 	// container, a pod, a duet side's agent).
 	cores := float64(runtime.NumCPU())
 	if res.ClientCPUs > 0 {
 		cores = float64(res.ClientCPUs)
-	} else if pinned, err := placement.ParseList(env["client_cpus"]); err == nil && len(pinned) > 0 {
+	} else if pinned, err := placement.ParseList(clientCPUs); err == nil && len(pinned) > 0 {
 		cores = float64(len(pinned)) // "0-1" from a site, "0,1" from placement.Pin
 	}
 	f := check.Facts{Wall: res.Measured, ClientCPU: res.ClientCPU, ClientCPUWall: res.ClientCPUWall, ClientCores: cores,

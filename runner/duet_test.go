@@ -59,7 +59,7 @@ func duetAA(t *testing.T, name string) {
 		if !strings.HasPrefix(r.Env["client_site"], "boxbench agent on this host, cpus ") {
 			t.Errorf("%s: client site %q", r.ID, r.Env["client_site"])
 		}
-		if cpus := r.Env["client_cpus"]; cpus == "" || !strings.HasSuffix(r.Env["client_site"], "cpus "+cpus) {
+		if cpus := r.ClientCPUs; cpus == "" || !strings.HasSuffix(r.Env["client_site"], "cpus "+cpus) {
 			t.Errorf("%s: client cpus %q, site %q", r.ID, cpus, r.Env["client_site"])
 		}
 		for _, w := range r.Warnings {
@@ -70,17 +70,17 @@ func duetAA(t *testing.T, name string) {
 		if r.Facts[plan.FactDuetLayout] != sides[0].Layout {
 			t.Errorf("%s: duet_layout %q, want %q", r.ID, r.Facts[plan.FactDuetLayout], sides[0].Layout)
 		}
-		if sides[0].Layout == placement.DuetShared && r.Env["client_cpus"] != appliedCpuset(r) {
-			t.Errorf("%s: shared layout, but the client ran on cpus %q and the server on %q", r.ID, r.Env["client_cpus"], appliedCpuset(r))
+		if sides[0].Layout == placement.DuetShared && r.ClientCPUs != appliedCpuset(r) {
+			t.Errorf("%s: shared layout, but the client ran on cpus %q and the server on %q", r.ID, r.ClientCPUs, appliedCpuset(r))
 		}
 		// The agent's own account: the cpus it could run on, and a CPU reading within them.
 		var res workload.Result
 		if err := json.Unmarshal(r.Result, &res); err != nil {
 			t.Fatal(err)
 		}
-		cpus, _ := placement.ParseList(r.Env["client_cpus"])
+		cpus, _ := placement.ParseList(r.ClientCPUs)
 		if cores, ok := res.ClientCores(); res.ClientCPUs != len(cpus) || !ok || cores > 1.02*float64(res.ClientCPUs) {
-			t.Errorf("%s: the client on cpus %q read %.3f cores of %d", r.ID, r.Env["client_cpus"], cores, res.ClientCPUs)
+			t.Errorf("%s: the client on cpus %q read %.3f cores of %d", r.ID, r.ClientCPUs, cores, res.ClientCPUs)
 		}
 	}
 	if len(byPair) != 2 {

@@ -96,7 +96,7 @@ func (r *Runner) phases() []phase {
 // panic and its stack; the experiment goes on with the next run.
 func (r *Runner) execute(ctx context.Context, run plan.Run, wl workload.Workload, slot slot) *results.RunRecord {
 	rec := &results.RunRecord{ID: run.ID(), CellID: run.Cell.ID, Rep: run.Rep, Started: time.Now(),
-		Env: map[string]string{}, Facts: map[string]string{}}
+		Env: map[string]string{}, Facts: map[string]string{}, ClientCPUs: r.clientCPUs}
 	for k, v := range r.env {
 		rec.Env[k] = v
 	}

@@ -65,7 +65,7 @@ func TestFakeDuet(t *testing.T) {
 			if a.Started.After(b.Ended) || b.Started.After(a.Ended) {
 				t.Errorf("pair %s: runs did not overlap", tok)
 			}
-			if ca, cb := a.Env["client_cpus"], b.Env["client_cpus"]; ca == "" || ca == cb {
+			if ca, cb := a.ClientCPUs, b.ClientCPUs; ca == "" || ca == cb {
 				t.Errorf("pair %s: clients on cpus %q and %q", tok, ca, cb)
 			}
 		}

@@ -163,15 +163,11 @@ func (r *Runner) remoteClient(site platform.ClientSite, wl workload.Workload, c 
 		}
 		rec.Facts["client_endpoints"] = strings.Join(ms, " ") // every node of a cluster, from the site
 	}
-	cpus := site.ClientCPUs()
-	pinned := cpus != ""
-	if pinned {
-		rec.Env["client_cpus"] = cpus
-	}
+	// The site's pin, or none: boxbench's own pin is not this client's.
+	rec.ClientCPUs = site.ClientCPUs()
 	var lost []string
-	if r.cfg.Spec.Placement.Client != "" && !pinned {
+	if r.cfg.Spec.Placement.Client != "" && rec.ClientCPUs == "" {
 		lost = append(lost, "placement.client")
-		delete(rec.Env, "client_cpus") // boxbench's own pin, not this client's
 	}
 	if c.ClientPolicy != "" && c.ClientPolicy != placement.PolicyNormal {
 		lost = append(lost, "clientPolicy")

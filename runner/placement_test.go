@@ -43,8 +43,8 @@ func TestPlacementQuietStartAndSteadyStateOnARealRun(t *testing.T) {
 	defer func() { _ = unix.SchedSetaffinity(0, &before) }() // the runner pins this process
 	rows := runStored(t, placedSpec, 1)
 	row := rows[0]
-	if row.Env["server_cpus"] != "0" || row.Env["client_cpus"] != "1" {
-		t.Errorf("env server_cpus %q client_cpus %q, want 0 and 1", row.Env["server_cpus"], row.Env["client_cpus"])
+	if row.Env["server_cpus"] != "0" || row.ClientCPUs != "1" {
+		t.Errorf("env server_cpus %q client_cpus %q, want 0 and 1", row.Env["server_cpus"], row.ClientCPUs)
 	}
 	if lim, _ := row.Limits["limits"].(map[string]any); lim["cpuset"] != "0" {
 		t.Errorf("limits applied %v: want cpuset 0 read back", row.Limits)

@@ -85,8 +85,11 @@ type Runner struct {
 	plan      *plan.Plan
 	workloads map[string]workload.Workload
 	env       map[string]string
-	seeds     *seedCache
-	seq       int
+	// clientCPUs are the cpus placement.client pinned boxbench's own client to ("" unpinned):
+	// every run's RunRecord.ClientCPUs unless its client runs elsewhere.
+	clientCPUs string
+	seeds      *seedCache
+	seq        int
 }
 
 // Run executes (or resumes) the experiment.
@@ -127,7 +130,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		if err != nil {
 			return Summary{}, err
 		}
-		r.env["client_cpus"] = got
+		r.clientCPUs = got
 	}
 	// The boxes' placement is their cpuset limit (requested and read back with every run);
 	// recorded here too so that the environment says where every process ran.
