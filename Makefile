@@ -35,8 +35,9 @@ kube-build:
 
 # With NODES=N (3..9) these act on the multi-node cluster instead (scripts/kube-multi.sh; its
 # own names and addresses, so both can run at once): `make kube-up NODES=3 CNI=vxlan`,
-# `make kube-down NODES=3`. CNI is routes (default) or vxlan. NAME=b acts on instance b, a second
-# cluster beside the default one (own directories, bridge, addresses, lock): `make kube-down NAME=b`.
+# `make kube-down NODES=3`. CNI is routes (default), vxlan or cilium (eBPF; a long first build).
+# NAME=b acts on instance b, a second cluster beside the default one (own directories, bridge,
+# addresses, lock): `make kube-down NAME=b`.
 CNI ?= routes
 kube-up:
 	$(if $(NODES),bash scripts/kube-multi.sh up --nodes $(NODES) --cni $(CNI) $(if $(NAME),--name '$(NAME)'),bash scripts/kube-local.sh up)

@@ -6,7 +6,7 @@
 # nothing, down, and then the host as before (iptables, links, routes, mounts, cgroups, kernel
 # tunables, directories, processes, the nodes' namespaces).
 #
-#   scripts/kube-multi-check.sh [routes] [vxlan]
+#   scripts/kube-multi-check.sh [routes] [vxlan] [cilium]
 #
 # The test image is Debian's busybox-static in a one-layer image. It refuses to run while the
 # multi-node cluster is up (down would end someone else's pods).
@@ -37,16 +37,25 @@ snapshot() {
       "$ipt" -t "$t" -S 2>/dev/null | grep -E 'bbmulti|bbm[0-9]|boxbench-multi|10\.245\.|10\.97\.|10\.250\.' | sed "s/^/$ipt $t /" || true
     done
   done
-  ip -o link | awk -F': ' '{print "link", $2}' | sed 's/@.*//' | grep -E 'bbmulti|bbm[0-9]' || true
+  ip -o link | awk -F': ' '{print "link", $2}' | sed 's/@.*//' | grep -E 'bbmulti|bbm[0-9]|cilium|lxc' || true
+  # Cilium's BPF objects (names cil_*/tail_* and cilium_*), the host's devices' BPF attachments,
+  # the cgroup v2 root's programs, a bpffs on the host: all must stay inside the nodes.
+  if command -v bpftool >/dev/null; then
+    bpftool prog show 2>/dev/null | grep -oE 'name (cil|tail)_[a-z0-9_]+' | sort | uniq -c | sed 's/^ */bpf prog /' || true
+    bpftool map show 2>/dev/null | grep -oE 'name cilium_[a-z0-9_]+' | sort | uniq -c | sed 's/^ */bpf map /' || true
+    bpftool net show 2>/dev/null | grep -E '^[a-z]' | grep -vE '^(xdp|tc|flow_dissector|netfilter):$' | sed 's/^/bpf net /' || true
+    [ -d /sys/fs/cgroup/unified ] && bpftool cgroup tree /sys/fs/cgroup/unified 2>/dev/null | sed 1d | sed 's/^/bpf cgroup /'
+  fi
+  findmnt -rn -t bpf -o TARGET | sed 's/^/bpffs /' || true
   ip -4 route | grep -E '10\.245\.|10\.97\.|10\.250\.' | sed 's/^/route /' || true
   findmnt -rn -o TARGET | grep -E 'boxbench/multi|boxbench-multi|/var/lib/kubelet|/var/lib/cni|/etc/cni|/var/log/pods|/var/log/containers' | sed 's/^/mount /' || true
   find /sys/fs/cgroup -maxdepth 2 -name 'boxbench-multi*' | sed 's/^/cgroup /'
   for t in vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops \
-           kernel.keys.root_maxkeys kernel.keys.root_maxbytes; do
+           kernel.keys.root_maxkeys kernel.keys.root_maxbytes kernel.unprivileged_bpf_disabled kernel.timer_migration; do
     echo "sysctl $t=$(sysctl -n "$t" 2>/dev/null)"
   done
   for t in /var/lib/boxbench/multi /run/boxbench/multi /var/log/boxbench-multi /var/lib/kubelet \
-           /var/lib/cni /etc/cni /var/log/pods /var/log/containers; do
+           /var/lib/cni /etc/cni /var/log/pods /var/log/containers /run/cilium; do
     [ -e "$t" ] && echo "path $t"
   done
   ps -eo pid=,args= | grep -E 'boxbench/multi|boxbench-multi' | grep -v -E 'grep|kube-multi-check' | sed 's/^/process /' || true

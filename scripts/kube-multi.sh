@@ -2,11 +2,12 @@
 # A real multi-node Kubernetes cluster on this one host, for boxbench's tests of topologies across
 # nodes and for comparing CNIs. See docs/kubernetes.md ("The multi-node local cluster").
 #
-#   scripts/kube-multi.sh up [--nodes N] [--cni routes|vxlan]   build what is missing, start, wait
+#   scripts/kube-multi.sh up [--nodes N] [--cni routes|vxlan|cilium]   build what is missing, start, wait
 #   scripts/kube-multi.sh status     exit 0 iff every component runs and every node is Ready
 #   scripts/kube-multi.sh down       stop everything it started, remove everything it created
 #   scripts/kube-multi.sh load TAR   import an image archive (`docker save` format) into every node
-#   scripts/kube-multi.sh build      build (or find cached) everything up needs, for both CNIs
+#   scripts/kube-multi.sh build [cilium]   build (or find cached) everything up needs, for routes and
+#                                    vxlan (and cilium, named: a long build CI does not make)
 #   … --name NAME                    any of them on instance NAME instead of the default one
 #
 # Each node is a set of namespaces of this host (network, mount, UTS) with its own address on a
@@ -127,7 +128,7 @@ INOTIFY_INSTANCES=1024
 # Paths the kubelet, containerd and the CNI plugins use whatever they are told; each node sees
 # its own directory there (a bind mount in its mount namespace). A missing one is created on the
 # host as an empty mount point, recorded, and removed by down if still empty.
-NODE_DIRS=(/var/lib/kubelet /var/lib/cni /etc/cni/net.d /var/log/pods /var/log/containers)
+NODE_DIRS=(/var/lib/kubelet /var/lib/cni /etc/cni/net.d /var/log/pods /var/log/containers /run/cilium)
 
 UP_TIMEOUT=${KUBE_MULTI_UP_TIMEOUT:-420}
 
@@ -137,6 +138,8 @@ log() { printf 'kube-multi: %s\n' "$*" >&2; }
 source "$MULTI_HERE/kube-multi/nodes.sh"
 # shellcheck source=kube-multi/cni.sh
 source "$MULTI_HERE/kube-multi/cni.sh"
+# shellcheck source=kube-multi/cilium.sh
+source "$MULTI_HERE/kube-multi/cilium.sh"
 # shellcheck source=kube-multi/coredns.sh
 source "$MULTI_HERE/kube-multi/coredns.sh"
 # shellcheck source=kube-multi/config.sh
@@ -144,7 +147,7 @@ source "$MULTI_HERE/kube-multi/config.sh"
 # shellcheck source=kube-multi/cluster.sh
 source "$MULTI_HERE/kube-multi/cluster.sh"
 
-usage() { echo "usage: $0 up [--nodes N] [--cni routes|vxlan] | status | down | load TAR | build   (each with [--name NAME])" >&2; exit 2; }
+usage() { echo "usage: $0 up [--nodes N] [--cni routes|vxlan|cilium] | status | down | load TAR | build [cilium]   (each with [--name NAME])" >&2; exit 2; }
 
 cmd_load() {
   local tar=$1 n i
@@ -188,14 +191,18 @@ case $cmd in
     done
     [[ $nodes =~ ^[0-9]+$ ]] && [ "$nodes" -ge 3 ] && [ "$nodes" -le $MAX_NODES ] ||
       die "--nodes: '$nodes' is not a whole number from 3 to $MAX_NODES"
-    case $cni in routes | vxlan) ;; *) die "--cni: '$cni' is not one of routes, vxlan" ;; esac
+    case $cni in routes | vxlan | cilium) ;; *) die "--cni: '$cni' is not one of routes, vxlan, cilium" ;; esac
     flock -w 900 8 || die "another kube-multi.sh up/down has held $LOCK for 15 min"
     cmd_up "$nodes" "$cni" ;;
   down) [ $# = 0 ] || usage; flock -w 900 8 || die "$LOCK held for 15 min"; cmd_down ;;
   status) [ $# = 0 ] || usage; cmd_status ;;
   load) [ $# = 1 ] || usage; cmd_load "$1" ;;
-  # Everything up builds, for both CNIs, each cached by version under its own flock: CI's early
-  # build phase runs it beside the other builds, so that no test pays a cold build.
-  build) cmd_build; build_coredns; build_flannel ;;
+  # Everything up builds, for routes and vxlan, each cached by version under its own flock: CI's
+  # early build phase runs it beside the other builds, so that no test pays a cold build.
+  # `build cilium` adds Cilium's agent and CNI plugin (docs/kubernetes.md: what it costs).
+  build)
+    case ${1:-} in '' | cilium) ;; *) usage ;; esac
+    cmd_build; build_coredns; build_flannel
+    [ "${1:-}" != cilium ] || build_cilium ;;
   *) usage ;;
 esac

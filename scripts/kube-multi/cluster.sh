@@ -7,7 +7,10 @@ components() {
   echo etcd kube-apiserver kube-controller-manager kube-scheduler
   for ((i = 1; i <= n; i++)); do
     echo "containerd-$i kubelet-$i kube-proxy-$i"
-    [ "$(cat "$STATE/cni" 2>/dev/null)" = vxlan ] && echo "flanneld-$i"
+    case $(cat "$STATE/cni" 2>/dev/null) in
+      vxlan) echo "flanneld-$i" ;;
+      cilium) echo "cilium-agent-$i" ;;
+    esac
   done
   return 0
 }
@@ -37,6 +40,7 @@ cmd_up() {
   cmd_build
   build_coredns
   [ "$cni" = vxlan ] && build_flannel
+  [ "$cni" = cilium ] && build_cilium
   kube=$(kube_binary)
   # A deadline after the builds: they are cached, and a cold one is not what it bounds.
   deadline=$(( $(date +%s) + UP_TIMEOUT ))
@@ -61,6 +65,7 @@ cmd_up() {
   make_multi_pki "$n"
   make_host_net
   [ "$cni" = vxlan ] && flannel_cni_bin
+  [ "$cni" = cilium ] && cilium_cni_bin
   for ((i = 1; i <= n; i++)); do
     make_node "$i"
     node_configs "$i" "$cni"
@@ -126,11 +131,11 @@ cmd_up() {
 
   log "waiting for $n nodes to register and get their pod CIDRs"
   wait_pod_cidrs "$n" "$deadline"
-  if [ "$cni" = routes ]; then
-    routes_network "$n"
-  else
-    start_flannel "$n" "$deadline"
-  fi
+  case $cni in
+    routes) routes_network "$n" ;;
+    vxlan) start_flannel "$n" "$deadline" ;;
+    cilium) start_cilium "$n" "$deadline" ;;
+  esac
   host_routes "$n"
 
   log "waiting for $n nodes to be Ready"
@@ -207,6 +212,7 @@ cmd_down() {
     stop "kubelet-$i" 30
     stop "kube-proxy-$i"
     stop "flanneld-$i"
+    stop "cilium-agent-$i" 30
   done
   stop kube-apiserver 30
   stop etcd

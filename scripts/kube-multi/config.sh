@@ -32,7 +32,7 @@ EOF
 
 # make_multi_pki N: kube-local.sh's certificates and kubeconfigs (a CA of this cluster's own
 # under $PKI; the apiserver's names include node 1's address), and what only this cluster has:
-# one kubelet identity per node, and flanneld's.
+# one kubelet identity per node, flanneld's and cilium-agent's.
 make_multi_pki() {
   local n=$1 i
   make_pki "$(api_addr)"
@@ -43,6 +43,8 @@ make_multi_pki() {
   done
   cert flannel boxbench-flannel ""
   kubeconfig "$STATE/flannel.kubeconfig" flannel
+  cert cilium boxbench-cilium ""
+  kubeconfig "$STATE/cilium.kubeconfig" cilium
   chmod 600 "$PKI"/*.key
 }
 
@@ -51,7 +53,7 @@ node_configs() {
   local i=$1 cni=$2 d name bindir=/usr/lib/cni
   d=$(node_dir "$i")
   name=$(node_name "$i")
-  [ "$cni" = vxlan ] && bindir=$CNI_BIN
+  [ "$cni" = routes ] || bindir=$CNI_BIN   # Debian's plugins and flannel's or cilium's
   mkdir -p "$d/containerd" "$d/kubelet"
   {
     echo "# containerd of node $name: its own root, state and socket."
