@@ -128,7 +128,7 @@ INOTIFY_INSTANCES=1024
 # Paths the kubelet, containerd and the CNI plugins use whatever they are told; each node sees
 # its own directory there (a bind mount in its mount namespace). A missing one is created on the
 # host as an empty mount point, recorded, and removed by down if still empty.
-NODE_DIRS=(/var/lib/kubelet /var/lib/cni /etc/cni/net.d /var/log/pods /var/log/containers /run/cilium)
+NODE_DIRS=(/var/lib/kubelet /var/lib/cni /etc/cni/net.d /var/log/pods /var/log/containers)
 
 UP_TIMEOUT=${KUBE_MULTI_UP_TIMEOUT:-420}
 

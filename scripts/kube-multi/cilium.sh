@@ -14,7 +14,7 @@
 #     (eth0, cilium_host/net/vxlan, the pods' lxc veths): they go with the namespace;
 #   - its maps are pinned in a bpffs mounted at /sys/fs/bpf inside the node's mount namespace
 #     only (the host has none there): they go with the namespace;
-#   - /run/cilium (state, sockets, cgroup mount point) is node-private (NODE_DIRS);
+#   - /run/cilium (state, sockets, cgroup mount point) is node-private (added to NODE_DIRS by up);
 #   - it writes two kernel-wide tunables, kernel.unprivileged_bpf_disabled (1 cannot be undone
 #     without a reboot) and kernel.timer_migration; in each node they are made read-only (a
 #     read-only bind mount of the file onto itself), so its writes fail, as it allows.

@@ -47,6 +47,9 @@ cmd_up() {
 
   mkdir -p "$STATE" "$RUN" "$LOGS" "$PIDS" "$BIN"
   chmod 700 "$STATE"
+  # Cilium's fixed paths (state, API and monitor sockets, cgroup mount point) under /run/cilium:
+  # node-private under --cni cilium only, so routes and vxlan leave the host exactly as before.
+  [ "$cni" = cilium ] && NODE_DIRS+=(/run/cilium)
   host_lock
   new_slot
   # Saved by the first instance up (nothing of another instance has changed them yet).

@@ -83,18 +83,19 @@ make_node() {
 }
 
 # The paths of NODE_DIRS that do not exist on the host are made (empty mount points) and recorded.
-# The record is kept in $HOST_SAVED when the caller shares the host directories between instances.
+# The record is kept in $HOST_SAVED when the caller shares the host directories between instances;
+# a later instance's path that is still absent (/run/cilium under --cni cilium) is added to it:
+# nothing of ours made it, so the last one down removes it.
 save_node_dirs() {
   local f=${HOST_SAVED:-$STATE}/hostdirs.absent p top
-  if [ ! -f "$f" ]; then
-    for p in "${NODE_DIRS[@]}"; do
-      # The topmost missing directory, which down removes (if empty) with everything under it.
-      top=$p
-      while [ ! -e "$(dirname "$top")" ]; do top=$(dirname "$top"); done
-      [ -e "$p" ] || echo "$top"
-    done | sort -u >"$f.tmp"
-    mv "$f.tmp" "$f"
-  fi
+  touch "$f"
+  for p in "${NODE_DIRS[@]}"; do
+    # The topmost missing directory, which down removes (if empty) with everything under it.
+    top=$p
+    while [ ! -e "$(dirname "$top")" ]; do top=$(dirname "$top"); done
+    [ -e "$p" ] || echo "$top"
+  done | sort -u - "$f" >"$f.tmp"
+  mv "$f.tmp" "$f"
   for p in "${NODE_DIRS[@]}"; do mkdir -p "$p"; done
 }
 
