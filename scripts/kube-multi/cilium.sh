@@ -82,7 +82,7 @@ EOF
 # then wait until every agent answers on its socket.
 start_cilium() {
   local n=$1 deadline=$2 i
-  log "cilium: never brought up on the host it was written on (docs/kubernetes.md, 'The eBPF dataplane'): agent logs in $LOGS"
+  log "cilium: agent logs in $LOGS"
   command -v "$CILIUM_LLVM/clang" >/dev/null || die "cilium: $CILIUM_LLVM/clang is missing (Debian 12: apt-get install clang-19 llvm-19; not in scripts/setup.sh, which CI runs: CI does not run Cilium)"
   kubectl apply -f "$(cilium_dir)/crds" >/dev/null || die "cilium: applying the CRDs failed"
   kubectl wait --for condition=established --timeout 120s -f "$(cilium_dir)/crds" >/dev/null ||
