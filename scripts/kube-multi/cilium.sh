@@ -58,22 +58,40 @@ build_cilium() {
   exec 7>&-
 }
 
-# The CNI plugin directory the nodes' containerd use with cilium: Debian's plugins and cilium-cni.
-cilium_cni_bin() {
-  local p
-  mkdir -p "$CNI_BIN"
-  for p in /usr/lib/cni/*; do ln -sfn "$p" "$CNI_BIN/${p##*/}"; done
-  ln -sfn "$(cilium_dir)/cilium-cni" "$CNI_BIN/cilium-cni"
-}
+# The CNI plugin directory with cilium: Debian's plugins and cilium-cni (kube-multi/cni.sh).
+cilium_cni_bin() { cni_bin_with "$(cilium_dir)/cilium-cni" cilium-cni; }
 
-# The agent's identity. A local test cluster: it gets cluster-admin rather than a copy of the
-# Helm chart's long ClusterRole (it watches and writes most of the API, its CRDs included).
+# The agent's identity: the rules of Cilium v1.20.2's Helm chart for the agent
+# (install/kubernetes/cilium/templates/cilium-agent/clusterrole.yaml) with the features used here
+# (no Hubble, no L2 announcements, no node annotations, no cluster network policies) and without
+# secrets (no TLS, IPsec or Envoy here). Without the operator nobody collects stale identities:
+# a cluster of a few hours does not need it.
 cilium_rbac() {
   kubectl apply -f - >/dev/null <<EOF
 apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: boxbench-cilium}
+rules:
+- {apiGroups: [networking.k8s.io], resources: [networkpolicies], verbs: [get, list, watch]}
+- {apiGroups: [discovery.k8s.io], resources: [endpointslices], verbs: [get, list, watch]}
+- {apiGroups: [""], resources: [namespaces, services, pods, nodes], verbs: [get, list, watch]}
+- {apiGroups: [apiextensions.k8s.io], resources: [customresourcedefinitions], verbs: [get, list, watch]}
+- apiGroups: [cilium.io]
+  resources: [ciliumloadbalancerippools, ciliumbgpnodeconfigs, ciliumbgpadvertisements, ciliumbgppeerconfigs,
+    ciliumclusterwideenvoyconfigs, ciliumclusterwidenetworkpolicies, ciliumegressgatewaypolicies, ciliumendpoints,
+    ciliumendpointslices, ciliumenvoyconfigs, ciliumidentities, ciliumlocalredirectpolicies, ciliumnetworkpolicies,
+    ciliumnodes, ciliumnodeconfigs, ciliumcidrgroups, ciliuml2announcementpolicies, ciliumpodippools, ciliumdatapathplugins]
+  verbs: [list, watch]
+- {apiGroups: [cilium.io], resources: [ciliumidentities, ciliumendpoints, ciliumnodes], verbs: [create]}
+- {apiGroups: [cilium.io], resources: [ciliumidentities], verbs: [update]}
+- {apiGroups: [cilium.io], resources: [ciliumendpoints], verbs: [delete, get]}
+- {apiGroups: [cilium.io], resources: [ciliumnodes, ciliumnodes/status], verbs: [get, update]}
+- {apiGroups: [cilium.io], resources: [ciliumendpoints/status, ciliumendpoints, ciliuml2announcementpolicies/status, ciliumbgpnodeconfigs/status], verbs: [patch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
 metadata: {name: boxbench-cilium}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: boxbench-cilium}
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: boxbench-cilium}]
 EOF
 }

@@ -102,13 +102,17 @@ build_flannel() {
   exec 7>&-
 }
 
-# The CNI plugin directory the nodes' containerd use with vxlan: Debian's plugins and flannel's.
-flannel_cni_bin() {
+# cni_bin_with PLUGIN NAME: the CNI plugin directory the nodes' containerd use with a CNI built
+# here: Debian's plugins and PLUGIN as NAME.
+cni_bin_with() {
   local p
   mkdir -p "$CNI_BIN"
   for p in /usr/lib/cni/*; do ln -sfn "$p" "$CNI_BIN/${p##*/}"; done
-  ln -sfn "$(flannel_dir)/flannel-cni-$FLANNEL_CNI_VERSION" "$CNI_BIN/flannel"
+  ln -sfn "$1" "$CNI_BIN/$2"
 }
+
+# With vxlan: flannel's.
+flannel_cni_bin() { cni_bin_with "$(flannel_dir)/flannel-cni-$FLANNEL_CNI_VERSION" flannel; }
 
 flannel_rbac() {
   kubectl apply -f - >/dev/null <<EOF
