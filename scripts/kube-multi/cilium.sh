@@ -64,7 +64,7 @@ cilium_cni_bin() { cni_bin_with "$(cilium_dir)/cilium-cni" cilium-cni; }
 # The agent's identity: the rules of Cilium v1.20.2's Helm chart for the agent
 # (install/kubernetes/cilium/templates/cilium-agent/clusterrole.yaml) with the features used here
 # (no Hubble, no L2 announcements, no node annotations, no cluster network policies) and without
-# secrets (no TLS, IPsec or Envoy here). Without the operator nobody collects stale identities:
+# secrets (no TLS, IPsec or Envoy here), and its role.yaml's ConfigMap Role in kube-system. Without the operator nobody collects stale identities:
 # a cluster of a few hours does not need it.
 cilium_rbac() {
   kubectl apply -f - >/dev/null <<EOF
@@ -92,6 +92,19 @@ apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
 metadata: {name: boxbench-cilium}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: boxbench-cilium}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: boxbench-cilium}]
+---
+# The chart's cilium-config-agent Role: the agent watches its (absent) ConfigMap cilium-config.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: boxbench-cilium-config, namespace: kube-system}
+rules:
+- {apiGroups: [""], resources: [configmaps], verbs: [get, list, watch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: boxbench-cilium-config, namespace: kube-system}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: boxbench-cilium-config}
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: boxbench-cilium}]
 EOF
 }
