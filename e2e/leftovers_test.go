@@ -100,14 +100,27 @@ func (e *env) engineLeftovers(exp string) []string {
 		return nil
 	}
 	var left []string
+	swarmActive := func() bool {
+		st, _ := e.docker("info", "--format", "{{.Swarm.LocalNodeState}}").Output()
+		return strings.TrimSpace(string(st)) == "active"
+	}
 	lists := [][]string{{"ps", "-aq"}, {"volume", "ls", "-q"}, {"network", "ls", "-q"}}
-	if st, _ := e.docker("info", "--format", "{{.Swarm.LocalNodeState}}").Output(); strings.TrimSpace(string(st)) == "active" {
+	if swarmActive() {
 		lists = append(lists, []string{"service", "ls", "-q"})
 	}
 	for _, argv := range lists {
 		out, err := e.docker(append(argv, "--filter", "label=boxbench.experiment="+exp)...).Output()
+		if err != nil && argv[0] == "service" && !swarmActive() {
+			// Another package's test left the engine's swarm between the two calls (they run at
+			// once): its services went with it.
+			continue
+		}
 		if err != nil {
-			left = append(left, fmt.Sprintf("docker %s: %v", strings.Join(argv, " "), err))
+			var stderr []byte
+			if x, ok := err.(*exec.ExitError); ok {
+				stderr = bytes.TrimSpace(x.Stderr)
+			}
+			left = append(left, fmt.Sprintf("docker %s: %v %s", strings.Join(argv, " "), err, stderr))
 		} else if ids := strings.Fields(string(out)); len(ids) > 0 {
 			left = append(left, fmt.Sprintf("docker %s: %v", argv[0], ids))
 		}

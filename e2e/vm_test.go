@@ -24,8 +24,11 @@ func TestVMRun(t *testing.T) {
     platform: [native, vm, vm-docker]
     storage: [bind, rootfs, overlay]
     network: [host, nat, nat]`,
-		Extra: "baseline: {platform: native, storage: bind, network: host}\n"})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+		// A container in an emulated guest took more than the default 5 minutes to serve in a cold
+		// CI run (2026-11-27: dockerd and the container starting under TCG while two other guests
+		// booted and the host was 100 % busy): the bound is what the emulator needs, not a hang's.
+		Extra: "baseline: {platform: native, storage: bind, network: host}\ntimeouts: {provision: 15m}\n"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	out, got, _ := e.runStored(ctx, t, 3)
 	var vmRuns int
