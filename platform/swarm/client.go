@@ -9,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/pkg/stdcopy"
@@ -134,9 +136,39 @@ func ownCPUs() string { return placement.FormatList(placement.OwnCPUs()) }
 // process's, so placement.client holds for the client on the overlay too.
 func (s siteBox) ClientCPUs() string { return ownCPUs() }
 
+// siteStarts bounds the attempts to start a site container. A worker's engine can answer the
+// start with "network … not found" for an attachable overlay it has not attached anything to
+// yet, although the manager knows the network and the create found it by name (2026-11-27: the
+// check container of an etcd member's task on a swarm of four engines, one start in about 50;
+// the run failed with it). Nothing has run then, so starting a new container again is safe.
+const siteStarts = 5
+
+// errNetworkNotYet marks a site container's start refused for a network its engine does not
+// know yet.
+var errNetworkNotYet = errors.New("the client's engine does not know the overlay network yet")
+
 // runSite runs argv in a fresh container of the box's image on its overlay network, on the
 // client's node, as nobody, pinned to the cpus of this process, and removes it on every path.
+// A start refused for a network the engine does not know yet is tried again with a new
+// container, up to siteStarts times, 1, 2, 3 … s apart.
 func (b *box) runSite(ctx context.Context, role string, argv []string, mounts []mount.Mount, stdin io.Reader, stdout, stderr io.Writer) error {
+	for attempt := 1; ; attempt++ {
+		err := b.runSiteOnce(ctx, role, argv, mounts, stdin, stdout, stderr)
+		if !errors.Is(err, errNetworkNotYet) || attempt == siteStarts {
+			return err
+		}
+		b.p.log.Info("a site container's engine did not know its overlay network yet: starting a new one",
+			"role", role, "network", b.netName, "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt) * time.Second):
+		}
+	}
+}
+
+// runSiteOnce is one attempt of runSite: nothing is read from stdin before the start succeeded.
+func (b *box) runSiteOnce(ctx context.Context, role string, argv []string, mounts []mount.Mount, stdin io.Reader, stdout, stderr io.Writer) error {
 	cpus := ownCPUs()
 	d := b.client.d
 	if err := b.ensureImage(ctx, b.client); err != nil {
@@ -167,6 +199,9 @@ func (b *box) runSite(ctx context.Context, role string, argv []string, mounts []
 	defer stop()
 	waitC, errC := d.Engine().ContainerWait(context.WithoutCancel(ctx), c.ID, container.WaitConditionNextExit)
 	if err := d.Engine().ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
+		if cerrdefs.IsNotFound(err) && strings.Contains(err.Error(), "network") {
+			return fmt.Errorf("start %s container: %w (%w)", role, err, errNetworkNotYet)
+		}
 		return fmt.Errorf("start %s container: %w", role, err)
 	}
 	if stdin != nil {
