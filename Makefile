@@ -53,9 +53,10 @@ kube-check: images
 	bash scripts/kube-local-check.sh
 
 # The multi-node cluster under each CNI: up, pods across nodes by IP, cluster DNS, down, the host
-# as before. Not part of `make test` yet.
+# as before (e2e.TestKubernetesMultiNode is what `make test` runs). CNI=cilium checks one CNI
+# (default: routes, then vxlan); NAME=b checks instance b.
 kube-multi-check:
-	bash scripts/kube-multi-check.sh
+	bash scripts/kube-multi-check.sh $(if $(NAME),--name '$(NAME)') $(if $(filter command line,$(origin CNI)),$(CNI))
 
 # A Docker Swarm of NODES engines on this host (default 4: a 3-node ring and its client), each in
 # namespaces of its own (scripts/swarm-multi.sh, docs/swarm.md); the host engine is untouched.
