@@ -28,7 +28,7 @@ func TestSwarm(t *testing.T) {
 			before := swarmState(t)
 			t.Cleanup(func() {
 				if after := swarmState(t); after != before {
-					t.Errorf("swarm %s before the test, %s after", before, after)
+					t.Errorf("swarm %s before the test, %s after; what the engine holds now:\n%s", before, after, swarmHolds())
 				}
 			})
 			c.f(t)
@@ -43,6 +43,25 @@ func swarmState(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// swarmHolds lists what keeps a swarm that boxbench's release would keep it for: services,
+// overlay networks, and running containers with their networks (a user-defined bridge's
+// containers keep it too, moby/moby#45144).
+func swarmHolds() string {
+	var b strings.Builder
+	for _, argv := range [][]string{
+		{"service", "ls", "--format", "service {{.Name}} {{.Replicas}}"},
+		{"network", "ls", "--filter", "driver=overlay", "--format", "overlay network {{.Name}} {{.Labels}}"},
+		{"ps", "--format", "container {{.Names}} on {{.Networks}}"},
+	} {
+		out, err := exec.Command("docker", argv...).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(&b, "docker %s: %v\n", strings.Join(argv[:2], " "), err)
+		}
+		b.Write(out)
+	}
+	return b.String()
 }
 
 // swarmServices runs Redis natively and as Swarm services on the host network and on an overlay

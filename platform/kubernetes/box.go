@@ -162,7 +162,35 @@ func (b *box) fill(ctx context.Context, files map[string][]byte) error {
 			return err
 		}
 	}
-	return run([]string{"touch", seedGate}, nil)
+	// Opening the gate ends the seed container (its loop sees the file within 0.1 s and exits),
+	// which can end the exec'd touch before its exit is reported: exit status 137 in a cold CI
+	// run under load (2026-11-27). The gate was opened when the seed container then ended well.
+	err := run([]string{"touch", seedGate}, nil)
+	if err != nil && b.seedEnded(ctx) {
+		return nil
+	}
+	return err
+}
+
+// seedEnded reports whether the seed init container has ended with exit code 0, watching the
+// pod for up to 15 s.
+func (b *box) seedEnded(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	for {
+		if pod, err := b.cl.cs.CoreV1().Pods(b.ns).Get(ctx, b.name, getOpts); err == nil {
+			for _, st := range pod.Status.InitContainerStatuses {
+				if t := st.State.Terminated; st.Name == ctrSeed && t != nil {
+					return t.ExitCode == 0
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // treeStream is dir's contents as a tar archive.

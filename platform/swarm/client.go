@@ -199,7 +199,9 @@ func (b *box) runSiteOnce(ctx context.Context, role string, argv []string, mount
 	defer stop()
 	waitC, errC := d.Engine().ContainerWait(context.WithoutCancel(ctx), c.ID, container.WaitConditionNextExit)
 	if err := d.Engine().ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
-		if cerrdefs.IsNotFound(err) && strings.Contains(err.Error(), "network") {
+		// The engine's answer: "network <id> not found", a 404 (matched by its words too, in
+		// case an engine version answers it with another status).
+		if msg := err.Error(); strings.Contains(msg, "network ") && (cerrdefs.IsNotFound(err) || strings.Contains(msg, " not found")) {
 			return fmt.Errorf("start %s container: %w (%w)", role, err, errNetworkNotYet)
 		}
 		return fmt.Errorf("start %s container: %w", role, err)

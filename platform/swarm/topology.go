@@ -81,8 +81,10 @@ func (p *Platform) ClusterNetwork(ctx context.Context, r platform.Request) (stri
 	return name, release, nil
 }
 
-// networkSettle bounds clusterNetworksSettled's wait.
-const networkSettle = 20 * time.Second
+// networkSettle bounds clusterNetworksSettled's wait. A cold CI run at load 15 (2026-11-27) found
+// the swarm kept after e2e's cluster experiments with 20 s here; why was not recorded (the e2e
+// test now prints what the engine held), so a loaded engine's slower removal is the guess.
+const networkSettle = 60 * time.Second
 
 // clusterNetworksSettled is clusterNetworks once it is 0, or after networkSettle: what release
 // sees of a cluster network the engine is still removing, or of one in use.
