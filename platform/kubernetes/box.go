@@ -16,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
@@ -175,22 +176,21 @@ func (b *box) fill(ctx context.Context, files map[string][]byte) error {
 // seedEnded reports whether the seed init container has ended with exit code 0, watching the
 // pod for up to 15 s.
 func (b *box) seedEnded(ctx context.Context) bool {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	for {
-		if pod, err := b.cl.cs.CoreV1().Pods(b.ns).Get(ctx, b.name, getOpts); err == nil {
-			for _, st := range pod.Status.InitContainerStatuses {
-				if t := st.State.Terminated; st.Name == ctrSeed && t != nil {
-					return t.ExitCode == 0
-				}
+	ended := false
+	_ = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
+		pod, err := b.cl.cs.CoreV1().Pods(b.ns).Get(ctx, b.name, getOpts)
+		if err != nil {
+			return false, nil // asked again until the bound
+		}
+		for _, st := range pod.Status.InitContainerStatuses {
+			if t := st.State.Terminated; st.Name == ctrSeed && t != nil {
+				ended = t.ExitCode == 0
+				return true, nil
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
+		return false, nil
+	})
+	return ended
 }
 
 // treeStream is dir's contents as a tar archive.

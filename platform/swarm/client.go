@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/pkg/stdcopy"
@@ -139,8 +138,8 @@ func (s siteBox) ClientCPUs() string { return ownCPUs() }
 // siteStarts bounds the attempts to start a site container. A worker's engine can answer the
 // start with "network … not found" for an attachable overlay it has not attached anything to
 // yet, although the manager knows the network and the create found it by name (2026-11-27: the
-// check container of an etcd member's task on a swarm of four engines, one start in about 50;
-// the run failed with it). Nothing has run then, so starting a new container again is safe.
+// check container of an etcd member's task on a swarm of four engines, once in that experiment's
+// four Swarm runs; the run failed with it). Nothing has run then, so starting a new container again is safe.
 const siteStarts = 5
 
 // errNetworkNotYet marks a site container's start refused for a network its engine does not
@@ -199,9 +198,8 @@ func (b *box) runSiteOnce(ctx context.Context, role string, argv []string, mount
 	defer stop()
 	waitC, errC := d.Engine().ContainerWait(context.WithoutCancel(ctx), c.ID, container.WaitConditionNextExit)
 	if err := d.Engine().ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
-		// The engine's answer: "network <id> not found", a 404 (matched by its words too, in
-		// case an engine version answers it with another status).
-		if msg := err.Error(); strings.Contains(msg, "network ") && (cerrdefs.IsNotFound(err) || strings.Contains(msg, " not found")) {
+		// The engine's answer: "network <id> not found".
+		if msg := err.Error(); strings.Contains(msg, "network ") && strings.Contains(msg, " not found") {
 			return fmt.Errorf("start %s container: %w (%w)", role, err, errNetworkNotYet)
 		}
 		return fmt.Errorf("start %s container: %w", role, err)
