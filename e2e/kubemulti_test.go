@@ -48,6 +48,9 @@ func TestKubernetesMultiNode(t *testing.T) {
 	testenv.NeedRoot(t)
 	testenv.NeedDocker(t)
 	testenv.NeedCommands(t, "etcd", "ctr", "go", "nsenter", "unshare")
+	// Its clusters use the local cluster's Kubernetes build, and come up after that cluster:
+	// scripts/kube-local.sh's up and a multi-node cluster's up at once were never tried.
+	testenv.Await(t, testenv.LocalCluster)
 	testenv.Hold(t, "kube-multi")
 	for _, m := range multiInstances {
 		if _, err := os.Stat(m.state()); err == nil {

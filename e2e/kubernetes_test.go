@@ -19,6 +19,7 @@ func TestKubernetes(t *testing.T) {
 	testenv.NeedRoot(t)
 	testenv.NeedDocker(t)
 	testenv.NeedCommands(t, "redis-server", "etcd", "ctr")
+	testenv.Await(t, testenv.LocalCluster)
 	if _, err := os.Stat(kubeconfig); err != nil {
 		testenv.Skip(t, "no local cluster (scripts/kube-local.sh up): "+err.Error())
 	}

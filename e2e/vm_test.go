@@ -19,6 +19,7 @@ import (
 func TestVMRun(t *testing.T) {
 	t.Parallel()
 	testenv.NeedCommands(t, "redis-server", "qemu-system-x86_64")
+	testenv.Await(t, testenv.GuestImages)
 	e := newEnv(t, spec{Name: "vm", Reps: "1", Workload: "{type: ycsb, mix: read-heavy, threads: 2, duration: 3s, warmup: 1s}",
 		Matrix: `  zip:
     platform: [native, vm, vm-docker]

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The whole suite (make test): the images, the Redis guest images and the clusters' builds
-# (Kubernetes; CoreDNS and flannel at the lowest priority, waited for after the tests) first, at
-# once, then the local cluster, then every package with
-# BOXBENCH_CI=1 (a "host lacks X" skip is a failure). Ends by printing where the time went
+# The whole suite (make test): the images, the Redis guest images, the clusters' builds
+# (Kubernetes, then the local cluster; CoreDNS and flannel at the lowest priority) and the test
+# binaries' compile start at once; every package's tests start when the images and the compile
+# are done, with BOXBENCH_CI=1 (a "host lacks X" skip is a failure): a test that needs the local
+# cluster or a guest image waits for it (testenv.Await), the others run meanwhile. Ends by printing where the time went
 # (scripts/timing.sh's log, every package's and every slow test's wall time), on failure too.
 #
 # What runs at once: the clusters' builds are CPU-bound (about 20 CPU-minutes cold, cached by
@@ -10,7 +11,9 @@
 # and here they only wait for its build locks); the images wait on the mirror and the disk (one
 # Debian base, then each database's packages, several at a time); the guest images start from
 # Redis's tree as soon as it exists. Each is cached: warm, all cost seconds. The cluster is
-# taken down afterwards unless it was already up.
+# taken down afterwards (on every exit path) unless it was already up. Cold, the tests started
+# at +17:35 behind the Kubernetes build and the guest images (2026-11-27 14:49); now they start
+# when the images are (about +12).
 #
 # The packages' tests: most of their time is waiting (QEMU guests under TCG, JVMs, pods), so
 # TEST_P packages run at once (go test -p; default 2, go's own default on 2 cpus: the cold run of
@@ -44,6 +47,10 @@ report() {
     kill -- "${pids[@]/#/-}" 2>/dev/null || true
     wait "${pids[@]}" 2>/dev/null || true   # each records its phase as interrupted
   fi
+  # A cluster this run brought up (or was bringing up) goes down on every exit path.
+  if [ -n "${cluster_ours:-}" ]; then
+    bash scripts/kube-local.sh down >"$logs/cluster-down.log" 2>&1 || rc=1
+  fi
   phase_end_all "$rc"
   echo
   bin/timing report -log "$BOXBENCH_TIMING_LOG" -json out/test.json || cat "$BOXBENCH_TIMING_LOG"
@@ -69,34 +76,52 @@ finish() {
     tail -40 "$logs/$1.log" >&2
     exit 1
   fi
-  case $1 in images | guest-images) cat "$logs/$1.log" ;; *) tail -1 "$logs/$1.log" ;; esac
+  case $1 in images) cat "$logs/$1.log" ;; *) tail -1 "$logs/$1.log" ;; esac
 }
 
-start kube-build bash scripts/kube-local.sh build
+# prepare NAME CMD...: CMD in the background (timed by its own phases), with NAME.pending in
+# $await until it ends and NAME.failed (its status and the end of its log) if it failed. The
+# tests start before it ends: those that need it wait for it (testenv.Await, BOXBENCH_AWAIT), the
+# others run while it builds.
+await=$PWD/out/await
+rm -rf "$await"
+mkdir -p "$await"
+prepare() {
+  local name=$1
+  shift
+  : >"$await/$name.pending"
+  setsid bash -c 'log=$1 pending=$2 failed=$3; shift 3
+    "$@" >"$log" 2>&1; rc=$?
+    if [ "$rc" -ne 0 ]; then { echo "exit status $rc; the end of $log:"; tail -20 "$log"; } >"$failed"; fi
+    rm -f "$pending"; exit "$rc"' prepare "$logs/$name.log" "$await/$name.pending" "$await/$name.failed" "$@" &
+  pid_of[$name]=$!
+  pids+=("$!")
+}
+
+if bash scripts/kube-local.sh status >/dev/null 2>&1; then
+  prepare local-cluster scripts/timed.sh test/kube-build bash scripts/kube-local.sh build
+else
+  cluster_ours=1
+  prepare local-cluster bash -c 'scripts/timed.sh test/kube-build bash scripts/kube-local.sh build &&
+    scripts/timed.sh test/cluster-up bash scripts/kube-local.sh up'
+fi
 # The multi-node cluster's (scripts/kube-multi.sh sourced gives its functions only), at the
 # lowest priority: only e2e's TestKubernetesMultiNode needs them, and its `kube-multi.sh up`
-# waits on their build locks. So the suite starts when the images, the guest images and the
-# Kubernetes build are done, and these two take the cpu the tests leave (most of the tests'
-# time is waiting); they are waited for after the tests.
+# waits on their build locks. They take the cpu the tests leave (most of the tests' time is
+# waiting) and are waited for after the tests.
 start coredns nice -n 19 bash -c 'source scripts/kube-multi.sh && build_coredns'
 start flannel nice -n 19 bash -c 'source scripts/kube-multi.sh && build_flannel'
 start images "$bin" images build
 # Only the guest images the tests boot (platform/vm, internal/cgroup/v2test and e2e boot Redis's);
 # `make vm-images` builds the others.
-start guest-images "$bin" images build --vm --dbms redis
+prepare guest-images scripts/timed.sh test/guest-images "$bin" images build --vm --dbms redis
+# Every package's tests compiled into Go's build cache (go list -export compiles, never links)
+# while the images build: cold, 2-3 minutes of CPU that would otherwise come first in go test's
+# own run, which then only links; warm, seconds.
+start compile-tests go list -test -export -f '' ./...
 finish images
-finish guest-images
-finish kube-build
-pids=("${pid_of[coredns]}" "${pid_of[flannel]}")
+finish compile-tests
 
-kube_was_up=
-if bash scripts/kube-local.sh status >/dev/null 2>&1; then
-  kube_was_up=1
-else
-  phase_begin test/cluster-up
-  bash scripts/kube-local.sh up
-  phase_end test/cluster-up
-fi
 rc=0
 phase_begin test/go-test
 # -json for the report; scripts/timing prints what plain `go test ./...` would and keeps the
@@ -104,15 +129,27 @@ phase_begin test/go-test
 set +e
 SLOW=(./e2e ./platform/docker ./platform/vm ./platform/native ./cluster ./runner
       ./platform/kubernetes ./platform/swarm ./images/rootfs ./workload/ycsb ./internal/cgroup/v2test)
-BOXBENCH_CI=1 BOXBENCH_BIN=$bin go test -json -count=1 -timeout 55m -p "${TEST_P:-2}" \
-  "${SLOW[@]}" ./... 2>&1 | bin/timing stream -raw out/test.json
+# TEST_PKGS names fewer packages (the whole preparation still runs first).
+read -ra pkgs <<<"${TEST_PKGS:-${SLOW[*]} ./...}"
+BOXBENCH_CI=1 BOXBENCH_BIN=$bin BOXBENCH_AWAIT=$await go test -json -count=1 -timeout 55m -p "${TEST_P:-2}" \
+  "${pkgs[@]}" 2>&1 | bin/timing stream -raw out/test.json
 rc=${PIPESTATUS[0]}
 set -e
 phase_end test/go-test "$rc"
-if [ -z "$kube_was_up" ]; then
+# Both ended before the tests that waited for them ran (a failed one failed those tests too);
+# the cluster goes down even if its up failed half-way.
+for name in guest-images local-cluster; do
+  if ! wait "${pid_of[$name]}"; then
+    rc=1
+    echo "test: $name failed:" >&2
+    tail -40 "$logs/$name.log" >&2
+  fi
+done
+if [ -n "${cluster_ours:-}" ]; then
   phase_begin test/cluster-down
   bash scripts/kube-local.sh down || rc=1
   phase_end test/cluster-down
+  cluster_ours=
 fi
 finish coredns
 finish flannel

@@ -27,6 +27,7 @@ func needCluster(t *testing.T, dbName string) *Platform {
 	testenv.NeedRoot(t)
 	testenv.NeedDocker(t)
 	testenv.NeedCommands(t, "ctr")
+	testenv.Await(t, testenv.LocalCluster)
 	if _, err := os.Stat(ContractKubeconfig); err != nil {
 		testenv.Skip(t, "no local cluster (scripts/kube-local.sh up): "+err.Error())
 	}

@@ -128,6 +128,7 @@ func need(t *testing.T, p *Platform, dbName, st string) *Platform {
 	t.Helper()
 	testenv.NeedRoot(t)
 	testenv.NeedCommands(t, "qemu-system-x86_64", "qemu-img", "mkfs.ext4")
+	testenv.Await(t, testenv.GuestImages)
 	d, _ := databases.Get(dbName)
 	if err := p.Check(context.Background(), platform.Choice{DBMS: d, Storage: st, Network: NetworkNAT}); err != nil {
 		testenv.Skip(t, err.Error()+" (make images builds the root filesystems and guest images)")

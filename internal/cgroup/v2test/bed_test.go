@@ -67,6 +67,9 @@ func TestBed(t *testing.T) {
 	}
 	testenv.NeedRoot(t)
 	testenv.NeedCommands(t, "qemu-system-x86_64", "mkfs.ext4", "debugfs", "unshare", "chroot")
+	// It would build the guest images itself when the cache has none; while the suite's runner
+	// builds them, it waits for those instead of building them beside it.
+	testenv.Await(t, testenv.GuestImages)
 	ctx, cancel := context.WithTimeout(context.Background(), bedTimeout)
 	defer cancel()
 
