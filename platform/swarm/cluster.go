@@ -129,8 +129,12 @@ func (p *Platform) ensure(ctx context.Context) (state, error) {
 		if p.multi {
 			return state{NodeID: sw.NodeID, ClusterID: clusterID(sw)}, nil
 		}
+		id, err := p.activeClusterID(ctx, sw)
+		if err != nil {
+			return state{}, err
+		}
 		m, _ := readMarker()
-		return state{NodeID: sw.NodeID, ClusterID: clusterID(sw), Created: m != nil && m.ClusterID == clusterID(sw)}, nil
+		return state{NodeID: sw.NodeID, ClusterID: id, Created: m != nil && m.ClusterID == id}, nil
 	case swarm.LocalNodeStateInactive:
 		if p.multi {
 			return state{}, fmt.Errorf("the engine %s names (%s) is in no swarm: boxbench initialises only a single-node swarm on the docker platform's engine", EnvHost, p.engine.DaemonHost())
@@ -158,7 +162,12 @@ func (p *Platform) ensure(ctx context.Context) (state, error) {
 	if err != nil {
 		return state{}, fmt.Errorf("container engine after swarm init: %w", err)
 	}
-	m := marker{ClusterID: clusterID(info.Swarm), NodeID: info.Swarm.NodeID, Listen: listen, Created: time.Now().UTC(),
+	id, err := p.activeClusterID(cctx, info.Swarm)
+	if err != nil {
+		_ = p.engine.SwarmLeave(cctx, true)
+		return state{}, fmt.Errorf("after swarm init: %w", err)
+	}
+	m := marker{ClusterID: id, NodeID: info.Swarm.NodeID, Listen: listen, Created: time.Now().UTC(),
 		GwBridge: cerrdefs.IsNotFound(gwErr)}
 	if err := writeMarker(m); err != nil {
 		// Without the marker the swarm would never be left: leave it now.
@@ -174,6 +183,31 @@ func clusterID(sw swarm.Info) string {
 		return ""
 	}
 	return sw.Cluster.ID
+}
+
+// activeClusterID is the ID of the swarm sw says is active. The engine's info leaves the
+// cluster out when its manager does not answer in time (a loaded engine, its raft busy removing
+// services): then the swarm's own inspection is asked, for up to a minute. An unknown ID is an
+// error, never "another swarm": taken for one, the swarm boxbench created would be forgotten
+// without being left (seen in e2e, 2026-11-27: after doctor --cleanup, an active swarm, nothing
+// on it, and no marker).
+func (p *Platform) activeClusterID(ctx context.Context, sw swarm.Info) (string, error) {
+	if id := clusterID(sw); id != "" {
+		return id, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for {
+		s, err := p.engine.SwarmInspect(ctx)
+		if err == nil && s.ID != "" {
+			return s.ID, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("the engine's swarm is active but its cluster ID is unknown (node %s): %v", sw.NodeID, err)
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // release leaves the swarm when boxbench created it and no service is left on it (of any
@@ -197,10 +231,18 @@ func (p *Platform) release(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("container engine: %w", err)
 	}
 	sw := info.Swarm
-	if sw.LocalNodeState != swarm.LocalNodeStateActive || clusterID(sw) != m.ClusterID {
+	id := ""
+	if sw.LocalNodeState == swarm.LocalNodeStateActive {
+		if id, err = p.activeClusterID(ctx, sw); err != nil {
+			return nil, fmt.Errorf("%w; the swarm and boxbench's marker %s are left as they are", err, markerPath())
+		}
+	}
+	if sw.LocalNodeState != swarm.LocalNodeStateActive || id != m.ClusterID {
 		// The swarm boxbench made is gone (left by hand, or replaced by someone else's): the
 		// marker names nothing any more. The gateway bridge its init made stays behind a
 		// leave, unless a swarm is active again (whose bridge it now is).
+		p.log.Info("the swarm boxbench created is gone: forgetting its marker", "cluster", m.ClusterID,
+			"state", sw.LocalNodeState, "active cluster", id)
 		return p.forget(ctx, nil, m.GwBridge && sw.LocalNodeState == swarm.LocalNodeStateInactive)
 	}
 	svcs, err := p.engine.ServiceList(ctx, swarm.ServiceListOptions{})
