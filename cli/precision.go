@@ -90,7 +90,8 @@ func (h hostPrecision) lines() []string {
 // forecast says what the spec can resolve here, from the last calibration of this host: the
 // detectable effect at its planned runs per cell, and the runs its targetEffect needs. It
 // uses the floor at the calibration's largest sample size (the most A/A data behind it), paired
-// under order: duet (the report's verdict there is the duets'), unpaired otherwise.
+// under the spec's pairing rounds or duets (the report's verdict is then the paired one),
+// unpaired otherwise.
 func (h hostPrecision) forecast(e *spec.Experiment) []string {
 	var out []string
 	if w, p := h.wake, e.Placement; p.Client != "" && p.Server != "" && e.Order != "duet" &&
@@ -102,17 +103,17 @@ func (h hostPrecision) forecast(e *spec.Experiment) []string {
 	if h.cal == nil || h.otherHost || len(h.cal.Floors) == 0 {
 		return append(out, "no forecast for this spec: no calibration of this host is kept")
 	}
-	paired := e.Order == "duet"
+	paired := e.Pairing == "rounds" || e.Pairing == "duets"
 	f := h.cal.Floors[len(h.cal.Floors)-1]
 	half, design := f.Unpaired, "unpaired"
 	if paired {
-		half, design = f.Paired, "paired by duet"
+		half, design = f.Paired, "paired by "+strings.TrimSuffix(e.Pairing, "s")
 	}
 	spread, ok := stats.Spread(half, f.N, paired)
 	if !ok {
 		return append(out, "no forecast for this spec: the calibration's floor is not usable")
 	}
-	if paired != h.cal.Duet {
+	if (e.Order == "duet") != h.cal.Duet {
 		out = append(out, "the calibration ran under another order than this spec: its noise may not be this design's")
 	}
 	n := e.Repetitions.Min

@@ -49,7 +49,8 @@ func Build(store *results.Store) (*Report, error) {
 	if r.Events, err = store.Events(); err != nil {
 		return nil, fmt.Errorf("report %s: events: %w", store.Path(), err)
 	}
-	r.compareCells(exp.EmulatedVerdicts, exp.Order == "duet")
+	r.Experiment.Pairing = exp.Pairing
+	r.compareCells(exp.EmulatedVerdicts, exp.Pairing)
 	r.keys()
 	r.less = func(a, b *Cell) int { return compareCells(a, b, r.Keys, exp.MatrixOrder) }
 	slices.SortFunc(r.Cells, r.less)
@@ -226,8 +227,10 @@ func cellEnv(ok []results.RunRow, host map[string]string) map[string]string {
 const VerdictEmulated = format.VerdictEmulated
 
 // compareCells computes each cell's overhead against its baseline. A comparison with an
-// emulated cell keeps its numbers but gets VerdictEmulated unless withEmulated.
-func (r *Report) compareCells(withEmulated, duet bool) {
+// emulated cell keeps its numbers but gets VerdictEmulated unless withEmulated. The cell's
+// Paired is the comparison by rounds (by duets under pairing "duets"); under pairing "rounds"
+// or "duets" it is also the overhead, its interval, the detectable effect and the verdict.
+func (r *Report) compareCells(withEmulated bool, pairing string) {
 	for _, c := range r.Cells {
 		if c.Skipped() || c.IsBaseline() || c.BaselineID == "" || c.Runs == 0 {
 			continue
@@ -248,25 +251,31 @@ func (r *Report) compareCells(withEmulated, duet bool) {
 			c.Warnings = append(c.Warnings, Warning{Code: CodeEmulated, Severity: "warning", Runs: c.Runs,
 				Message: "compared with an emulated VM (QEMU TCG, no working KVM): the difference is the emulator's, not a virtualisation cost, so there is no verdict (emulatedVerdicts: true in the spec gives one)"})
 		}
-		pairs := roundPairs(b, c)
-		if duet {
-			pairs = duetPairs(b, c)
+		pairs, what := roundPairs(b, c), "rounds"
+		if pairing == "duets" {
+			pairs, what = duetPairs(b, c), "duets"
 		}
 		if len(pairs) >= 2 {
 			if p, err := stats.PairedRatio(pairs, true, o.Alpha, stats.DefaultPower); err == nil {
 				c.Paired = &p
 			}
 		}
-		if duet && o.Verdict != VerdictEmulated {
-			if p := c.Paired; p != nil {
-				o.Notes = append(o.Notes, fmt.Sprintf("overhead, interval, detectable effect and verdict from the %d duets' paired ratios (each pair ran at the same time, so what drifts between pairs cancels in its ratio); unpaired: %s %% (%s … %s), %s",
-					p.N, format.OneDec(o.OverheadPct), format.OneDec(o.OverheadPctCI.Lo), format.OneDec(o.OverheadPctCI.Hi), format.Verdict(&o)))
-				o.Ratio, o.RatioCI, o.OverheadPct, o.OverheadPctCI = p.Ratio, p.RatioCI, p.OverheadPct, p.OverheadPctCI
-				o.MDEPct, o.MDEValid, o.Verdict = p.MDEPct, true, p.Verdict(true)
-			} else {
-				o.Notes = append(o.Notes, "fewer than 2 complete duets: the verdict is the unpaired test's")
-			}
+		if pairing != "rounds" && pairing != "duets" || o.Verdict == VerdictEmulated {
+			continue
 		}
+		p := c.Paired
+		if p == nil {
+			o.Notes = append(o.Notes, fmt.Sprintf("fewer than 2 complete %s: the verdict is the unpaired test's", what))
+			continue
+		}
+		why := "each pair ran at the same time"
+		if pairing == "rounds" {
+			why = "each round ran every cell once, in random order"
+		}
+		o.Notes = append(o.Notes, fmt.Sprintf("overhead, interval, detectable effect and verdict from the %d %s' paired ratios (%s, so what drifts between %s cancels in its ratio); unpaired: %s %% (%s … %s), %s",
+			p.N, what, why, what, format.OneDec(o.OverheadPct), format.OneDec(o.OverheadPctCI.Lo), format.OneDec(o.OverheadPctCI.Hi), format.Verdict(&o)))
+		o.Ratio, o.RatioCI, o.OverheadPct, o.OverheadPctCI = p.Ratio, p.RatioCI, p.OverheadPct, p.OverheadPctCI
+		o.MDEPct, o.MDEValid, o.Verdict = p.MDEPct, true, p.Verdict(true)
 	}
 }
 

@@ -29,11 +29,11 @@ func TestDuetVerdict(t *testing.T) {
 		c.Runs = len(c.Samples)
 	}
 	rep := &Report{Cells: []*Cell{base, cell}}
-	rep.compareCells(false, false)
+	rep.compareCells(false, "none")
 	if v := cell.Overhead.Verdict; v != stats.VerdictNoDifference {
 		t.Fatalf("unpaired, by round numbers: %s (the drift should hide the cut)", v)
 	}
-	rep.compareCells(false, true)
+	rep.compareCells(false, "duets")
 	if cell.Paired == nil || cell.Paired.N != len(drift) || cell.Overhead.Verdict != stats.VerdictSlower {
 		t.Fatalf("duet: paired %+v verdict %s", cell.Paired, cell.Overhead.Verdict)
 	}
@@ -45,6 +45,50 @@ func TestDuetVerdict(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(cell.Overhead.Notes, " "), "verdict from the 6 duets' paired ratios") {
 		t.Errorf("notes %v", cell.Overhead.Notes)
+	}
+}
+
+// Under pairing: rounds each run is paired with the baseline's run of the same round: the
+// same steady 5 % cut under drift between rounds is found, the table's figures are the paired
+// ones and the note keeps the unpaired; a failed run's round drops out of the pairs; fewer
+// than 2 pairs leave the unpaired verdict, saying so.
+func TestRoundsVerdict(t *testing.T) {
+	drift := []float64{30000, 42000, 36000, 48000, 33000, 45000}
+	build := func(skip map[int]bool) (*Report, *Cell) {
+		base := &Cell{ID: "storage=bind", BaselineID: "storage=bind"}
+		cell := &Cell{ID: "storage=tmpfs", BaselineID: "storage=bind"}
+		for i, d := range drift {
+			base.Reps, base.Samples = append(base.Reps, i+1), append(base.Samples, d)
+			if !skip[i+1] {
+				cell.Reps, cell.Samples = append(cell.Reps, i+1), append(cell.Samples, 0.95*d*(1+0.002*float64(i%2)))
+			}
+		}
+		for _, c := range []*Cell{base, cell} {
+			c.Runs = len(c.Samples)
+		}
+		return &Report{Cells: []*Cell{base, cell}}, cell
+	}
+	rep, cell := build(map[int]bool{3: true})
+	rep.compareCells(false, "none")
+	if v := cell.Overhead.Verdict; v != stats.VerdictNoDifference || cell.Paired == nil {
+		t.Fatalf("pairing none: %s, paired %+v (the drift should hide the cut; the pairs are still shown)", v, cell.Paired)
+	}
+	unpaired := *cell.Overhead
+	rep.compareCells(false, "rounds")
+	if cell.Paired == nil || cell.Paired.N != len(drift)-1 || cell.Overhead.Verdict != stats.VerdictSlower {
+		t.Fatalf("rounds: paired %+v verdict %s", cell.Paired, cell.Overhead.Verdict)
+	}
+	if o := cell.Overhead; o.OverheadPct != cell.Paired.OverheadPct || o.MDEPct != cell.Paired.MDEPct || o.OverheadPct == unpaired.OverheadPct {
+		t.Errorf("the table's overhead is not the rounds': %+v vs %+v", o, cell.Paired)
+	}
+	if n := strings.Join(cell.Overhead.Notes, " "); !strings.Contains(n, "verdict from the 5 rounds' paired ratios") ||
+		!strings.Contains(n, "unpaired: ") {
+		t.Errorf("notes %v", cell.Overhead.Notes)
+	}
+	rep, cell = build(map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true})
+	rep.compareCells(false, "rounds")
+	if cell.Paired != nil || !strings.Contains(strings.Join(cell.Overhead.Notes, " "), "fewer than 2 complete rounds") {
+		t.Errorf("one pair: paired %+v, notes %v", cell.Paired, cell.Overhead.Notes)
 	}
 }
 

@@ -66,6 +66,8 @@ type Experiment struct {
 	Seed      string `json:"seed"`
 	CreatedAt string `json:"created_at"`
 	Version   string `json:"boxbench_version"`
+	// Pairing is how the comparisons were made (spec's pairing: none, rounds or duets).
+	Pairing string `json:"pairing,omitempty"`
 }
 
 // Cell is one point of the matrix and what its runs measured.
@@ -97,11 +99,10 @@ type Cell struct {
 	// Overhead compares this cell's throughput with its baseline's (HigherIsBetter); nil for
 	// a baseline and when no comparison is possible (a Warning says why).
 	Overhead *stats.Comparison
-	// Paired is the same comparison analysed by rounds (stats.PairedRatio): shown beside the
-	// verdict, which stays with the unpaired test (rounds are not simultaneous, and a failed
-	// run breaks a pair; the paired interval is the narrower one when drift between rounds
-	// dominates). Under order: duet the pairs are the duets (both runs at the same time), and
-	// the verdict is the paired one (DuetVerdict). Nil with fewer than 2 complete pairs.
+	// Paired is the same comparison analysed by rounds (stats.PairedRatio), by duets under
+	// order: duet. Under the spec's pairing "none" it is shown beside the verdict, which stays
+	// with the unpaired test; under "rounds" or "duets" it is the verdict (compareCells). Nil
+	// with fewer than 2 complete pairs.
 	Paired *stats.Paired
 	// Latency per operation type, sorted by Op; absent ops have no histogram.
 	Latency []OpLatency

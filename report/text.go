@@ -99,10 +99,22 @@ func writeTextHeader(w io.Writer, r *Report) {
 	if d := r.Env["dbms_package"]; d != "" {
 		format.Wrap(w, "dbms: ", d, format.Cols)
 	}
+	how := "with the 95 % Fieller CI; verdict from Mann–Whitney and the CI at α = 0.05"
+	also := " JSON and HTML add the comparison by rounds."
+	switch r.Experiment.Pairing {
+	case "rounds":
+		how = "paired by round (pairing: rounds): the geometric mean of each round's ratio to the baseline's run of the " +
+			"same round, its 95 % t interval, and a verdict where that interval excludes 1 (α = 0.05)"
+		also = " The unpaired figures are in each cell's note."
+	case "duets":
+		how = "paired by duet (order: duet): the geometric mean of each duet's ratio, its 95 % t interval, and a verdict " +
+			"where that interval excludes 1 (α = 0.05)"
+		also = " The unpaired figures are in each cell's note."
+	}
 	format.Wrap(w, "", "Throughput: mean ± 95 % CI half-width over the ok runs (N = ok/all runs). Overhead: throughput lost "+
-		"versus the group's baseline, + is slower, with the 95 % Fieller CI; verdict from Mann–Whitney and the CI at α = 0.05; "+
+		"versus the group's baseline, + is slower, "+how+"; "+
 		"\"no diff >X%\": no difference larger than X %, the smallest overhead these runs could detect (80 % power). "+
-		"p99 in µs from the merged latency histograms of the ok runs. JSON and HTML add the comparison by rounds.", format.Cols)
+		"p99 in µs from the merged latency histograms of the ok runs."+also, format.Cols)
 	fmt.Fprintln(w)
 }
 

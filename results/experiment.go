@@ -25,6 +25,7 @@ type Experiment struct {
 	// Read from Spec leniently: a spec this version no longer validates still yields what it
 	// says; an unreadable one the zero values.
 	Order            string              // the spec's order: "duet" pairs runs that ran together
+	Pairing          string              // the spec's pairing, defaulted by its order: none, rounds or duets
 	EmulatedVerdicts bool                // emulatedVerdicts: true (verdicts on emulated boxes)
 	SteadyStateOff   bool                // steadyState: off
 	MatrixOrder      map[string][]string // each matrix key's values in the spec's order
@@ -74,11 +75,19 @@ func (e *Experiment) readSpec() {
 		Order            string `yaml:"order"`
 		EmulatedVerdicts bool   `yaml:"emulatedVerdicts"`
 		SteadyState      string `yaml:"steadyState"`
+		Pairing          string `yaml:"pairing"`
 	}
 	// A type error leaves the field it concerns at its zero value and decodes the others.
 	var te *yaml.TypeError
 	if err := yaml.Unmarshal([]byte(e.Spec), &doc); err == nil || errors.As(err, &te) {
 		e.Order, e.EmulatedVerdicts, e.SteadyStateOff = doc.Order, doc.EmulatedVerdicts, doc.SteadyState == "off"
+		e.Pairing = doc.Pairing
+	}
+	if e.Pairing == "" { // spec.Experiment's default
+		e.Pairing = "none"
+		if e.Order == "duet" {
+			e.Pairing = "duets"
+		}
 	}
 	var m struct {
 		Matrix spec.Matrix `yaml:"matrix"`

@@ -32,6 +32,12 @@ type Experiment struct {
 	Matrix         Matrix                `yaml:"matrix"`
 	Repetitions    Repetitions           `yaml:"repetitions"`
 	Order          string                `yaml:"order"`
+	// Pairing is how a cell's runs are compared with its baseline's for the overhead, its
+	// interval and the verdict: "none" (the default under randomized and sequential: the two
+	// cells' runs as two samples), "rounds" (order: randomized only: each run's ratio to the
+	// baseline's run of the same round, every round holding each cell once in random order, so
+	// what drifts between rounds cancels) or "duets" (order: duet's, and its default).
+	Pairing string `yaml:"pairing"`
 	Seed           *int64                `yaml:"seed"`
 	Baseline       map[string]string     `yaml:"baseline"`
 	Telemetry      Telemetry             `yaml:"telemetry"`

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/boxbench/boxbench/internal/resource"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -21,6 +22,7 @@ var (
 	Mixes          = []string{"a", "b", "c", "d", "e", "f", "write-heavy", "read-heavy", "custom"}
 	Bounds         = []string{"memory", "disk"}
 	Orders         = []string{"randomized", "sequential", "duet"}
+	Pairings       = []string{"none", "rounds", "duets"}
 	// SteadyStates are the values of steadyState; Caches of cache.
 	SteadyStates = []string{"mser", "off"}
 	Caches       = []string{"warm", "cold"}
@@ -175,6 +177,12 @@ func (e *Experiment) applyDefaults() {
 	}
 	if e.Order == "" {
 		e.Order = "randomized"
+	}
+	if e.Pairing == "" {
+		e.Pairing = "none"
+		if e.Order == "duet" {
+			e.Pairing = "duets"
+		}
 	}
 	if e.Telemetry.Interval == 0 {
 		e.Telemetry.Interval = Duration(time.Second)
@@ -336,6 +344,7 @@ func (e *Experiment) validate() ([]Problem, int) {
 	c.matrix()
 	c.repetitions()
 	c.oneOf("order", e.Order, Orders)
+	c.pairing()
 	c.oneOf("steadyState", e.SteadyState, SteadyStates)
 	c.oneOf("cache", e.Cache, Caches)
 	c.quietStart()
@@ -715,4 +724,22 @@ func listCut(vs []string) string {
 		return strings.Join(vs, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(vs[:20], ", "), len(vs)-20)
+}
+
+// pairing checks that the pairing fits the order: rounds are blocks only when every round runs
+// each cell once in random order, duets only under order: duet (where they are the pairing).
+func (c *checker) pairing() {
+	e := c.e
+	if !slices.Contains(Pairings, e.Pairing) {
+		c.oneOf("pairing", e.Pairing, Pairings)
+		return
+	}
+	switch {
+	case e.Order == "duet" && e.Pairing != "duets":
+		c.add("pairing", "%q under order: duet, whose runs are compared by duet: use pairing: duets (or leave it out)", e.Pairing)
+	case e.Pairing == "duets" && e.Order != "duet":
+		c.add("pairing", "duets needs order: duet (order is %q): use none or, under order: randomized, rounds", e.Order)
+	case e.Pairing == "rounds" && e.Order != "randomized":
+		c.add("pairing", "rounds needs order: randomized, where every round runs each cell once (order is %q, whose repetitions of a cell run one after another): use none", e.Order)
+	}
 }
