@@ -113,22 +113,20 @@ start coredns nice -n 19 bash -c 'source scripts/kube-multi.sh && build_coredns'
 start flannel nice -n 19 bash -c 'source scripts/kube-multi.sh && build_flannel'
 start images "$bin" images build
 # Only the guest images the tests boot (platform/vm, internal/cgroup/v2test and e2e boot Redis's);
-# `make vm-images` builds the others.
+# `make vm-images` builds the others. At the tests' priority: platform/vm, third of the slow
+# packages, would hold one of go test's two slots while it waited for them.
 prepare guest-images scripts/timed.sh test/guest-images "$bin" images build --vm --dbms redis
-# Every package's tests compiled into Go's build cache (go list -export compiles, never links)
-# while the images build: cold, 2-3 minutes of CPU that would otherwise come first in go test's
-# own run, which then only links; warm, seconds.
-start compile-tests go list -test -export -f '' ./...
 finish images
-finish compile-tests
 
 rc=0
 phase_begin test/go-test
 # -json for the report; scripts/timing prints what plain `go test ./...` would and keeps the
 # stream in out/test.json.
 set +e
+# platform/kubernetes after the other slow ones: it waits for the local cluster, whose build
+# runs below the tests' priority, and would hold a slot while it waited.
 SLOW=(./e2e ./platform/docker ./platform/vm ./platform/native ./cluster ./runner
-      ./platform/kubernetes ./platform/swarm ./images/rootfs ./workload/ycsb ./internal/cgroup/v2test)
+      ./platform/swarm ./images/rootfs ./workload/ycsb ./internal/cgroup/v2test ./platform/kubernetes)
 # TEST_PKGS names fewer packages (the whole preparation still runs first).
 read -ra pkgs <<<"${TEST_PKGS:-${SLOW[*]} ./...}"
 BOXBENCH_CI=1 BOXBENCH_BIN=$bin BOXBENCH_AWAIT=$await go test -json -count=1 -timeout 55m -p "${TEST_P:-2}" \

@@ -199,7 +199,7 @@ func (b *box) Teardown(ctx context.Context) error {
 	} else if b.req.WorkDir != "" {
 		errs = append(errs, os.RemoveAll(b.req.WorkDir))
 	}
-	_, err := b.p.release(ctx)
+	_, err := b.p.release(ctx, false)
 	return errors.Join(append(errs, err)...)
 }
 

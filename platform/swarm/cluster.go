@@ -212,8 +212,13 @@ func (p *Platform) activeClusterID(ctx context.Context, sw swarm.Info) (string, 
 
 // release leaves the swarm when boxbench created it and no service is left on it (of any
 // experiment, boxbench's or not), and removes the gateway bridge the init made. A swarm
-// boxbench did not create is never left. It says what it removed.
-func (p *Platform) release(ctx context.Context) ([]string, error) {
+// boxbench did not create is never left. It says what it removed. With settle, the caller has
+// just removed a cluster network, which the engine may list a moment longer: release waits
+// that out (networkSettle) before keeping the swarm for it. Without, it looks once: it holds the
+// swarm lock meanwhile, and every run's cleanup of its own leftovers calls it (a native run's
+// too), so a wait there for another experiment's cluster network kept a Swarm test's node from
+// the lock past its 2 minutes (e2e, cold CI run of 2026-11-27).
+func (p *Platform) release(ctx context.Context, settle bool) ([]string, error) {
 	if p.multi {
 		return nil, nil // EnvHost's swarm: never boxbench's to leave; the marker is the other engine's
 	}
@@ -256,7 +261,11 @@ func (p *Platform) release(ctx context.Context) ([]string, error) {
 	// A cluster's network outlives its nodes' services for a moment at both ends of its life,
 	// and a removed overlay network stays listed on this node a moment after its removal (a
 	// crashed cluster's, removed by Cleanup): wait that moment out before keeping the swarm.
-	if n, err := p.clusterNetworksSettled(ctx); err != nil || n > 0 {
+	count := p.clusterNetworks
+	if settle {
+		count = p.clusterNetworksSettled
+	}
+	if n, err := count(ctx); err != nil || n > 0 {
 		if err == nil {
 			p.log.Info("keeping the swarm boxbench created: a cluster's network is on it", "cluster", m.ClusterID, "networks", n)
 		}

@@ -28,7 +28,7 @@ func TestReleaseGivesUpOnAHeldLock(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() {
-		_, err := (&Platform{}).release(context.WithoutCancel(context.Background()))
+		_, err := (&Platform{}).release(context.WithoutCancel(context.Background()), false)
 		done <- err
 	}()
 	select {

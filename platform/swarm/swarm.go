@@ -221,10 +221,14 @@ func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed fu
 		}
 	}
 	// Networks whose endpoints the engine still releases are retried for a while.
+	removedNet := false
 	for _, d := range ds {
 		for i := 0; ; i++ {
 			gone, err := d.CleanupLabelled(ctx, crashed, true)
 			done = append(done, gone...)
+			for _, g := range gone {
+				removedNet = removedNet || strings.HasPrefix(g, "network ")
+			}
 			if err == nil || i == 20 || !strings.Contains(err.Error(), "active endpoints") {
 				errs = append(errs, err)
 				break
@@ -232,7 +236,7 @@ func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed fu
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
-	gone, err := p.release(ctx)
+	gone, err := p.release(ctx, removedNet)
 	return append(done, gone...), errors.Join(append(errs, err)...)
 }
 

@@ -67,7 +67,7 @@ func (p *Platform) ClusterNetwork(ctx context.Context, r platform.Request) (stri
 	lab[docker.LabelPlatform] = Name
 	n, err := p.engine.NetworkCreate(cctx, name, network.CreateOptions{Driver: "overlay", Attachable: true, Labels: lab})
 	if err != nil {
-		return "", func(ctx context.Context) error { _, err := p.release(ctx); return err },
+		return "", func(ctx context.Context) error { _, err := p.release(ctx, false); return err },
 			fmt.Errorf("create the cluster's overlay network %s: %w", name, err)
 	}
 	release := func(ctx context.Context) error {
@@ -75,7 +75,7 @@ func (p *Platform) ClusterNetwork(ctx context.Context, r platform.Request) (stri
 		if err != nil {
 			return err
 		}
-		_, err = p.release(ctx)
+		_, err = p.release(ctx, true)
 		return err
 	}
 	return name, release, nil
