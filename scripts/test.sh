@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The whole suite (make test): the images, the Redis guest images, the clusters' builds
-# (Kubernetes, then the local cluster; CoreDNS and flannel at the lowest priority) and the test
-# binaries' compile start at once; every package's tests start when the images and the compile
-# are done, with BOXBENCH_CI=1 (a "host lacks X" skip is a failure): a test that needs the local
-# cluster or a guest image waits for it (testenv.Await), the others run meanwhile. Ends by printing where the time went
+# The whole suite (make test): the images, the Redis guest images and the clusters' builds
+# (Kubernetes, then the local cluster; CoreDNS and flannel at the lowest priority) start at once;
+# every package's tests start when the images are done, with BOXBENCH_CI=1 (a "host lacks X"
+# skip is a failure): a test that needs the local cluster or a guest image waits for it
+# (testenv.Await), the others run meanwhile. Ends by printing where the time went
 # (scripts/timing.sh's log, every package's and every slow test's wall time), on failure too.
 #
 # What runs at once: the clusters' builds are CPU-bound (about 20 CPU-minutes cold, cached by
@@ -13,7 +13,7 @@
 # Redis's tree as soon as it exists. Each is cached: warm, all cost seconds. The cluster is
 # taken down afterwards (on every exit path) unless it was already up. Cold, the tests started
 # at +17:35 behind the Kubernetes build and the guest images (2026-11-27 14:49); now they start
-# when the images are (about +12).
+# when the images are (+9:19 in the cold run of 2026-11-27 17:52).
 #
 # The packages' tests: most of their time is waiting (QEMU guests under TCG, JVMs, pods), so
 # TEST_P packages run at once (go test -p; default 2, go's own default on 2 cpus: the cold run of
