@@ -83,11 +83,8 @@ func (e *Experiment) readSpec() {
 		e.Order, e.EmulatedVerdicts, e.SteadyStateOff = doc.Order, doc.EmulatedVerdicts, doc.SteadyState == "off"
 		e.Pairing = doc.Pairing
 	}
-	if e.Pairing == "" { // spec.Experiment's default
-		e.Pairing = "none"
-		if e.Order == "duet" {
-			e.Pairing = "duets"
-		}
+	if e.Pairing == "" {
+		e.Pairing = spec.DefaultPairing(e.Order)
 	}
 	var m struct {
 		Matrix spec.Matrix `yaml:"matrix"`

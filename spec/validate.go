@@ -179,10 +179,7 @@ func (e *Experiment) applyDefaults() {
 		e.Order = "randomized"
 	}
 	if e.Pairing == "" {
-		e.Pairing = "none"
-		if e.Order == "duet" {
-			e.Pairing = "duets"
-		}
+		e.Pairing = DefaultPairing(e.Order)
 	}
 	if e.Telemetry.Interval == 0 {
 		e.Telemetry.Interval = Duration(time.Second)
@@ -724,6 +721,14 @@ func listCut(vs []string) string {
 		return strings.Join(vs, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(vs[:20], ", "), len(vs)-20)
+}
+
+// DefaultPairing is the pairing of a spec that names none: its order's (duets under duet).
+func DefaultPairing(order string) string {
+	if order == "duet" {
+		return "duets"
+	}
+	return "none"
 }
 
 // pairing checks that the pairing fits the order: rounds are blocks only when every round runs

@@ -260,7 +260,8 @@ func (p *Platform) release(ctx context.Context, settle bool) ([]string, error) {
 	}
 	// A cluster's network outlives its nodes' services for a moment at both ends of its life,
 	// and a removed overlay network stays listed on this node a moment after its removal (a
-	// crashed cluster's, removed by Cleanup): wait that moment out before keeping the swarm.
+	// crashed cluster's, removed by Cleanup): a caller that removed one (settle) waits that
+	// moment out before keeping the swarm.
 	count := p.clusterNetworks
 	if settle {
 		count = p.clusterNetworksSettled
