@@ -69,13 +69,17 @@ start() {
   pid_of[$name]=$!
   pids+=("$!")
 }
-# finish NAME: wait for it; show its output (all of it for the images, the tail on failure).
-finish() {
+# ended NAME: wait for it; on failure say so with the tail of its log and return non-zero.
+ended() {
   if ! wait "${pid_of[$1]}"; then
     echo "test: $1 failed:" >&2
     tail -40 "$logs/$1.log" >&2
-    exit 1
+    return 1
   fi
+}
+# finish NAME: ended, exiting on failure; shows its output (all of it for the images, else the tail).
+finish() {
+  ended "$1" || exit 1
   case $1 in images) cat "$logs/$1.log" ;; *) tail -1 "$logs/$1.log" ;; esac
 }
 
@@ -137,11 +141,7 @@ phase_end test/go-test "$rc"
 # Both ended before the tests that waited for them ran (a failed one failed those tests too);
 # the cluster goes down even if its up failed half-way.
 for name in guest-images local-cluster; do
-  if ! wait "${pid_of[$name]}"; then
-    rc=1
-    echo "test: $name failed:" >&2
-    tail -40 "$logs/$name.log" >&2
-  fi
+  ended "$name" || rc=1
 done
 if [ -n "${cluster_ours:-}" ]; then
   phase_begin test/cluster-down
