@@ -19,7 +19,7 @@ func TestDatabases(t *testing.T) {
 	testenv.NeedDocker(t)
 	for _, name := range []string{"etcd", "ferretdb", "cassandra"} {
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			e := newEnv(t, spec{Name: "db-" + name, DBMS: name, Records: 500, Reps: "1",
 				Workload: "{type: ycsb, mix: a, threads: 2, duration: 2s, warmup: 1s}",
 				Matrix:   "  platform: [native, docker]\n  storage: [bind]\n  network: [host]",

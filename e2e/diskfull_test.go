@@ -40,7 +40,7 @@ func TestFaultWorkRootFull(t *testing.T) {
 		{"lxc", "lxc", 20000, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			workRootFullOn(t, c.box, c.name, c.records, c.prefill)
 		})
 	}
@@ -123,7 +123,7 @@ func workRootFullOn(t *testing.T, b box, name string, records int, prefill bool)
 // are kept and readable, no partial report is left, nothing is left of the boxes; once the
 // filesystem is grown, --resume completes the experiment.
 func TestFaultOutFull(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	testenv.NeedCommands(t, "redis-server", "mount", "umount")
 	e := newEnv(t, spec{Name: "fault-outfull", Reps: "6", Order: "sequential", Limits: "{cpus: 1, memory: 256MiB}"})
 	out := filepath.Join(e.dir, "out")

@@ -154,7 +154,7 @@ func (d *ownDockerd) stop(t *testing.T) {
 // engine; once the engine is back, `doctor --cleanup` removes the container it kept. The two
 // run one after the other: their dockerds' bridges use the same TEST-NET subnet.
 func TestFaultDockerdRestart(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	testenv.NeedRoot(t)
 	testenv.NeedDocker(t)
 	testenv.NeedCommands(t, "redis-server")

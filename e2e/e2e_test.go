@@ -3,7 +3,8 @@
 // `--resume`, full disks, the engine restarted under a run, the commands' output — and runs
 // every experiment kind once through it; what a platform, the runner or a cluster does alone is
 // tested in its own package. The tests run in parallel (they wait on servers, guests and pods
-// far more than they compute); a test that uses a shared resource holds its lock (testenv.Hold, testenv.HoldShared).
+// far more than they compute), at most 4 at work at once (parallel); a test that uses a shared
+// resource holds its lock (testenv.Hold, testenv.HoldShared).
 package e2e
 
 import (
@@ -13,21 +14,44 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/boxbench/boxbench/internal/testenv"
 )
 
 var bin string
 
-// parallel is how many tests run at once unless -parallel says otherwise: the default,
-// GOMAXPROCS (2 on the CI machine), leaves the CPUs idle while the tests wait; beyond 4 the
-// tests' own servers and clients start to contend for the 2 CPUs.
-const parallel = "4"
+// working holds a slot for each test doing work: at most 4 at once, beyond which the tests'
+// own servers and clients contend for the 2 CPUs of the CI machine. go test's -parallel does
+// not bound them (it is set far above): it would count a test that waits for the suite's
+// preparations as working — three tests waited for the local cluster and the guest images for
+// up to 13 minutes of the cold run of 2026-11-27 17:52, leaving the others 1 slot of 4.
+var working = make(chan struct{}, 4)
+
+// goParallel is go test's -parallel unless given: above every test at once, so that working
+// is the bound.
+const goParallel = "64"
+
+// parallel is t.Parallel for a test without parallel subtests (a test with them calls
+// t.Parallel itself: go releases a parent while its subtests run, and a parent holding a slot
+// while its subtests wait for one could leave none). It waits for the suite's preparations the
+// test needs (testenv.Await), then for a working slot, held until the test and its cleanups
+// end. A test that takes a lock (testenv.Hold) takes it after its slot.
+func parallel(t *testing.T, prerequisites ...string) {
+	t.Helper()
+	t.Parallel()
+	for _, p := range prerequisites {
+		testenv.Await(t, p)
+	}
+	working <- struct{}{}
+	t.Cleanup(func() { <-working })
+}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
 	if !set {
-		_ = flag.Set("test.parallel", parallel)
+		_ = flag.Set("test.parallel", goParallel)
 	}
 	bin = os.Getenv("BOXBENCH_BIN")
 	if bin == "" && !testing.Short() {

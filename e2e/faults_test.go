@@ -52,7 +52,7 @@ func (b box) pids(e *env, exp string) ([]int, []string) {
 // reason containing want, the second ok, the server gone with its cgroups, the run's password
 // nowhere in the results or the log, and nothing left.
 func serverFault(t *testing.T, b box, name, want string, fault func(t *testing.T, pids []int)) {
-	t.Parallel()
+	parallel(t)
 	b.need(t, "redis")
 	testenv.NeedCommands(t, "redis-server")
 	e := newEnv(t, spec{Name: "fault-" + name, Limits: "{cpus: 1, memory: 256MiB}", Order: "sequential",
@@ -170,7 +170,7 @@ func TestFaultHungLoadGenerator(t *testing.T) {
 	t.Parallel()
 	for _, b := range boxes {
 		t.Run(string(b), func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			b.need(t, "postgresql")
 			testenv.NeedCommands(t, "sysbench", "/usr/lib/postgresql/15/bin/postgres")
 			e := newEnv(t, spec{Name: "fault-hung-" + string(b), DBMS: "postgresql", Order: "sequential",
@@ -224,7 +224,7 @@ func childNamed(ppid int, comm string) []int {
 // run failed and its reason; the box is removed with its stopped server; the second run is ok
 // and nothing is left.
 func TestFaultHungProbe(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	box("native").need(t, "redis")
 	testenv.NeedCommands(t, "redis-server", "losetup", "mkfs.ext4")
 	s := phaseSpec("hung-probe", "native", "host")

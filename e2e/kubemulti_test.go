@@ -44,13 +44,13 @@ var multiInstances = []multiInstance{{"e2er", "routes", "routes"}, {"e2ev", "vxl
 // recorded that cluster's name and CNI, says where every member and the client ran, measured a
 // sane workload, and left nothing in either cluster.
 func TestKubernetesMultiNode(t *testing.T) {
-	t.Parallel()
+	// Its clusters use the local cluster's Kubernetes build, and come up after that cluster
+	// (scripts/kube-local.sh's up and a multi-node cluster's up at once were never tried), with
+	// CoreDNS and flannel built by the suite.
+	parallel(t, testenv.LocalCluster, testenv.CoreDNS, testenv.Flannel)
 	testenv.NeedRoot(t)
 	testenv.NeedDocker(t)
 	testenv.NeedCommands(t, "etcd", "ctr", "go", "nsenter", "unshare")
-	// Its clusters use the local cluster's Kubernetes build, and come up after that cluster:
-	// scripts/kube-local.sh's up and a multi-node cluster's up at once were never tried.
-	testenv.Await(t, testenv.LocalCluster)
 	testenv.Hold(t, "kube-multi")
 	for _, m := range multiInstances {
 		if _, err := os.Stat(m.state()); err == nil {

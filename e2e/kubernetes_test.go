@@ -13,13 +13,12 @@ import (
 
 // TestKubernetes runs experiments on the local cluster, one after another: a single node of 2
 // cpus schedules one experiment's pods at a time, so the test holds the cluster
-// (platform/kubernetes's tests hold it too) and takes one of the package's parallel slots.
+// (platform/kubernetes's tests hold it too); it waits for the cluster before it takes a working slot.
 func TestKubernetes(t *testing.T) {
-	t.Parallel()
+	parallel(t, testenv.LocalCluster)
 	testenv.NeedRoot(t)
 	testenv.NeedDocker(t)
 	testenv.NeedCommands(t, "redis-server", "etcd", "ctr")
-	testenv.Await(t, testenv.LocalCluster)
 	if _, err := os.Stat(kubeconfig); err != nil {
 		testenv.Skip(t, "no local cluster (scripts/kube-local.sh up): "+err.Error())
 	}

@@ -16,7 +16,7 @@ import (
 // its own address on the cluster's bridge, and afterwards no namespace, bridge or FORWARD rule
 // of boxbench's left.
 func TestTopologyNetns(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	testenv.NeedCommands(t, "etcd", "ip", "nsenter", "iptables")
 	s := topologySpec("netns", "etcd", "{nodes: 3}", "  zip: {platform: [native], network: [netns]}")
 	s.Extra = "baseline: {platform: native, network: netns}\n"

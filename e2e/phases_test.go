@@ -71,7 +71,7 @@ type phaseCase struct {
 // runs before the interrupted one are stored, nothing is left, and `--resume` then completes
 // the experiment with both runs ok.
 func atPhase(t *testing.T, c phaseCase) {
-	t.Parallel()
+	parallel(t)
 	// boxbench's start and `doctor --cleanup` release a swarm boxbench made (and wait on its
 	// lock): not while a swarm test runs, whose swarm it would leave between two services.
 	testenv.HoldShared(t, "swarm")

@@ -18,7 +18,7 @@ import (
 // results table and a run's series come out of the binary; a second run into the same --out
 // is refused.
 func TestRunAndResults(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	testenv.NeedCommands(t, "redis-server")
 	testenv.Hold(t, "cpu0")
 	e := newEnv(t, spec{Name: "basic", Records: 2000,
@@ -65,7 +65,7 @@ func TestRunAndResults(t *testing.T) {
 // runs measures, then resumes without doctor --cleanup: resume removes the killed run's
 // leftovers itself and says so, and every planned run is stored exactly once.
 func TestResumeAfterKill(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	testenv.NeedCommands(t, "redis-server")
 	e := newEnv(t, spec{Name: "resume", Reps: "3", Matrix: "  platform: [native]\n  storage: [bind, tmpfs]",
 		Extra: "storageOptions: {tmpfs: {size: 256MiB}}\n"})
@@ -97,7 +97,7 @@ func TestResumeAfterKill(t *testing.T) {
 // neighbours' own throughput and the configured and obtained shares, and the neighbours' boxes
 // are gone afterwards.
 func TestNeighbours(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	testenv.NeedCommands(t, "postgres", "fio", "stress-ng")
 	e := newEnv(t, spec{Name: "neighbours", DBMS: "postgresql", Reps: "1",
 		Workload: "{type: ycsb, mix: write-heavy, threads: 2, duration: 2s, warmup: 1s}",
@@ -156,7 +156,7 @@ func TestAdaptiveRepetitions(t *testing.T) {
 	testenv.NeedCommands(t, "redis-server")
 	for _, target := range []string{"targetCIHalfWidth: 0.001%", "targetEffect: 0.001%"} {
 		t.Run(strings.Fields(target)[0], func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			e := newEnv(t, spec{Name: "adaptive", Records: 2000, Reps: "{min: 2, max: 3, " + target + "}",
 				Workload: "{type: ycsb, mix: read-heavy, threads: 2, duration: 1s, warmup: 1s}",
 				Matrix:   "  platform: [native]\n  storage: [bind, tmpfs]",
@@ -177,7 +177,7 @@ func TestAdaptiveRepetitions(t *testing.T) {
 // TestClientPolicyPerCell: with clientPolicy in the matrix, each run's workload runs under the
 // policy its cell gives the client (client_policy is read back from the kernel meanwhile).
 func TestClientPolicyPerCell(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	testenv.NeedCommands(t, "redis-server")
 	testenv.Hold(t, "cpu0")
 	e := newEnv(t, spec{Name: "policy", Records: 2000, Reps: "1",

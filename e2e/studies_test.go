@@ -14,7 +14,7 @@ import (
 // runs, and its report, from the binary, sets each effect beside this host's estimate with a
 // verdict, in the terminal and in JSON; an effect on a skipped cell says it was not run here.
 func TestPublishedSection(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	testenv.NeedCommands(t, "redis-server")
 	e := newEnv(t, spec{Name: "published", Records: 2000,
 		Workload: "{type: ycsb, mix: read-heavy, threads: 2, duration: 1s, warmup: 1s}",

@@ -25,7 +25,7 @@ const (
 // on the fourth, the overlay path between engines (VXLAN), and the run must be ok with a
 // throughput; no service of the experiment is left on the swarm, and no container on any node.
 func TestSwarmEngines(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	testenv.NeedRoot(t)
 	testenv.NeedDocker(t)
 	testenv.NeedCommands(t, "etcd", "nsenter", "unshare", "ip", "iptables")

@@ -15,7 +15,7 @@ import (
 // (platform/swarm's tests make and leave swarms too) and takes one of the package's parallel
 // slots; after each experiment the swarm must be as it was before.
 func TestSwarm(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	testenv.NeedRoot(t)
 	testenv.NeedDocker(t)
 	testenv.NeedCommands(t, "redis-server", "etcd")

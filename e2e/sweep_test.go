@@ -16,7 +16,7 @@ import (
 // service latency apart (corrected ≥ service: it counts from the intended start), resource
 // shares from telemetry, and the same points in sweep-csv.
 func TestSweep(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	testenv.NeedCommands(t, "redis-server")
 	testenv.Hold(t, "cpu0")
 	e := newEnv(t, spec{Name: "sweep", Records: 2000,

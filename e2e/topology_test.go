@@ -64,7 +64,7 @@ func membersApart(t *testing.T, r storedRun, want func(i int) string) {
 // all its members were up (the facts it reported), telemetry has every node, and nothing is
 // left.
 func TestTopology(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	testenv.NeedDocker(t)
 	testenv.NeedCommands(t, "etcd", "redis-server")
 	testenv.HoldShared(t, "swarm") // its bridge cluster's nodes resolve each other by name
@@ -105,7 +105,7 @@ func assertNodeLines(t *testing.T, rep []byte, nodes int) {
 // TestTopologyPostgreSQL: a primary with two synchronous streaming standbys, natively and in
 // Docker on a cluster network: both runs ok, every standby streaming as a quorum candidate.
 func TestTopologyPostgreSQL(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	testenv.NeedDocker(t)
 	testenv.NeedCommands(t, "/usr/lib/postgresql/15/bin/postgres")
 	// Its Docker standbys find the primary by name: beside TestSwarm, whose swarm init and
@@ -160,7 +160,7 @@ func TestTopologyCrashCleanup(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ platform, network string }{{"native", "host"}, {"docker", "bridge-direct"}} {
 		t.Run(c.platform, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			testenv.NeedCommands(t, "etcd")
 			if c.platform == "docker" {
 				testenv.NeedDocker(t)

@@ -17,9 +17,8 @@ import (
 // group, no work directory, no tap or bridge. (An fio job inside the guest through the agent,
 // a cell of its own here until issue 28, is platform/vm's fioInGuest: one guest boot fewer.)
 func TestVMRun(t *testing.T) {
-	t.Parallel()
+	parallel(t, testenv.GuestImages)
 	testenv.NeedCommands(t, "redis-server", "qemu-system-x86_64")
-	testenv.Await(t, testenv.GuestImages)
 	e := newEnv(t, spec{Name: "vm", Reps: "1", Workload: "{type: ycsb, mix: read-heavy, threads: 2, duration: 3s, warmup: 1s}",
 		Matrix: `  zip:
     platform: [native, vm, vm-docker]

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The whole suite (make test): the images, the Redis guest images and the clusters' builds
-# (Kubernetes, then the local cluster; CoreDNS and flannel at the lowest priority) start at once;
-# every package's tests start when the images are done, with BOXBENCH_CI=1 (a "host lacks X"
-# skip is a failure): a test that needs the local cluster or a guest image waits for it
-# (testenv.Await), the others run meanwhile. Ends by printing where the time went
-# (scripts/timing.sh's log, every package's and every slow test's wall time), on failure too.
+# (Kubernetes, then the local cluster; CoreDNS and flannel below the tests' priority) start at
+# once; every package's tests start when the images are done, with BOXBENCH_CI=1 (a "host lacks
+# X" skip is a failure): a test that needs the local cluster, a guest image or the multi-node
+# builds waits for it (testenv.Await), the others run meanwhile. Ends by printing where the time
+# went (scripts/timing.sh's log, every package's and every slow test's wall time), on failure too.
 #
 # What runs at once: the clusters' builds are CPU-bound (about 20 CPU-minutes cold, cached by
 # version under /var/cache/boxbench; `.ci/run` starts them before `make setup`, scripts/builds.sh,
@@ -16,16 +16,15 @@
 # when the images are (+9:19 in the cold run of 2026-11-27 17:52).
 #
 # The packages' tests: most of their time is waiting (QEMU guests under TCG, JVMs, pods), so
-# TEST_P packages run at once (go test -p; default 2, go's own default on 2 cpus: the cold run of
-# 2026-11-27 at 4 lost a Cassandra start in platform/native and a PostgreSQL cluster's data load
-# in e2e to the contention, each past its time limit; raise it on a host with more cpus). go test starts the packages in the
-# order given: the slowest first (SLOW, from the timing report), so that the longest (e2e, its
-# tests 4 at a time) is the critical path from the start and the others fill the other slot;
-# platform/vm, whose guests compute under TCG while they boot, comes after platform/docker: away
-# from e2e's own VM test, which e2e starts first (its guest agent timed out beside platform/vm
-# in the cold run of 2026-11-27), and not tenth, where by the package times at -p 2 it would
-# start about when e2e ends and its 7-10 minutes would be the suite's tail (issue 28);
-# internal/cgroup/v2test, two short TCG boots, after the other slow ones.
+# TEST_P packages run at once (go test -p; default 3). e2e holds one of them for most of the
+# run, and bounds its own tests (at most 4 at work, e2e/e2e_test.go); at 2 the other 58
+# packages ran one at a time beside it and for 11.5 minutes after it (cold, 2026-11-27 17:52);
+# at 4 (cold, 2026-11-27 04:58) a Cassandra start, a guest agent and a PostgreSQL data load
+# missed their time limits to the contention. go test starts the packages in the order given:
+# the slowest first (SLOW, from the timing report), so that the longest (e2e) is the critical
+# path from the start and the others fill the other slots; platform/vm, whose guests compute
+# under TCG while they boot, and internal/cgroup/v2test, two short TCG boots, wait for the
+# guest images, and platform/kubernetes, last, for the local cluster.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$PWD/bin/boxbench
@@ -77,11 +76,6 @@ ended() {
     return 1
   fi
 }
-# finish NAME: ended, exiting on failure; shows its output (all of it for the images, else the tail).
-finish() {
-  ended "$1" || exit 1
-  case $1 in images) cat "$logs/$1.log" ;; *) tail -1 "$logs/$1.log" ;; esac
-}
 
 # prepare NAME CMD...: CMD in the background (timed by its own phases), with NAME.pending in
 # $await until it ends and NAME.failed (its status and the end of its log) if it failed. The
@@ -109,38 +103,37 @@ else
   prepare local-cluster bash -c 'scripts/timed.sh test/kube-build bash scripts/kube-local.sh build &&
     scripts/timed.sh test/cluster-up bash scripts/kube-local.sh up'
 fi
-# The multi-node cluster's (scripts/kube-multi.sh sourced gives its functions only), at the
-# lowest priority: only e2e's TestKubernetesMultiNode needs them, and its `kube-multi.sh up`
-# waits on their build locks. They take the cpu the tests leave (most of the tests' time is
-# waiting) and are waited for after the tests.
-start coredns nice -n 19 bash -c 'source scripts/kube-multi.sh && build_coredns'
-start flannel nice -n 19 bash -c 'source scripts/kube-multi.sh && build_flannel'
+# The multi-node cluster's (scripts/kube-multi.sh sourced gives its functions only), below the
+# tests' priority: only e2e's TestKubernetesMultiNode needs them, and it waits for them.
+prepare coredns scripts/timed.sh test/coredns nice -n 10 bash -c 'source scripts/kube-multi.sh && build_coredns'
+prepare flannel scripts/timed.sh test/flannel nice -n 10 bash -c 'source scripts/kube-multi.sh && build_flannel'
 start images "$bin" images build
 # Only the guest images the tests boot (platform/vm, internal/cgroup/v2test and e2e boot Redis's);
 # `make vm-images` builds the others. At the tests' priority: platform/vm, third of the slow
 # packages, would hold one of go test's two slots while it waited for them.
 prepare guest-images scripts/timed.sh test/guest-images "$bin" images build --vm --dbms redis
-finish images
+ended images || exit 1
+cat "$logs/images.log"
 
 rc=0
 phase_begin test/go-test
 # -json for the report; scripts/timing prints what plain `go test ./...` would and keeps the
 # stream in out/test.json.
 set +e
-# platform/kubernetes after the other slow ones: it waits for the local cluster, whose build
-# runs below the tests' priority, and would hold a slot while it waited.
+# platform/kubernetes after the other slow ones: it waits for the local cluster, and would hold
+# a slot while it waited.
 SLOW=(./e2e ./platform/docker ./platform/vm ./platform/native ./cluster ./runner
       ./platform/swarm ./images/rootfs ./workload/ycsb ./internal/cgroup/v2test ./platform/kubernetes)
 # TEST_PKGS names fewer packages (the whole preparation still runs first).
 read -ra pkgs <<<"${TEST_PKGS:-${SLOW[*]} ./...}"
-BOXBENCH_CI=1 BOXBENCH_BIN=$bin BOXBENCH_AWAIT=$await go test -json -count=1 -timeout 55m -p "${TEST_P:-2}" \
+BOXBENCH_CI=1 BOXBENCH_BIN=$bin BOXBENCH_AWAIT=$await go test -json -count=1 -timeout 55m -p "${TEST_P:-3}" \
   "${pkgs[@]}" 2>&1 | bin/timing stream -raw out/test.json
 rc=${PIPESTATUS[0]}
 set -e
 phase_end test/go-test "$rc"
-# Both ended before the tests that waited for them ran (a failed one failed those tests too);
+# Each ended before the tests that waited for it ran (a failed one failed those tests too);
 # the cluster goes down even if its up failed half-way.
-for name in guest-images local-cluster; do
+for name in guest-images local-cluster coredns flannel; do
   ended "$name" || rc=1
 done
 if [ -n "${cluster_ours:-}" ]; then
@@ -149,7 +142,5 @@ if [ -n "${cluster_ours:-}" ]; then
   phase_end test/cluster-down
   cluster_ours=
 fi
-finish coredns
-finish flannel
 pids=()
 exit "$rc"

@@ -13,6 +13,8 @@ import (
 const (
 	LocalCluster = "local-cluster" // scripts/kube-local.sh's cluster: the Kubernetes build, then up
 	GuestImages  = "guest-images"  // Redis's guest images (boxbench images build --vm --dbms redis)
+	CoreDNS      = "coredns"       // the multi-node cluster's DNS (build_coredns of scripts/kube-multi.sh)
+	Flannel      = "flannel"       // its VXLAN CNI (build_flannel of scripts/kube-multi.sh)
 )
 
 // awaitBound is how long a test waits for one prerequisite: longer than its cold build on a
