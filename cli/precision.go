@@ -81,6 +81,9 @@ func (h hostPrecision) lines() []string {
 		if h.otherHost {
 			where = "another host (" + c.Host["cpu_model"] + ", " + c.Host["num_cpu"] + " cpus): not a forecast for this one"
 		}
+		if c.DBMS != "" {
+			design = c.DBMS + " " + c.Workload + ", " + design
+		}
 		out = append(out, fmt.Sprintf("last calibration: %s, %s, %s, on %s: A/A noise floor (95 %% CI half-width of the ratio) %s",
 			c.Experiment, c.CreatedAt, design, where, strings.Join(fl, "; ")))
 	}
@@ -115,6 +118,10 @@ func (h hostPrecision) forecast(e *spec.Experiment) []string {
 	}
 	if (e.Order == "duet") != h.cal.Duet {
 		out = append(out, "the calibration ran under another order than this spec: its noise may not be this design's")
+	}
+	if c := h.cal; c.DBMS != "" && (c.DBMS != e.DBMS || c.Workload != e.Workload.Type) {
+		out = append(out, fmt.Sprintf("the calibration measured %s (%s), this spec runs %s (%s): its noise may not be this spec's "+
+			"(calibrate with this spec's database and workload: examples/calibrate.yaml)", c.DBMS, c.Workload, e.DBMS, e.Workload.Type))
 	}
 	n := e.Repetitions.Min
 	out = append(out, fmt.Sprintf("at %d runs per cell (%s, from the floor at n = %d): detectable effect ≈ %.1f %% (α = 0.05, 80 %% power)",

@@ -45,6 +45,16 @@ func TestForecast(t *testing.T) {
 	if got := strings.Join(h.forecast(e), "\n"); !strings.Contains(got, "out of reach") {
 		t.Errorf("an unreachable target:\n%s", got)
 	}
+	// A calibration of another database or workload warns; one of this spec's does not.
+	e.Order, e.Pairing, e.DBMS, e.Workload.Type = "randomized", "rounds", "redis", "ycsb"
+	cal.DBMS, cal.Workload = "postgresql", "sysbench"
+	if got := strings.Join(h.forecast(e), "\n"); !strings.Contains(got, "the calibration measured postgresql (sysbench), this spec runs redis (ycsb)") {
+		t.Errorf("a Redis spec after a PostgreSQL calibration:\n%s", got)
+	}
+	cal.DBMS, cal.Workload = "redis", "ycsb"
+	if got := strings.Join(h.forecast(e), "\n"); strings.Contains(got, "the calibration measured") {
+		t.Errorf("a Redis spec after a Redis calibration:\n%s", got)
+	}
 	h.otherHost = true
 	if got := h.forecast(e); len(got) != 1 || !strings.Contains(got[0], "no forecast") {
 		t.Errorf("another host's calibration forecast: %v", got)

@@ -154,10 +154,16 @@ baseline: {neighbour: none}
 func TestAdaptiveRepetitions(t *testing.T) {
 	t.Parallel()
 	testenv.NeedCommands(t, "redis-server")
+	// The effect target under pairing: rounds, whose detectable effect is the paired one.
 	for _, target := range []string{"targetCIHalfWidth: 0.001%", "targetEffect: 0.001%"} {
 		t.Run(strings.Fields(target)[0], func(t *testing.T) {
 			parallel(t)
-			e := newEnv(t, spec{Name: "adaptive", Records: 2000, Reps: "{min: 2, max: 3, " + target + "}",
+			effect := strings.HasPrefix(target, "targetEffect")
+			order := "sequential"
+			if effect {
+				order = "randomized\npairing: rounds"
+			}
+			e := newEnv(t, spec{Name: "adaptive", Records: 2000, Reps: "{min: 2, max: 3, " + target + "}", Order: order,
 				Workload: "{type: ycsb, mix: read-heavy, threads: 2, duration: 1s, warmup: 1s}",
 				Matrix:   "  platform: [native]\n  storage: [bind, tmpfs]",
 				Extra:    "baseline: {platform: native, storage: bind}\nstorageOptions: {tmpfs: {size: 256MiB}}\n"})
@@ -169,6 +175,9 @@ func TestAdaptiveRepetitions(t *testing.T) {
 			}
 			if !bytes.Contains(b, []byte("adaptive repetitions:")) || !bytes.Contains(b, []byte("run 3 added")) {
 				t.Errorf("the report does not show the adaptive decisions:\n%s", b)
+			}
+			if effect && !bytes.Contains(b, []byte("paired detectable effect")) {
+				t.Errorf("the adaptive decisions under pairing: rounds do not give the paired detectable effect:\n%s", b)
 			}
 		})
 	}

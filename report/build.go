@@ -49,7 +49,7 @@ func Build(store *results.Store) (*Report, error) {
 	if r.Events, err = store.Events(); err != nil {
 		return nil, fmt.Errorf("report %s: events: %w", store.Path(), err)
 	}
-	r.Experiment.Pairing = exp.Pairing
+	r.Experiment.Pairing, r.Experiment.DBMS, r.Experiment.Workload = exp.Pairing, exp.DBMS, exp.Workload
 	r.compareCells(exp.EmulatedVerdicts, exp.Pairing)
 	r.keys()
 	r.less = func(a, b *Cell) int { return compareCells(a, b, r.Keys, exp.MatrixOrder) }
@@ -300,26 +300,16 @@ func duetPairs(base, c *Cell) [][2]float64 {
 // roundPairs pairs the ok runs of a cell with its baseline's by round (the repetition number:
 // runs of one round were interleaved in one randomised block), in round order.
 func roundPairs(base, c *Cell) [][2]float64 {
-	byRound := map[int]float64{}
-	for i, rep := range base.Reps {
-		byRound[rep] = base.Samples[i]
-	}
-	type pair struct {
-		round int
-		v     [2]float64
-	}
-	var ps []pair
+	return stats.PairByRound(byRep(base), byRep(c))
+}
+
+// byRep is a cell's ok runs' values by repetition.
+func byRep(c *Cell) map[int]float64 {
+	m := make(map[int]float64, len(c.Reps))
 	for i, rep := range c.Reps {
-		if bv, found := byRound[rep]; found {
-			ps = append(ps, pair{rep, [2]float64{bv, c.Samples[i]}})
-		}
+		m[rep] = c.Samples[i]
 	}
-	slices.SortFunc(ps, func(a, b pair) int { return cmp.Compare(a.round, b.round) })
-	out := make([][2]float64, len(ps))
-	for i, p := range ps {
-		out[i] = p.v
-	}
-	return out
+	return m
 }
 
 // keys lists the matrix keys in canonical order (spec.MatrixKeys, then unknown keys sorted)

@@ -68,6 +68,9 @@ type Experiment struct {
 	Version   string `json:"boxbench_version"`
 	// Pairing is how the comparisons were made (spec's pairing: none, rounds or duets).
 	Pairing string `json:"pairing,omitempty"`
+	// DBMS and Workload are the spec's database and its workload's type.
+	DBMS     string `json:"dbms,omitempty"`
+	Workload string `json:"workload,omitempty"`
 }
 
 // Cell is one point of the matrix and what its runs measured.

@@ -22,9 +22,13 @@ type StoredCalibration struct {
 	// Host is the recorded environment that identifies the host: cpu_model, num_cpu, kernel.
 	Host map[string]string `json:"host"`
 	// Duet says the calibration ran under order: duet (its paired floors are the duets').
-	Duet   bool          `json:"duet"`
-	Series string        `json:"series"`
-	Floors []StoredFloor `json:"floors"`
+	Duet bool `json:"duet"`
+	// DBMS and Workload are what the calibration measured (its spec's database and workload
+	// type): another database's noise is not this one's.
+	DBMS     string        `json:"dbms,omitempty"`
+	Workload string        `json:"workload,omitempty"`
+	Series   string        `json:"series"`
+	Floors   []StoredFloor `json:"floors"`
 }
 
 // StoredFloor is the median A/A noise floor (95 % CI half-width of the ratio, percent) at N
@@ -48,7 +52,7 @@ func (r *Report) Stored() (*StoredCalibration, bool) {
 	}
 	c := cals[0]
 	s := &StoredCalibration{Experiment: r.Experiment.ID, CreatedAt: r.Experiment.CreatedAt, Series: c.Series,
-		Host: map[string]string{}}
+		Host: map[string]string{}, DBMS: r.Experiment.DBMS, Workload: r.Experiment.Workload}
 	for _, k := range hostKeys {
 		s.Host[k] = r.Env[k]
 	}

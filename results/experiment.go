@@ -24,6 +24,7 @@ type Experiment struct {
 
 	// Read from Spec leniently: a spec this version no longer validates still yields what it
 	// says; an unreadable one the zero values.
+	DBMS, Workload   string              // the spec's dbms and its workload's type
 	Order            string              // the spec's order: "duet" pairs runs that ran together
 	Pairing          string              // the spec's pairing, defaulted by its order: none, rounds or duets
 	EmulatedVerdicts bool                // emulatedVerdicts: true (verdicts on emulated boxes)
@@ -72,6 +73,10 @@ func (s *Store) Experiment() (Experiment, error) {
 // own: its decoder's errors abort a decode, and must not take the scalars with them.
 func (e *Experiment) readSpec() {
 	var doc struct {
+		DBMS     string `yaml:"dbms"`
+		Workload struct {
+			Type string `yaml:"type"`
+		} `yaml:"workload"`
 		Order            string `yaml:"order"`
 		EmulatedVerdicts bool   `yaml:"emulatedVerdicts"`
 		SteadyState      string `yaml:"steadyState"`
@@ -81,7 +86,7 @@ func (e *Experiment) readSpec() {
 	var te *yaml.TypeError
 	if err := yaml.Unmarshal([]byte(e.Spec), &doc); err == nil || errors.As(err, &te) {
 		e.Order, e.EmulatedVerdicts, e.SteadyStateOff = doc.Order, doc.EmulatedVerdicts, doc.SteadyState == "off"
-		e.Pairing = doc.Pairing
+		e.Pairing, e.DBMS, e.Workload = doc.Pairing, doc.DBMS, doc.Workload.Type
 	}
 	if e.Pairing == "" {
 		e.Pairing = spec.DefaultPairing(e.Order)

@@ -16,6 +16,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -268,7 +269,9 @@ func (r *Runner) store1(ctx context.Context, run plan.Run, rec *results.RunRecor
 }
 
 // adaptive adds rounds of runs for the cells whose throughput interval is still wider than
-// the target, up to the maximum, recording each decision.
+// the target, or whose comparison with its baseline could not yet detect the target effect, up
+// to the maximum, recording each decision. The detectable effect is the one the report's verdict
+// is given with: paired by round under pairing: rounds, else unpaired.
 func (r *Runner) adaptive(ctx context.Context, done map[string]bool) error {
 	reps := r.cfg.Spec.Repetitions
 	if !reps.Adaptive() {
@@ -277,9 +280,15 @@ func (r *Runner) adaptive(ctx context.Context, done map[string]bool) error {
 	rule := stats.AdaptiveRule{Min: reps.Min, Max: reps.Max, TargetCIHalfWidth: float64(reps.TargetCIHalfWidth),
 		TargetEffect: float64(reps.TargetEffect)}
 	for rep := reps.Min + 1; rep <= reps.Max; rep++ {
-		samples, err := r.throughputs()
+		byRound, err := r.throughputs()
 		if err != nil {
 			return err
+		}
+		samples := map[string][]float64{}
+		for id, m := range byRound {
+			for _, rep := range slices.Sorted(maps.Keys(m)) {
+				samples[id] = append(samples[id], m[rep])
+			}
 		}
 		var need []*plan.Cell
 		added := map[*plan.Cell]bool{}
@@ -293,7 +302,11 @@ func (r *Runner) adaptive(ctx context.Context, done map[string]bool) error {
 		for _, c := range r.plan.Cells {
 			more, why := stats.NeedMore(samples[c.ID], rule)
 			if b := r.plan.Baseline[c]; b != nil && b != c {
-				more, why = stats.NeedMoreVs(samples[b.ID], samples[c.ID], rule)
+				if r.cfg.Spec.Pairing == "rounds" {
+					more, why = stats.NeedMorePaired(samples[c.ID], stats.PairByRound(byRound[b.ID], byRound[c.ID]), rule)
+				} else {
+					more, why = stats.NeedMoreVs(samples[b.ID], samples[c.ID], rule)
+				}
 				if more && len(samples[b.ID]) < rule.Max {
 					add(b, "its comparison with "+c.ID+" needs it: "+why) // the effect shrinks only with both
 				}
@@ -320,15 +333,19 @@ func (r *Runner) adaptive(ctx context.Context, done map[string]bool) error {
 	return nil
 }
 
-func (r *Runner) throughputs() (map[string][]float64, error) {
+// throughputs is each cell's throughput of its ok runs, by repetition (round).
+func (r *Runner) throughputs() (map[string]map[int]float64, error) {
 	rows, err := r.store.Runs()
 	if err != nil {
 		return nil, err
 	}
-	out := map[string][]float64{}
+	out := map[string]map[int]float64{}
 	for _, row := range rows {
 		if row.Status == "ok" && row.Throughput != nil {
-			out[row.CellID] = append(out[row.CellID], *row.Throughput)
+			if out[row.CellID] == nil {
+				out[row.CellID] = map[int]float64{}
+			}
+			out[row.CellID][row.Rep] = *row.Throughput
 		}
 	}
 	return out, nil

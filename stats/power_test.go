@@ -2,6 +2,8 @@ package stats
 
 import (
 	"math"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -73,5 +75,40 @@ func TestNeedMoreVs(t *testing.T) {
 	}
 	if more, _ := NeedMoreVs(full, full, rule); more {
 		t.Error("more runs asked beyond max")
+	}
+}
+
+// TestNeedMorePaired: a comparison whose runs drift together round by round meets the target
+// paired while the unpaired detectable effect, on the same runs, asks for more; a comparison
+// with fewer than 2 rounds in common asks for more; max ends it either way.
+func TestNeedMorePaired(t *testing.T) {
+	rule := AdaptiveRule{Min: 3, Max: 10, TargetEffect: 0.03}
+	base := map[int]float64{1: 100, 2: 80, 3: 120, 4: 90}
+	cand := map[int]float64{1: 101, 2: 80.5, 3: 121, 4: 90.6}
+	pairs := PairByRound(base, cand)
+	samples := []float64{cand[1], cand[2], cand[3], cand[4]}
+	if more, why := NeedMorePaired(samples, pairs, rule); more {
+		t.Errorf("ratios within 1 %% of each other do not meet a 3 %% target paired: %s", why)
+	} else if !strings.Contains(why, "paired detectable effect") {
+		t.Errorf("the reason does not say the effect is paired: %s", why)
+	}
+	if more, why := NeedMoreVs([]float64{base[1], base[2], base[3], base[4]}, samples, rule); !more {
+		t.Errorf("±15 %% drift unpaired meets a 3 %% target: %s", why)
+	}
+	if more, why := NeedMorePaired(samples, pairs[:1], rule); !more || !strings.Contains(why, "fewer than 2 rounds") {
+		t.Errorf("one round in common: more %v, %s", more, why)
+	}
+	full := make([]float64, 10)
+	if more, _ := NeedMorePaired(full, nil, rule); more {
+		t.Error("more runs asked beyond max")
+	}
+}
+
+// TestPairByRound: rounds in order, a round missing from either side dropped.
+func TestPairByRound(t *testing.T) {
+	got := PairByRound(map[int]float64{3: 30, 1: 10, 2: 20}, map[int]float64{2: 2, 3: 3, 4: 4})
+	want := [][2]float64{{20, 2}, {30, 3}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("PairByRound = %v, want %v", got, want)
 	}
 }

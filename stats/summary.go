@@ -231,17 +231,53 @@ func relHalfWidth(samples []float64) (rel float64, ok bool) {
 // TargetEffect. Both cells must be run again for the effect to shrink; the caller adds the
 // baseline's runs too.
 func NeedMoreVs(baseline, samples []float64, rule AdaptiveRule) (bool, string) {
+	return needEffect(samples, rule, "detectable effect", "fewer than 2 runs in a cell", func() (float64, bool) {
+		return DetectableEffect(Summarize(baseline), Summarize(samples), DefaultAlpha, DefaultPower)
+	})
+}
+
+// NeedMorePaired is NeedMoreVs for a comparison paired by round (a spec's pairing: rounds): the
+// detectable effect is the paired design's (PairedRatio's MDEPct, the one its verdict is given
+// with) over pairs, the (baseline, candidate) values of the rounds in which both ran ok
+// (PairByRound).
+func NeedMorePaired(samples []float64, pairs [][2]float64, rule AdaptiveRule) (bool, string) {
+	return needEffect(samples, rule, "paired detectable effect", "fewer than 2 rounds with both cells ok", func() (float64, bool) {
+		p, err := PairedRatio(pairs, true, DefaultAlpha, DefaultPower)
+		return p.MDEPct, err == nil
+	})
+}
+
+// needEffect is NeedMoreVs's and NeedMorePaired's decision, given how the comparison's
+// detectable effect is computed (effect; ok false while it cannot be, for the reason missing).
+func needEffect(samples []float64, rule AdaptiveRule, what, missing string, effect func() (float64, bool)) (bool, string) {
 	more, why := NeedMore(samples, rule)
 	if more || rule.TargetEffect == 0 || len(samples) >= rule.Max {
 		return more, why
 	}
-	mde, ok := DetectableEffect(Summarize(baseline), Summarize(samples), DefaultAlpha, DefaultPower)
+	mde, ok := effect()
 	target := fmt.Sprintf("target effect %.2f%%", rule.TargetEffect*100)
 	switch {
 	case !ok:
-		return true, fmt.Sprintf("n=%d: no detectable effect yet (fewer than 2 runs in a cell), %s", len(samples), target)
+		return true, fmt.Sprintf("n=%d: no %s yet (%s), %s", len(samples), what, missing, target)
 	case mde/100 > rule.TargetEffect:
-		return true, fmt.Sprintf("n=%d: detectable effect %.2f%% > %s", len(samples), mde, target)
+		return true, fmt.Sprintf("n=%d: %s %.2f%% > %s", len(samples), what, mde, target)
 	}
-	return false, fmt.Sprintf("n=%d: detectable effect %.2f%% <= %s", len(samples), mde, target)
+	return false, fmt.Sprintf("n=%d: %s %.2f%% <= %s", len(samples), what, mde, target)
+}
+
+// PairByRound pairs a candidate's values with its baseline's of the same round (the maps' keys:
+// round numbers), in round order; a round missing from either drops out.
+func PairByRound(baseline, candidate map[int]float64) [][2]float64 {
+	rounds := make([]int, 0, len(candidate))
+	for r := range candidate {
+		if _, ok := baseline[r]; ok {
+			rounds = append(rounds, r)
+		}
+	}
+	slices.Sort(rounds)
+	out := make([][2]float64, len(rounds))
+	for i, r := range rounds {
+		out[i] = [2]float64{baseline[r], candidate[r]}
+	}
+	return out
 }

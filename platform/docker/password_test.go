@@ -21,7 +21,10 @@ func TestPasswordOnBridge(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			base, _ := databases.Get(name)
-			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			// Two starts of the database, Cassandra's JVM among them: beside the suite's builds
+			// and two other packages, its first start alone took over 4 minutes (cold CI,
+			// 2026-11-27 19:59). A bound against a hang, not a speed test.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			pw1, pw2 := dbms.NewPassword(), dbms.NewPassword()
 			r1 := e.request(dbms.WithPassword(base, pw1), "pw1-"+name, StorageBind, NetworkDirect)

@@ -34,7 +34,10 @@ func TestPassword(t *testing.T) {
 			base, _ := databases.Get(name)
 			testenv.NeedCommands(t, dbms.ServerBinary(base))
 			root := testenv.WorkRoot(t)
-			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			// Two starts of the database, Cassandra's JVM among them: beside the suite's builds
+			// and two other packages, its first start alone took over 4 minutes (cold CI,
+			// 2026-11-27 19:59). A bound against a hang, not a speed test.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			start := func(run, pw string, seed *platform.Snapshot) (platform.Box, dbms.DBMS) {
 				d := dbms.WithPassword(base, pw)
