@@ -286,8 +286,8 @@ func (r *Runner) adaptive(ctx context.Context, done map[string]bool) error {
 		}
 		samples := map[string][]float64{}
 		for id, m := range byRound {
-			for _, rep := range slices.Sorted(maps.Keys(m)) {
-				samples[id] = append(samples[id], m[rep])
+			for _, round := range slices.Sorted(maps.Keys(m)) {
+				samples[id] = append(samples[id], m[round])
 			}
 		}
 		var need []*plan.Cell

@@ -31,9 +31,10 @@ need_gcc() {
 
 # Below the chain the tests start behind (setup, `make build`, the images): the tests no longer
 # wait for these builds, only the tests that use a cluster do (testenv.Await), so they take what
-# that chain and the tests leave. At the tests' priority the Kubernetes build was no faster, the
-# cpus being saturated either way (27:11 against 27:07 at nice 10, cold runs of 2026-11-27 19:59
-# and 17:52), and it slowed `build/boxbench` from 6:18 to 10:24, the tests' start with it.
+# that chain and the tests leave. Cold on 2 cpus the total did not depend on it (docs/ci.md): at
+# nice 0 the Kubernetes build ended at +27 and the tests started at +12:51 (2026-11-27 19:59,
+# 45:59); at nice 10 it ended at +37 and the tests started at +10:43 (21:00, 45:58) — the cpus
+# are saturated until the builds end, and the run's 75 cpu-minutes are what bound it.
 pids=()
 nice -n 10 scripts/timed.sh build/coredns bash -c 'source scripts/kube-multi.sh && build_coredns' &
 pids+=("$!")
