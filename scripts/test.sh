@@ -110,7 +110,7 @@ prepare flannel scripts/timed.sh test/flannel nice -n 10 bash -c 'source scripts
 start images "$bin" images build
 # Only the guest images the tests boot (platform/vm, internal/cgroup/v2test and e2e boot Redis's);
 # `make vm-images` builds the others. At the tests' priority: platform/vm, third of the slow
-# packages, would hold one of go test's two slots while it waited for them.
+# packages, holds one of go test's slots while it waits for them.
 prepare guest-images scripts/timed.sh test/guest-images "$bin" images build --vm --dbms redis
 ended images || exit 1
 cat "$logs/images.log"
