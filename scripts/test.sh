@@ -37,7 +37,13 @@ fi
 logs=$PWD/out/test-logs
 mkdir -p "$logs"
 rm -f out/test.json
-go build -o bin/timing ./scripts/timing
+# Without cgo, as `make build` (and scripts/builds.sh's early compile) has it: with go's default
+# (cgo on when gcc is there) every package that imports net or os/user, and every one above it,
+# compiles a second time — 190 cpu-seconds of a cold run's compile (2026-11-27: the test
+# packages after `make build`'s, 334 cpu-s with cgo, 143 without). No test needs cgo. Only for
+# boxbench's own: the clusters' builds below choose theirs.
+nocgo() { CGO_ENABLED=0 "$@"; }
+nocgo go build -o bin/timing ./scripts/timing
 
 pids=()
 report() {
@@ -126,7 +132,7 @@ SLOW=(./e2e ./platform/docker ./platform/vm ./platform/native ./cluster ./runner
       ./platform/swarm ./images/rootfs ./workload/ycsb ./internal/cgroup/v2test ./platform/kubernetes)
 # TEST_PKGS names fewer packages (the whole preparation still runs first).
 read -ra pkgs <<<"${TEST_PKGS:-${SLOW[*]} ./...}"
-BOXBENCH_CI=1 BOXBENCH_BIN=$bin BOXBENCH_AWAIT=$await go test -json -count=1 -timeout 55m -p "${TEST_P:-3}" \
+BOXBENCH_CI=1 BOXBENCH_BIN=$bin BOXBENCH_AWAIT=$await nocgo go test -json -count=1 -timeout 55m -p "${TEST_P:-3}" \
   "${pkgs[@]}" 2>&1 | bin/timing stream -raw out/test.json
 rc=${PIPESTATUS[0]}
 set -e

@@ -20,7 +20,7 @@ type Report struct {
 // every package's wall time (the test binary's run, slowest first), then the tests slower than
 // r.Slow. Every figure is wall-clock time of one run (n = 1), in seconds or minutes as shown.
 func (r Report) Write(w io.Writer) {
-	fmt.Fprintln(w, "== where the time went (wall clock, one run; phases overlap when they ran in parallel) ==")
+	fmt.Fprintln(w, "== where the time went (wall clock and cpu time, one run; phases overlap when they ran in parallel) ==")
 	if len(r.Phases) == 0 {
 		fmt.Fprintln(w, "no phases recorded")
 	} else {
@@ -34,16 +34,21 @@ func (r Report) Write(w io.Writer) {
 				last = p.End()
 			}
 		}
-		fmt.Fprintf(w, "%-*s  %8s  %9s  %s\n", width, "phase", "start", "wall", "status")
+		fmt.Fprintf(w, "%-*s  %8s  %9s  %9s  %s\n", width, "phase", "start", "wall", "cpu", "status")
 		for _, p := range ph {
 			status := "ok"
 			if p.Exit != 0 {
 				status = fmt.Sprintf("FAILED (exit %d)", p.Exit)
 			}
-			fmt.Fprintf(w, "%-*s  %8s  %9s  %s\n", width, p.Name, "+"+clock(p.Start.Sub(first)), clock(p.Wall), status)
+			cpu := "-"
+			if p.CPU >= 0 {
+				cpu = clock(p.CPU)
+			}
+			fmt.Fprintf(w, "%-*s  %8s  %9s  %9s  %s\n", width, p.Name, "+"+clock(p.Start.Sub(first)), clock(p.Wall), cpu, status)
 		}
-		fmt.Fprintf(w, "%-*s  %8s  %9s  (first start %s UTC to last end)\n", width, "all phases", "", clock(last.Sub(first)),
+		fmt.Fprintf(w, "%-*s  %8s  %9s  %9s  (first start %s UTC to last end)\n", width, "all phases", "", clock(last.Sub(first)), "",
 			first.UTC().Format("2006-01-02 15:04:05"))
+		fmt.Fprintln(w, "(cpu: user + system time of the processes a phase waited for, not of daemons' or containers'; a phase's includes those it waited for)")
 	}
 	var pkgs, slow []Result
 	for _, res := range r.Results {

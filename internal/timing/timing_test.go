@@ -96,7 +96,8 @@ func TestStreamCutShort(t *testing.T) {
 func TestParsePhases(t *testing.T) {
 	log := "# timing log of a run\n" +
 		"1764201600.25\t12.5\t0\tsetup/apt\n" +
-		"1764201600.5\t300\t0\tsetup/runsc\n" +
+		"1764201600.5\t300\t0\tsetup/runsc\t412.5\n" +
+		"1764201600.5\t300\t0\tsetup/x\tnot-seconds\n" +
 		"garbage\n" +
 		"1764201900\t2.0\t1\ttest/images\n" +
 		"1764201950\t1" // torn by a kill
@@ -104,7 +105,7 @@ func TestParsePhases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ph) != 3 || skipped != 2 {
+	if len(ph) != 3 || skipped != 3 {
 		t.Fatalf("%d phases, %d skipped: %+v", len(ph), skipped, ph)
 	}
 	if ph[0].Name != "setup/apt" || ph[0].Wall != 12500*time.Millisecond || ph[0].Start.UnixMilli() != 1764201600250 {
@@ -113,15 +114,18 @@ func TestParsePhases(t *testing.T) {
 	if ph[2].Exit != 1 {
 		t.Errorf("a failed phase reads as exit %d", ph[2].Exit)
 	}
+	if ph[0].CPU >= 0 || ph[1].CPU != 412500*time.Millisecond {
+		t.Errorf("cpu: a four-field line reads as %v (want unrecorded), a five-field one as %v", ph[0].CPU, ph[1].CPU)
+	}
 }
 
 func TestReportOrdersAndMarks(t *testing.T) {
 	t0 := time.Unix(1764201600, 0)
 	rep := Report{
 		Phases: []Phase{
-			{Name: "test/kube-build", Start: t0.Add(5 * time.Minute), Wall: 9 * time.Minute},
-			{Name: "setup/apt", Start: t0, Wall: 150 * time.Second},
-			{Name: "test/images", Start: t0.Add(5 * time.Minute), Wall: 4 * time.Minute, Exit: 1},
+			{Name: "test/kube-build", Start: t0.Add(5 * time.Minute), Wall: 9 * time.Minute, CPU: 17 * time.Minute},
+			{Name: "setup/apt", Start: t0, Wall: 150 * time.Second, CPU: -1},
+			{Name: "test/images", Start: t0.Add(5 * time.Minute), Wall: 4 * time.Minute, Exit: 1, CPU: 90 * time.Second},
 		},
 		Results: []Result{
 			{Package: "m/e2e", Action: "fail", Elapsed: 40 * time.Minute},
@@ -137,8 +141,9 @@ func TestReportOrdersAndMarks(t *testing.T) {
 	rep.Write(&b)
 	got := b.String()
 	for _, want := range []string{
-		"setup/apt           +0.0s      2m30s  ok\n",
-		"test/images        +5m00s      4m00s  FAILED (exit 1)\n",
+		"setup/apt           +0.0s      2m30s          -  ok\n",
+		"test/images        +5m00s      4m00s      90.0s  FAILED (exit 1)\n",
+		"test/kube-build    +5m00s      9m00s     17m00s  ok\n",
 		"all phases                    14m00s",
 		"  e2e       40m00s  FAIL\n  stats       2.0s\n",
 		"  e2e TestFault      25.0s\n",
