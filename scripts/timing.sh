@@ -16,12 +16,20 @@ BOXBENCH_TIMING_LOG=${BOXBENCH_TIMING_LOG:-$(cd "$(dirname "${BASH_SOURCE[0]}")/
 export BOXBENCH_TIMING_LOG
 declare -A _timing_start=() _timing_cpu=()
 
+# timing_new WHO: begin a new log, with the host it ran on.
+timing_new() {
+  mkdir -p "$(dirname "$BOXBENCH_TIMING_LOG")"
+  printf '# timing log begun by %s at %s; %s vCPUs, %s\n' "$1" "$(date -u '+%F %T UTC')" "$(nproc)" \
+    "$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)" >"$BOXBENCH_TIMING_LOG"
+}
+
 # _children_cpu: the user + system seconds of this shell's reaped children so far (fields 16
 # and 17 of /proc/$$/stat, in clock ticks; $$ is this shell in a command substitution too).
 _children_cpu() {
   awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f", ($14 + $15) / hz }' "/proc/$$/stat"
 }
 
+# phase_begin NAME / phase_end NAME [EXIT_STATUS]: time a stretch of the calling script.
 phase_begin() { _timing_start[$1]=$EPOCHREALTIME; _timing_cpu[$1]=$(_children_cpu); }
 phase_end() {
   local start=${_timing_start[$1]:-} end=$EPOCHREALTIME cpu
