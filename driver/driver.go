@@ -87,3 +87,17 @@ var ErrNotFound = errors.New("record not found")
 
 // ErrUnsupported is returned for an operation the database binding cannot perform.
 var ErrUnsupported = errors.New("operation not supported by this database binding")
+
+// RetryableWrite is implemented by a database's answer that a write is not known to have been
+// applied only because the database was slow or short of replicas (Cassandra's write timeout,
+// unavailable, overloaded): the same write, an idempotent insert of the load, may be sent again.
+// The measured phase never retries (such an error counts, by its kind).
+type RetryableWrite interface {
+	RetryableWrite() bool
+}
+
+// IsRetryableWrite says whether err, or an error it wraps, is a RetryableWrite that says so.
+func IsRetryableWrite(err error) bool {
+	var r RetryableWrite
+	return errors.As(err, &r) && r.RetryableWrite()
+}

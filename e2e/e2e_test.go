@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/boxbench/boxbench/internal/testenv"
@@ -36,14 +38,72 @@ const goParallel = "64"
 // while its subtests wait for one could leave none). It waits for the suite's preparations the
 // test needs (testenv.Await), then for a working slot, held until the test and its cleanups
 // end. A test that takes a lock (testenv.Hold) takes it after its slot.
+// A test called parallel by mistake when it has parallel subtests fails at once, naming both,
+// instead of risking the suite's deadlock.
 func parallel(t *testing.T, prerequisites ...string) {
 	t.Helper()
+	if a := slots.ancestor(t.Name()); a != "" {
+		t.Fatalf("%s calls parallel while its parent %s holds a working slot: a test with parallel subtests calls t.Parallel, not parallel", t.Name(), a)
+	}
 	t.Parallel()
 	for _, p := range prerequisites {
 		testenv.Await(t, p)
 	}
 	working <- struct{}{}
-	t.Cleanup(func() { <-working })
+	slots.hold(t.Name())
+	t.Cleanup(func() {
+		slots.release(t.Name())
+		<-working
+	})
+}
+
+// slots names the tests holding a working slot.
+var slots = holders{names: map[string]bool{}}
+
+type holders struct {
+	mu    sync.Mutex
+	names map[string]bool
+}
+
+func (h *holders) hold(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.names[name] = true
+}
+
+func (h *holders) release(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.names, name)
+}
+
+// ancestor is the holder that test name is a subtest of, or "".
+func (h *holders) ancestor(name string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for n := range h.names {
+		if strings.HasPrefix(name, n+"/") {
+			return n
+		}
+	}
+	return ""
+}
+
+func TestSlotAncestor(t *testing.T) {
+	h := holders{names: map[string]bool{}}
+	h.hold("TestA")
+	h.hold("TestB/sub")
+	for name, want := range map[string]string{
+		"TestA/x": "TestA", "TestA/x/y": "TestA", "TestAB/x": "", "TestA": "", "TestB/sub/z": "TestB/sub", "TestB/other": "",
+	} {
+		if got := h.ancestor(name); got != want {
+			t.Errorf("ancestor(%q) = %q, want %q", name, got, want)
+		}
+	}
+	h.release("TestA")
+	if got := h.ancestor("TestA/x"); got != "" {
+		t.Errorf("after release, ancestor = %q", got)
+	}
 }
 
 func TestMain(m *testing.M) {

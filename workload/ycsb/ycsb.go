@@ -180,16 +180,38 @@ func (w *Workload) insertBatch(ctx context.Context, db driver.DB, keys, fields [
 	rctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	var err error
-	if len(keys) == 1 {
-		err = db.Insert(rctx, keys[0], fields, vals[0])
-	} else {
-		err = db.BatchInsert(rctx, keys, fields, vals)
+	for attempt := 1; ; attempt++ {
+		if len(keys) == 1 {
+			err = db.Insert(rctx, keys[0], fields, vals[0])
+		} else {
+			err = db.BatchInsert(rctx, keys, fields, vals)
+		}
+		if err == nil || !driver.IsRetryableWrite(err) || rctx.Err() != nil {
+			break
+		}
+		if attempt == loadAttempts {
+			return fmt.Errorf("%w (the database's answer to %d attempts, %s apart at first)", err, attempt, loadBackoff)
+		}
+		select {
+		case <-rctx.Done():
+		case <-time.After(loadBackoff << (attempt - 1)):
+		}
 	}
 	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
 		return fmt.Errorf("the request stalled: no reply within %s (the run's window, at least %s): %w", limit, minRequestLimit, err)
 	}
 	return err
 }
+
+// A load write the database answered with a retryable error (driver.RetryableWrite: a
+// Cassandra coordinator whose replicas did not answer within its write timeout, on a host busy
+// with a just-started JVM) is sent again, up to loadAttempts times in all, after loadBackoff,
+// then twice that, and so on: the load only has to put the records in, and one slow write
+// failed whole runs (e2e, 2026-11-27 23:51, both cells).
+const (
+	loadAttempts = 5
+	loadBackoff  = 500 * time.Millisecond
+)
 
 // Run drives the workload for Warmup + Duration (or until OperationCount measured operations)
 // and returns what it measured. On cancellation it returns the partial result with the error.

@@ -63,6 +63,11 @@ func (e *Error) Temporary() bool {
 	return e.Timeout() || e.Code == CodeUnavailable || e.Code == CodeOverloaded
 }
 
+// RetryableWrite says the write may be sent again (driver.RetryableWrite): Cassandra's writes
+// are upserts, and a timeout, an unavailable or an overloaded coordinator leave it unapplied or
+// applied in full.
+func (e *Error) RetryableWrite() bool { return e.Temporary() }
+
 // ParseError decodes an ERROR body (allocates: an error is off the hot path).
 func ParseError(body []byte) *Error {
 	r := Reader{B: body}
