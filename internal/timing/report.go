@@ -18,7 +18,8 @@ type Report struct {
 
 // Write prints the phases in the order they started with their offset from the first, then
 // every package's wall time (the test binary's run, slowest first), then the tests slower than
-// r.Slow. Every figure is wall-clock time of one run (n = 1), in seconds or minutes as shown.
+// r.Slow. Every figure is wall-clock time of one run (n = 1), in seconds or minutes as shown, but
+// the phases' cpu column: the cpu time of the processes each phase waited for.
 func (r Report) Write(w io.Writer) {
 	fmt.Fprintln(w, "== where the time went (wall clock and cpu time, one run; phases overlap when they ran in parallel) ==")
 	if len(r.Phases) == 0 {
@@ -48,7 +49,7 @@ func (r Report) Write(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%-*s  %8s  %9s  %9s  (first start %s UTC to last end)\n", width, "all phases", "", clock(last.Sub(first)), "",
 			first.UTC().Format("2006-01-02 15:04:05"))
-		fmt.Fprintln(w, "(cpu: user + system time of the processes a phase waited for, not of daemons' or containers'; a phase's includes those it waited for)")
+		fmt.Fprintln(w, "(cpu: user + system time of the processes each phase waited for — compilers, test binaries, QEMU — not of daemons or containers; setup/total includes setup's phases)")
 	}
 	var pkgs, slow []Result
 	for _, res := range r.Results {
