@@ -42,8 +42,7 @@ rm -f out/test.json
 # compiles a second time — 190 cpu-seconds of a cold run's compile (2026-11-27: the test
 # packages after `make build`'s, 334 cpu-s with cgo, 143 without). No test needs cgo. Only for
 # boxbench's own: the clusters' builds below choose theirs.
-nocgo() { CGO_ENABLED=0 "$@"; }
-nocgo go build -o bin/timing ./scripts/timing
+CGO_ENABLED=0 go build -o bin/timing ./scripts/timing
 
 pids=()
 report() {
@@ -132,7 +131,7 @@ SLOW=(./e2e ./platform/docker ./platform/vm ./platform/native ./cluster ./runner
       ./platform/swarm ./images/rootfs ./workload/ycsb ./internal/cgroup/v2test ./platform/kubernetes)
 # TEST_PKGS names fewer packages (the whole preparation still runs first).
 read -ra pkgs <<<"${TEST_PKGS:-${SLOW[*]} ./...}"
-BOXBENCH_CI=1 BOXBENCH_BIN=$bin BOXBENCH_AWAIT=$await nocgo go test -json -count=1 -timeout 55m -p "${TEST_P:-3}" \
+BOXBENCH_CI=1 BOXBENCH_BIN=$bin BOXBENCH_AWAIT=$await CGO_ENABLED=0 go test -json -count=1 -timeout 55m -p "${TEST_P:-3}" \
   "${pkgs[@]}" 2>&1 | bin/timing stream -raw out/test.json
 rc=${PIPESTATUS[0]}
 set -e

@@ -195,7 +195,9 @@ func (w *Workload) insertBatch(ctx context.Context, db driver.DB, keys, fields [
 		select {
 		case <-rctx.Done():
 		case <-time.After(loadBackoff << (attempt - 1)):
+			continue
 		}
+		break // the request's time ran out while it waited: no attempt with a dead context
 	}
 	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
 		return fmt.Errorf("the request stalled: no reply within %s (the run's window, at least %s): %w", limit, minRequestLimit, err)
