@@ -334,20 +334,29 @@ func CQLCluster(ep driver.Endpoint, c Credentials) *gocql.ClusterConfig {
 	return cl
 }
 
+// CQLSession opens a gocql session on CQLCluster(ep, c) whose connection startup (the
+// handshake and the password's bcrypt check) and queries may take until ctx's deadline rather
+// than CQLCluster's 5 and 10 s: a JVM on a loaded host, or on an emulated CPU, can take longer
+// than that to answer a new connection while it is otherwise healthy. Without a deadline the
+// session keeps CQLCluster's timeouts. The caller closes the session.
+func CQLSession(ctx context.Context, ep driver.Endpoint, c Credentials) (*gocql.Session, error) {
+	cl := CQLCluster(ep, c)
+	if dl, ok := ctx.Deadline(); ok {
+		cl.ConnectTimeout = max(time.Until(dl), time.Millisecond)
+		cl.Timeout = cl.ConnectTimeout
+	}
+	return cl.CreateSession()
+}
+
 // Ready reads the node's release version over CQL with the client's credentials: the native
 // transport is open, so the launcher has set the role.
 func (Cassandra) Ready(ctx context.Context, ep driver.Endpoint, c Credentials) error {
 	if ep.Unix != "" {
 		return fmt.Errorf("cassandra has no unix socket")
 	}
-	cl := CQLCluster(ep, c)
-	if dl, ok := ctx.Deadline(); ok {
-		// The caller's deadline is the probe's time: short natively, long on an emulated CPU,
-		// where the connection's bcrypt check alone takes seconds.
-		cl.ConnectTimeout = max(time.Until(dl), time.Millisecond)
-		cl.Timeout = cl.ConnectTimeout
-	}
-	s, err := cl.CreateSession()
+	// The caller's deadline is the probe's time: short natively, long on an emulated CPU,
+	// where the connection's bcrypt check alone takes seconds.
+	s, err := CQLSession(ctx, ep, c)
 	if err != nil {
 		return fmt.Errorf("cassandra: %w", err)
 	}

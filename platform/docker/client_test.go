@@ -69,7 +69,7 @@ func dial(ctx context.Context, d dbms.DBMS, ep driver.Endpoint) (kv, error) {
 		}
 		return etcdKV{c}, nil
 	case "cassandra":
-		s, err := dbms.CQLCluster(ep, d.Client()).CreateSession()
+		s, err := dbms.CQLSession(ctx, ep, d.Client())
 		if err != nil {
 			return nil, err
 		}

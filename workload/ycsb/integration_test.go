@@ -213,7 +213,7 @@ func countRecords(t *testing.T, ctx context.Context, name string, tg workload.Ta
 		}
 	case "cassandra":
 		var s *gocql.Session
-		if s, err = dbms.CQLCluster(tg.Endpoint, dbms.Credentials{}).CreateSession(); err == nil {
+		if s, err = dbms.CQLSession(ctx, tg.Endpoint, dbms.Credentials{}); err == nil {
 			defer s.Close()
 			err = s.Query("SELECT count(*) FROM "+tg.Database+".usertable").ScanContext(ctx, &n)
 		}
