@@ -46,6 +46,9 @@ func Check(p platform.Platform, d dbms.DBMS, network string, t dbms.Topology) er
 // readyPoll is the pause between two questions to the cluster about its members.
 const readyPoll = 200 * time.Millisecond
 
+// firstProbe and maxProbe bound one question of waitCluster's.
+const firstProbe, maxProbe = 5 * time.Second, time.Minute
+
 // Provision starts t.Nodes nodes of r.DBMS (which carries the run's password) on platform p
 // and returns them as one Box once every node is ready and the cluster says all members are
 // up. r is the request a single box would get: its Run and WorkDir name the cluster, each node
@@ -131,18 +134,23 @@ func Provision(ctx context.Context, p platform.Platform, r platform.Request, t d
 }
 
 // waitCluster asks the cluster about its members until it says all are up, ctx ends or
-// platform.ReadyTimeout passes.
+// platform.ReadyTimeout passes. Each question may take firstProbe, half as long again after
+// each answer that was not yet (up to maxProbe): a node that refuses costs nothing, and a
+// healthy node that answers slowly on a busy host (a JVM's new connection took more than 5 s
+// in CI) is given the time to answer rather than asked again and again too briefly.
 func waitCluster(ctx context.Context, c dbms.Clustered, t dbms.Topology, eps []driver.Endpoint, cred dbms.Credentials) (map[string]string, error) {
 	deadline := time.Now().Add(platform.ReadyTimeout)
+	probe := firstProbe
 	var last error
 	for time.Now().Before(deadline) {
-		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		qctx, cancel := context.WithTimeout(ctx, min(probe, max(time.Until(deadline), time.Millisecond)))
 		facts, err := c.ClusterReady(qctx, t, eps, cred)
 		cancel()
 		if err == nil {
 			return facts, nil
 		}
 		last = err
+		probe = min(probe*3/2, maxProbe)
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("%w (last answer: %v)", ctx.Err(), last)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/internal/resource"
@@ -160,5 +161,46 @@ func TestMerge(t *testing.T) {
 		if got := merge(tc.names, tc.msgs); got != tc.want {
 			t.Errorf("merge(%v, %v) = %q, want %q", tc.names, tc.msgs, got, tc.want)
 		}
+	}
+}
+
+// answerLate is a cluster that is not yet ready for its first n questions, and records how
+// long each question was given.
+type answerLate struct {
+	dbms.Clustered
+	n     int
+	given []time.Duration
+}
+
+func (a *answerLate) ClusterReady(ctx context.Context, _ dbms.Topology, _ []driver.Endpoint, _ dbms.Credentials) (map[string]string, error) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return nil, fmt.Errorf("a question without a deadline")
+	}
+	a.given = append(a.given, time.Until(dl))
+	if len(a.given) <= a.n {
+		return nil, fmt.Errorf("not yet")
+	}
+	return map[string]string{"ready": "yes"}, nil
+}
+
+// TestWaitClusterProbes: each question after an answer of not yet is given half as long again
+// as the one before, from firstProbe up to maxProbe, so that a healthy cluster that answers
+// slowly is eventually given the time to answer.
+func TestWaitClusterProbes(t *testing.T) {
+	a := &answerLate{n: 6}
+	facts, err := waitCluster(context.Background(), a, dbms.Topology{Nodes: 3}, nil, dbms.Credentials{})
+	if err != nil || facts["ready"] != "yes" {
+		t.Fatalf("waitCluster: %v %v", facts, err)
+	}
+	if len(a.given) != 7 {
+		t.Fatalf("%d questions, want 7", len(a.given))
+	}
+	want := firstProbe
+	for i, g := range a.given {
+		if g > want || g < want-time.Second {
+			t.Errorf("question %d was given %s, want %s", i+1, g, want)
+		}
+		want = min(want*3/2, maxProbe)
 	}
 }

@@ -71,8 +71,14 @@ func (Cassandra) StopSignal() syscall.Signal { return syscall.SIGTERM } // its s
 // launcher script, jars built by `make setup`.
 func (c Cassandra) Traits() Traits {
 	return Traits{Observer: c, Clustered: c, ServerBinary: cassandraJava, BuiltFiles: c.builtFiles(),
-		NoSocket: "CQL is TCP only"}
+		NoSocket: "CQL is TCP only", ReadyTimeout: cassandraReadyTimeout}
 }
+
+// cassandraReadyTimeout bounds a single server's wait for its CQL port, longer than the
+// platforms' default: its JVM starts in 20–30 s on an idle 2-vCPU host, but under a 1-cpu quota
+// beside a cold CI run's builds (load 20) it opened its port after 3 minutes and a few seconds
+// (2026-11-28). A bound against a hang; a server that exits is seen at once.
+const cassandraReadyTimeout = 6 * time.Minute
 
 // VersionCommand prints "Cassandra 5.0.5 on openjdk version "17.0.x" …".
 func (Cassandra) VersionCommand() []string {

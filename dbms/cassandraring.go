@@ -159,7 +159,7 @@ func (n cassandraNode) node() CassandraNode {
 // gets longer than a single server to open its CQL port.
 func (n cassandraNode) Traits() Traits {
 	t := n.Cassandra.Traits()
-	t.ReadyTimeout = 8 * time.Minute
+	t.ReadyTimeout = max(t.ReadyTimeout, 8*time.Minute)
 	return t
 }
 
@@ -227,11 +227,7 @@ type cassandraRingView struct {
 }
 
 func cassandraView(ctx context.Context, ep driver.Endpoint, c Credentials) (*cassandraRingView, error) {
-	cl := CQLCluster(driver.Endpoint{Host: ep.Host, Port: ep.Port}, c)
-	if dl, ok := ctx.Deadline(); ok {
-		cl.ConnectTimeout = min(cl.ConnectTimeout, max(time.Until(dl), time.Millisecond))
-	}
-	s, err := cl.CreateSession()
+	s, err := CQLSession(ctx, driver.Endpoint{Host: ep.Host, Port: ep.Port}, c)
 	if err != nil {
 		return nil, err
 	}

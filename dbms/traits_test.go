@@ -50,6 +50,9 @@ func TestSecuredNodes(t *testing.T) {
 	if got := ReadyTimeout(n, time.Minute); got != 8*time.Minute {
 		t.Errorf("a secured Cassandra node's ready timeout is %v, want 8m", got)
 	}
+	if got := ReadyTimeout(WithPassword(Cassandra{}, "pw"), time.Minute); got != cassandraReadyTimeout {
+		t.Errorf("a secured Cassandra server's ready timeout is %v, want %v", got, cassandraReadyTimeout)
+	}
 	if _, err := NodeOf(WithPassword(MariaDB{}, "pw"), Topology{Nodes: 2}, 0, peers); err == nil {
 		t.Error("MariaDB, which has no topology, gave a node")
 	}

@@ -66,7 +66,9 @@ func TestProvision(t *testing.T) {
 				testenv.NeedCommands(t, dbms.ServerBinary(d))
 				run := "r-" + st
 				work := filepath.Join(testenv.WorkRoot(t), "boxbench-"+run)
-				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+				// A bound against a hang, beyond the database's own readiness bound (Cassandra's
+				// JVM under this 1-cpu quota beside a cold CI run's builds took over 3 minutes).
+				ctx, cancel := context.WithTimeout(context.Background(), dbms.ReadyTimeout(d, platform.ReadyTimeout)+2*time.Minute)
 				defer cancel()
 				lim := resource.Limits{CPUs: 1, MemoryBytes: 512 << 20, CPUWeight: 200}
 				b, err := New().Provision(ctx, platform.Request{Experiment: exp, Run: run, WorkDir: work,

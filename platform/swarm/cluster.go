@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -24,7 +25,11 @@ import (
 // engine. boxbench initialises a single-node swarm when none is active and leaves it when its
 // last box is gone, but only a swarm it created itself: the marker file names the cluster it
 // created (written right after the init), and a swarm whose cluster id differs from the
-// marker's, or without a marker, is never left — also not by Cleanup.
+// marker's, or without a marker, is never left — also not by Cleanup. The marker is the
+// engine's (one file per engine ID): a run on another engine of the same host — a second
+// dockerd, the e2e tests' own — must neither take the marker for its engine's nor forget it
+// because its engine is in no swarm (it did: the swarm e2e's TestSwarm made was then kept, no
+// marker naming it, while a test's own dockerd's runs cleaned up; cold CI, 2026-11-28).
 //
 // One lock file serialises, across processes and goroutines, the steps that make the swarm's
 // use change: init plus the creation of a box's service (so that no release leaves the swarm
@@ -35,8 +40,10 @@ import (
 var StateDir = "/var/lib/boxbench"
 
 const (
-	markerFile = "swarm-created.json"
-	lockFile   = "swarm.lock"
+	// legacyMarkerFile is the one marker of a host before markers were the engines' (0.x):
+	// readMarker adopts it for the engine whose active swarm it names.
+	legacyMarkerFile = "swarm-created.json"
+	lockFile         = "swarm.lock"
 	// gwBridge is the bridge the engine makes for the outside connectivity of containers on
 	// overlay networks; it stays after the swarm is left.
 	gwBridge = "docker_gwbridge"
@@ -53,30 +60,61 @@ type marker struct {
 	GwBridge bool `json:"gwbridge_created"`
 }
 
-func markerPath() string { return filepath.Join(StateDir, markerFile) }
+// markerPath is the marker of the engine whose ID (docker info's) is engine; an ID's
+// characters other than letters and digits become '-' in the file name.
+func markerPath(engine string) string {
+	name := []byte(engine)
+	for i, c := range name {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			name[i] = '-'
+		}
+	}
+	if len(name) == 0 || len(name) > 128 {
+		name = []byte("unknown-engine")
+	}
+	return filepath.Join(StateDir, "swarm-created-"+string(name)+".json")
+}
 
-func readMarker() (*marker, error) {
-	b, err := os.ReadFile(markerPath())
+// readMarker is the marker of engine: its own file, or the host's legacy one when that names
+// active, the swarm the engine is in now (cluster ids are random: no other engine's swarm has
+// it), which it then becomes.
+func readMarker(engine, active string) (*marker, error) {
+	m, err := decodeMarker(markerPath(engine))
+	if err == nil || !errors.Is(err, fs.ErrNotExist) || active == "" {
+		return m, err
+	}
+	legacy := filepath.Join(StateDir, legacyMarkerFile)
+	if m, lerr := decodeMarker(legacy); lerr == nil && m.ClusterID == active {
+		if err := writeMarker(engine, *m); err != nil {
+			return nil, err
+		}
+		return m, os.Remove(legacy)
+	}
+	return nil, err
+}
+
+func decodeMarker(path string) (*marker, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var m marker
 	if err := json.Unmarshal(b, &m); err != nil || m.ClusterID == "" {
-		return nil, fmt.Errorf("swarm marker %s is not boxbench's: %v", markerPath(), err)
+		return nil, fmt.Errorf("swarm marker %s is not boxbench's: %v", path, err)
 	}
 	return &m, nil
 }
 
-func writeMarker(m marker) error {
+func writeMarker(engine string, m marker) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := markerPath() + ".tmp"
+	tmp := markerPath(engine) + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		return err
 	}
-	return os.Rename(tmp, markerPath())
+	return os.Rename(tmp, markerPath(engine))
 }
 
 // lockWait bounds a wait for the swarm lock whatever the caller's context: an interrupted
@@ -133,7 +171,7 @@ func (p *Platform) ensure(ctx context.Context) (state, error) {
 		if err != nil {
 			return state{}, err
 		}
-		m, _ := readMarker()
+		m, _ := readMarker(info.ID, id)
 		return state{NodeID: sw.NodeID, ClusterID: id, Created: m != nil && m.ClusterID == id}, nil
 	case swarm.LocalNodeStateInactive:
 		if p.multi {
@@ -169,7 +207,7 @@ func (p *Platform) ensure(ctx context.Context) (state, error) {
 	}
 	m := marker{ClusterID: id, NodeID: info.Swarm.NodeID, Listen: listen, Created: time.Now().UTC(),
 		GwBridge: cerrdefs.IsNotFound(gwErr)}
-	if err := writeMarker(m); err != nil {
+	if err := writeMarker(info.ID, m); err != nil {
 		// Without the marker the swarm would never be left: leave it now.
 		_ = p.engine.SwarmLeave(cctx, true)
 		return state{}, fmt.Errorf("record the swarm boxbench created: %w", err)
@@ -227,19 +265,22 @@ func (p *Platform) release(ctx context.Context, settle bool) ([]string, error) {
 		return nil, err
 	}
 	defer unlock()
-	m, err := readMarker()
-	if err != nil {
-		return nil, nil // no marker: not ours
+	if ms, _ := filepath.Glob(filepath.Join(StateDir, "swarm-created*.json")); len(ms) == 0 {
+		return nil, nil // no marker of any engine's: nothing of boxbench's to leave, no engine to ask
 	}
 	info, err := p.engine.Info(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("container engine: %w", err)
 	}
 	sw := info.Swarm
+	m, err := readMarker(info.ID, clusterID(sw))
+	if err != nil {
+		return nil, nil // no marker of this engine's: not ours
+	}
 	id := ""
 	if sw.LocalNodeState == swarm.LocalNodeStateActive {
 		if id, err = p.activeClusterID(ctx, sw); err != nil {
-			return nil, fmt.Errorf("%w; the swarm and boxbench's marker %s are left as they are", err, markerPath())
+			return nil, fmt.Errorf("%w; the swarm and boxbench's marker %s are left as they are", err, markerPath(info.ID))
 		}
 	}
 	if sw.LocalNodeState != swarm.LocalNodeStateActive || id != m.ClusterID {
@@ -248,7 +289,7 @@ func (p *Platform) release(ctx context.Context, settle bool) ([]string, error) {
 		// leave, unless a swarm is active again (whose bridge it now is).
 		p.log.Info("the swarm boxbench created is gone: forgetting its marker", "cluster", m.ClusterID,
 			"state", sw.LocalNodeState, "active cluster", id)
-		return p.forget(ctx, nil, m.GwBridge && sw.LocalNodeState == swarm.LocalNodeStateInactive)
+		return p.forget(ctx, info.ID, nil, m.GwBridge && sw.LocalNodeState == swarm.LocalNodeStateInactive)
 	}
 	svcs, err := p.engine.ServiceList(ctx, swarm.ServiceListOptions{})
 	if err != nil {
@@ -287,12 +328,12 @@ func (p *Platform) release(ctx context.Context, settle bool) ([]string, error) {
 		return nil, fmt.Errorf("leave the swarm boxbench created (cluster %s): %w", m.ClusterID, err)
 	}
 	p.log.Info("left the swarm boxbench created", "cluster", m.ClusterID)
-	return p.forget(ctx, []string{"swarm " + m.ClusterID + " (created by boxbench, left)"}, m.GwBridge)
+	return p.forget(ctx, info.ID, []string{"swarm " + m.ClusterID + " (created by boxbench, left)"}, m.GwBridge)
 }
 
-// forget removes the marker and, with bridge, the gateway bridge the swarm's init made, adding
+// forget removes engine's marker and, with bridge, the gateway bridge the swarm's init made, adding
 // what it removed to done.
-func (p *Platform) forget(ctx context.Context, done []string, bridge bool) ([]string, error) {
+func (p *Platform) forget(ctx context.Context, engine string, done []string, bridge bool) ([]string, error) {
 	var errs []error
 	if bridge {
 		if err := p.removeGwBridge(ctx); err != nil {
@@ -301,7 +342,7 @@ func (p *Platform) forget(ctx context.Context, done []string, bridge bool) ([]st
 			done = append(done, "network "+gwBridge+" (created with boxbench's swarm)")
 		}
 	}
-	return done, errors.Join(append(errs, os.Remove(markerPath()))...)
+	return done, errors.Join(append(errs, os.Remove(markerPath(engine)))...)
 }
 
 // removeGwBridge removes docker_gwbridge once no container is attached to it (the task

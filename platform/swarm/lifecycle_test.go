@@ -109,7 +109,7 @@ func TestForeignSwarm(t *testing.T) {
 	if info.Swarm.LocalNodeState != swarm.LocalNodeStateActive {
 		t.Error("boxbench left a swarm it did not create")
 	}
-	if _, err := readMarker(); err == nil {
+	if _, err := readMarker(info.ID, clusterID(info.Swarm)); err == nil {
 		t.Error("a marker names the test's swarm as boxbench's")
 	}
 	e.assertClean(t, exp)
@@ -250,7 +250,9 @@ func TestSwarmGone(t *testing.T) {
 		t.Errorf("teardown after the swarm was left: %v", err)
 	}
 	e.assertClean(t, exp)
-	if _, err := readMarker(); err == nil {
+	if info, err := e.engine.Info(ctx); err != nil {
+		t.Error(err)
+	} else if _, err := readMarker(info.ID, ""); err == nil {
 		t.Error("the marker still names the swarm that was left")
 	}
 	if _, err := e.engine.NetworkInspect(ctx, gwBridge, network.InspectOptions{}); !bridgeBefore && !cerrdefs.IsNotFound(err) {

@@ -63,7 +63,7 @@ func (p *Platform) Diagnose(ctx context.Context, dbs []dbms.DBMS) []platform.Fin
 	case swarm.LocalNodeStateInactive:
 		f.Detail = "inactive: boxbench initialises a single-node swarm on 127.0.0.1 for its boxes and leaves it afterwards"
 	case swarm.LocalNodeStateActive:
-		m, _ := readMarker()
+		m, _ := readMarker(info.ID, clusterID(sw))
 		who := "not created by boxbench: used, never left"
 		if m != nil && m.ClusterID == clusterID(sw) {
 			who = "created by boxbench at " + m.Created.Format(time.RFC3339) + " (left when its last box is gone)"

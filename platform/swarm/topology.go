@@ -82,8 +82,10 @@ func (p *Platform) ClusterNetwork(ctx context.Context, r platform.Request) (stri
 }
 
 // networkSettle bounds clusterNetworksSettled's wait. A cold CI run at load 15 (2026-11-27) found
-// the swarm kept after e2e's cluster experiments with 20 s here; why was not recorded (the e2e
-// test now prints what the engine held), so a loaded engine's slower removal is the guess.
+// the swarm kept after e2e's cluster experiments with 20 s here; why was not recorded, and a
+// loaded engine's slower removal was the guess. The same symptom recurred with 60 s (cold CI,
+// 2026-11-28: nothing on the swarm but ingress) while e2e's own dockerd's runs forgot the host
+// engine's marker, since one file per engine (markerPath); the wait stays, a bound.
 const networkSettle = 60 * time.Second
 
 // clusterNetworksSettled is clusterNetworks once it is 0, or after networkSettle: what release

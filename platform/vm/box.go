@@ -176,7 +176,7 @@ func (b *box) provision(ctx context.Context) error {
 	if err := b.applyAndRead(); err != nil {
 		return err
 	}
-	limit, probe := platform.ReadyTimeout, 2*time.Second
+	limit, probe := dbms.ReadyTimeout(r.DBMS, platform.ReadyTimeout), 2*time.Second
 	if b.accel.Emulated() {
 		// A JVM under TCG: Cassandra took over 3 minutes to open its port, and then an
 		// authenticated connection (a bcrypt check) more than the usual 2 s probe.
