@@ -40,7 +40,7 @@ import (
 var StateDir = "/var/lib/boxbench"
 
 const (
-	// legacyMarkerFile is the one marker of a host before markers were the engines' (0.x):
+	// legacyMarkerFile is the one marker of a host before markers were the engines':
 	// readMarker adopts it for the engine whose active swarm it names.
 	legacyMarkerFile = "swarm-created.json"
 	lockFile         = "swarm.lock"
