@@ -63,16 +63,16 @@ type marker struct {
 // markerPath is the marker of the engine whose ID (docker info's) is engine; an ID's
 // characters other than letters and digits become '-' in the file name.
 func markerPath(engine string) string {
-	name := []byte(engine)
-	for i, c := range name {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
-			name[i] = '-'
+	name := strings.Map(func(c rune) rune {
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+			return c
 		}
+		return '-'
+	}, engine)
+	if name == "" || len(name) > 128 {
+		name = "unknown-engine"
 	}
-	if len(name) == 0 || len(name) > 128 {
-		name = []byte("unknown-engine")
-	}
-	return filepath.Join(StateDir, "swarm-created-"+string(name)+".json")
+	return filepath.Join(StateDir, "swarm-created-"+name+".json")
 }
 
 // readMarker is the marker of engine: its own file, or the host's legacy one when that names
