@@ -150,14 +150,20 @@ func writePrecision(w io.Writer, h hostPrecision, e *spec.Experiment) {
 	}
 }
 
-// keepCalibration keeps a report's calibration under the work root as this host's last, for
-// plan and doctor, when the experiment ran on this host (a report of results copied from
-// another host says nothing about this one). Failing to keep it is said, not fatal.
-func (a *app) keepCalibration(r *report.Report) {
+// keepCalibration keeps the calibration of the experiment a run just measured under the work
+// root as this host's last, for plan and doctor, with the results file and experiment it came
+// from; only `run` calls it (no reading command writes host state: a report of results from
+// elsewhere must not become this host's forecast), and only when the experiment's recorded
+// host is this one. Failing to keep it is said, not fatal.
+func (a *app) keepCalibration(r *report.Report, resultsFile string) {
 	s, ok := r.Stored()
 	if !ok || !s.SameHost(hostenv.Capture()) {
 		return
 	}
+	if abs, err := filepath.Abs(resultsFile); err == nil {
+		resultsFile = abs
+	}
+	s.Results = resultsFile
 	if err := report.SaveCalibration(a.workRoot, s); err != nil {
 		fmt.Fprintf(a.stderr, "keeping the calibration for plan and doctor: %v\n", err)
 		return

@@ -71,7 +71,8 @@ func TestForecast(t *testing.T) {
 	}
 }
 
-// report keeps the calibration of an experiment run on this host, and only then.
+// run keeps the calibration of an experiment it ran on this host, and only then, naming the
+// results file it came from.
 func TestKeepCalibration(t *testing.T) {
 	cell := func(replica string, vals []float64) *report.Cell {
 		id := "replica=" + replica
@@ -93,15 +94,15 @@ func TestKeepCalibration(t *testing.T) {
 		Cells: []*report.Cell{cell("a", vals(0)), cell("b", vals(1))}}
 	var stderr bytes.Buffer
 	a := &app{stderr: &stderr, workRoot: t.TempDir()}
-	a.keepCalibration(rep)
+	a.keepCalibration(rep, "/srv/out/cal/results.db")
 	got, err := report.LoadCalibration(a.workRoot)
-	if err != nil || got == nil || got.Experiment != "cal-1" || len(got.Floors) != 1 || got.Floors[0].N != 4 {
+	if err != nil || got == nil || got.Experiment != "cal-1" || got.Results != "/srv/out/cal/results.db" || len(got.Floors) != 1 || got.Floors[0].N != 4 {
 		t.Fatalf("kept %+v %v (%s)", got, err, stderr.String())
 	}
 	// Another host's results reported here leave this host's calibration alone.
 	rep.Env = map[string]string{"cpu_model": "elsewhere"}
 	rep.Experiment.ID = "cal-2"
-	a.keepCalibration(rep)
+	a.keepCalibration(rep, "/srv/out/cal-2/results.db")
 	if got, _ := report.LoadCalibration(a.workRoot); got == nil || got.Experiment != "cal-1" {
 		t.Errorf("another host's calibration replaced this host's: %+v", got)
 	}

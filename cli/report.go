@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/boxbench/boxbench/compare"
+	"github.com/boxbench/boxbench/internal/ownfs"
 	"github.com/boxbench/boxbench/report"
 	"github.com/boxbench/boxbench/results"
 )
@@ -39,7 +40,7 @@ func (a *app) reportCmd() *cobra.Command {
 			if format == "csv" {
 				return report.WriteCSV(a.stdout, r)
 			}
-			a.keepCalibration(r)
+			// report reads: it keeps no calibration (the run that measured one keeps it).
 			if html != "" {
 				if err := writeHTML(html, r); err != nil {
 					return err
@@ -62,26 +63,34 @@ func (a *app) reportCmd() *cobra.Command {
 	return cmd
 }
 
+// writeHTML writes the HTML report to path: the directory as named, the file itself never
+// followed (a link or anything but a regular file at path is refused), written whole through
+// an exclusive temporary file beside it.
 func writeHTML(path string, r *report.Report) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	d, err := ownfs.OpenDir(filepath.Dir(path))
 	if err != nil {
-		return err
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--html %s: %w", path, err)}
 	}
-	err = report.WriteHTML(f, r)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp) // a full disk must not keep a partial report
-		return results.DiskFull(err, path)
-	}
-	return os.Rename(tmp, path)
+	defer d.Close()
+	return writeHTMLIn(d, filepath.Base(path), r)
 }
 
-// finalReport ends `run`: the HTML report beside the results, and the table on stdout.
-func (a *app) finalReport(dir string) error {
-	st, err := results.OpenExisting(dir)
+func writeHTMLIn(d *ownfs.Dir, name string, r *report.Report) error {
+	if what, err := d.NotRegular(name); err != nil || what != "" {
+		if err == nil {
+			err = fmt.Errorf("%s is %s, not a regular file; it was left as it is and no report was written (valid: a new file name, or a report to replace)", d.Join(name), what)
+		}
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	err := d.WriteAtomic(name, 0o644, func(f *os.File) error { return report.WriteHTML(f, r) })
+	// A full disk must not keep a partial report: WriteAtomic removed its temporary file.
+	return results.DiskFull(err, d.Join(name))
+}
+
+// finalReport ends `run`: the HTML report beside the results (in the directory the run still
+// holds), the table on stdout, and the calibration the run measured kept as this host's.
+func (a *app) finalReport(out *results.Out, experimentID string) error {
+	st, err := results.OpenExisting(out.Path())
 	if err != nil {
 		return err
 	}
@@ -90,11 +99,13 @@ func (a *app) finalReport(dir string) error {
 	if err != nil {
 		return err
 	}
-	a.keepCalibration(r)
-	html := filepath.Join(dir, "report.html")
-	if err := writeHTML(html, r); err != nil {
+	if r.Experiment.ID == experimentID {
+		a.keepCalibration(r, st.Path())
+	}
+	if err := writeHTMLIn(out.Dir, "report.html", r); err != nil {
 		return err
 	}
+	html := out.Dir.Join("report.html")
 	if !a.quiet {
 		if err := report.WriteText(a.stdout, r); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/boxbench/boxbench/builtin"
 	"github.com/boxbench/boxbench/internal/placement"
 	"github.com/boxbench/boxbench/plan"
+	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/runner"
 	"github.com/boxbench/boxbench/spec"
 )
@@ -172,8 +174,19 @@ func (a *app) runCmd() *cobra.Command {
 			if a.quiet {
 				progress = nil
 			}
+			// --out is claimed (checked, made, locked) before anything is written in it, and held
+			// until the report is written there.
+			claimed, err := results.Claim(out, e.Name)
+			if err != nil {
+				code := ExitUsage
+				if errors.Is(err, results.ErrInUse) {
+					code = ExitFailure
+				}
+				return &ExitError{Code: code, Err: err}
+			}
+			defer claimed.Close()
 			started() // from here a signal tears down what the runner made
-			sum, err := runner.Run(cmd.Context(), runner.Config{Spec: e, SpecText: text, OutDir: out,
+			sum, err := runner.Run(cmd.Context(), runner.Config{Spec: e, SpecText: text, OutDir: out, Out: claimed,
 				WorkRoot: a.workRoot, Resume: resume, UntilRound: untilRound, Platforms: ps, Workloads: builtin.Workload,
 				Neighbours: builtin.Neighbour, DBMS: builtin.DBMS,
 				Check: builtin.Checker(ps, true), Log: a.log, Progress: progress})
@@ -182,7 +195,7 @@ func (a *app) runCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.stdout, "experiment %s: %d ok, %d failed, %d cells skipped\nresults: %s\n",
 				sum.ExperimentID, sum.OK, sum.Failed, sum.Skipped, sum.ResultsFile)
-			if err := a.finalReport(out); err != nil {
+			if err := a.finalReport(claimed, sum.ExperimentID); err != nil {
 				return err
 			}
 			if sum.Failed > 0 {

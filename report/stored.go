@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/boxbench/boxbench/internal/ownfs"
 )
 
 // CalibrationFile is where the last calibration of this host is kept, under the work root
@@ -17,7 +19,10 @@ const CalibrationFile = "calibration.json"
 // StoredCalibration is the part of a calibration that forecasts other experiments on the
 // same host: the A/A noise floors by sample size, and which host they were taken on.
 type StoredCalibration struct {
+	// Experiment is the id of the experiment that measured it, Results its results file (the
+	// run that measured it kept it: docs/precision.md).
 	Experiment string `json:"experiment"`
+	Results    string `json:"results,omitempty"`
 	CreatedAt  string `json:"created_at"`
 	// Host is the recorded environment that identifies the host: cpu_model, num_cpu, kernel.
 	Host map[string]string `json:"host"`
@@ -81,21 +86,22 @@ func (s *StoredCalibration) SameHost(env map[string]string) bool {
 	return true
 }
 
-// SaveCalibration keeps s as the last calibration under dir (written whole, then renamed).
+// SaveCalibration keeps s as the last calibration under dir (written whole through an
+// exclusive temporary file, then renamed; never through a link at its name).
 func SaveCalibration(dir string, s *StoredCalibration) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	d, err := ownfs.MkdirAll(dir, 0o755)
+	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, CalibrationFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	defer d.Close()
+	return d.WriteAtomic(CalibrationFile, 0o644, func(f *os.File) error {
+		_, err := f.Write(append(b, '\n'))
 		return err
-	}
-	return os.Rename(tmp, path)
+	})
 }
 
 // LoadCalibration reads the last calibration kept under dir; nil without error when none is.

@@ -94,7 +94,7 @@ func TestClientCPUsStored(t *testing.T) {
 
 	// The schema-1 file (testdata/v1) with one run's env as an older release stored a pin.
 	dir := copyV1(t)
-	o, err := OpenExisting(dir)
+	o, err := Open(dir) // a writer: the test edits the file
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
+	"strings"
 )
 
 // Schema 1 kept what the report decides on as prose in the runs' facts; schema 2 has typed
@@ -22,24 +23,66 @@ var runColumnsV2 = []string{
 	`duet_round INTEGER NOT NULL DEFAULT 0`,
 }
 
-// backfillV2 derives schema 2's run columns from schema 1's facts: emulated was the fact
-// "emulated" = "true", the steady state the fact steady_state's wording (runner/precision.go
-// of schema 1), the duet the fact duet_pair, whose token starts with "r<round>-".
-const backfillV2 = `UPDATE runs SET
-  emulated = COALESCE(json_extract(facts, '$.emulated') = 'true', 0),
-  steady_state = CASE
-    WHEN ss LIKE 'off%' THEN 'off'
-    WHEN ss LIKE 'not applied: % measured intervals, MSER-% needs %' THEN 'too_short'
-    WHEN ss LIKE 'not applied: % measured intervals in batches of %' THEN 'no_minimum'
-    WHEN ss LIKE 'MSER-% would cut % intervals, not applied: %' THEN 'cut_failed'
-    WHEN ss LIKE 'MSER-%: steady from the start of the window, nothing cut' THEN 'steady'
-    WHEN ss LIKE 'MSER-%: the first % of the measured window cut as transient%' THEN 'cut'
-    ELSE '' END,
-  duet_pair = COALESCE(json_extract(facts, '$.duet_pair'), ''),
-  duet_round = CASE WHEN json_extract(facts, '$.duet_pair') LIKE 'r%-%'
+// v2Columns derive schema 2's run columns from schema 1's facts, as expressions on a runs
+// row: emulated was the fact "emulated" = "true", the steady state the fact steady_state's
+// wording (runner/precision.go of schema 1), the duet the fact duet_pair, whose token starts
+// with "r<round>-". migrate stores them; a read-only open of a schema 1 file reads them
+// through a temporary view (v2View) and changes nothing in the file.
+var v2Columns = [][2]string{
+	{"emulated", `COALESCE(json_extract(facts, '$.emulated') = 'true', 0)`},
+	{"steady_state", `CASE
+    WHEN ` + ss + ` LIKE 'off%' THEN 'off'
+    WHEN ` + ss + ` LIKE 'not applied: % measured intervals, MSER-% needs %' THEN 'too_short'
+    WHEN ` + ss + ` LIKE 'not applied: % measured intervals in batches of %' THEN 'no_minimum'
+    WHEN ` + ss + ` LIKE 'MSER-% would cut % intervals, not applied: %' THEN 'cut_failed'
+    WHEN ` + ss + ` LIKE 'MSER-%: steady from the start of the window, nothing cut' THEN 'steady'
+    WHEN ` + ss + ` LIKE 'MSER-%: the first % of the measured window cut as transient%' THEN 'cut'
+    ELSE '' END`},
+	{"duet_pair", `COALESCE(json_extract(facts, '$.duet_pair'), '')`},
+	{"duet_round", `CASE WHEN json_extract(facts, '$.duet_pair') LIKE 'r%-%'
     THEN CAST(substr(json_extract(facts, '$.duet_pair'), 2, instr(json_extract(facts, '$.duet_pair'), '-') - 2) AS INTEGER)
-    ELSE 0 END
-FROM (SELECT id AS sid, COALESCE(json_extract(facts, '$.steady_state'), '') AS ss FROM runs) WHERE id = sid`
+    ELSE 0 END`},
+}
+
+const ss = `COALESCE(json_extract(facts, '$.steady_state'), '')`
+
+// backfillV2 stores v2Columns in the runs of a migrated file.
+func backfillV2() string {
+	var set []string
+	for _, c := range v2Columns {
+		set = append(set, c[0]+" = "+c[1])
+	}
+	return "UPDATE runs SET " + strings.Join(set, ",\n  ")
+}
+
+// v2View is the temporary view that shows a schema 1 file's runs as schema 2's: it lives in
+// the connection's temp schema (memory), which SQLite searches before main.
+func v2View() string {
+	var cols []string
+	for _, c := range v2Columns {
+		cols = append(cols, c[1]+" AS "+c[0])
+	}
+	return "CREATE TEMP VIEW runs AS SELECT r.*, " + strings.Join(cols, ",\n  ") + " FROM main.runs AS r"
+}
+
+// hasV2Columns says whether the runs table has schema 2's columns.
+func hasV2Columns(db *sql.DB) (bool, error) {
+	rows, err := db.Query(`SELECT name FROM pragma_table_info('runs')`)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return false, err
+		}
+		if name == "emulated" {
+			return true, nil
+		}
+	}
+	return false, rows.Err()
+}
 
 func migrate(db *sql.DB) error {
 	tx, err := db.Begin()
@@ -57,7 +100,7 @@ func migrate(db *sql.DB) error {
 				return err
 			}
 		}
-		if _, err := tx.Exec(backfillV2); err != nil {
+		if _, err := tx.Exec(backfillV2()); err != nil {
 			return err
 		}
 	}

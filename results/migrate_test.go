@@ -6,17 +6,26 @@ import (
 	"testing"
 )
 
-// A file of schema 1 (testdata/v1, written by the release before schema 2) opens, migrates
-// once, and its runs get the typed values its facts said in prose.
+// A file of schema 1 (testdata/v1, written by the release before schema 2) is read as it is by
+// a read-only open (its runs get the typed values its facts said in prose, the file is not
+// changed), then migrated once by a writer's open; the second writer's open finds schema 2.
 func TestMigrateV1(t *testing.T) {
 	dir := copyV1(t)
-	for range 2 { // the second open finds schema 2 and changes nothing
-		s, err := OpenExisting(dir)
+	before, err := os.ReadFile(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		open, wantVersion := OpenExisting, "1"
+		if i > 0 {
+			open, wantVersion = Open, SchemaVersion
+		}
+		s, err := open(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v, _ := s.Meta("schema_version"); v != SchemaVersion {
-			t.Errorf("schema_version %q after opening, want %s", v, SchemaVersion)
+		if v, _ := s.Meta("schema_version"); v != wantVersion {
+			t.Errorf("open %d: schema_version %q after opening, want %s", i, v, wantVersion)
 		}
 		runs, err := s.Runs()
 		if err != nil {
@@ -46,7 +55,32 @@ func TestMigrateV1(t *testing.T) {
 			t.Fatalf("%d of the %d runs looked for are in the file", seen, len(want))
 		}
 		s.Close()
+		if i == 0 {
+			after, err := os.ReadFile(filepath.Join(dir, FileName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(after) != string(before) {
+				t.Error("a read-only open changed the schema 1 file")
+			}
+			if names := dirNames(t, dir); len(names) != 1 {
+				t.Errorf("a read-only open left %v beside the file", names)
+			}
+		}
 	}
+}
+
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
 }
 
 // copyV1 copies the schema-1 file (testdata/v1) into a temporary directory: opening migrates it.

@@ -11,12 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"time"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite": embedded, no cgo
 
+	"github.com/boxbench/boxbench/internal/ownfs"
 	"github.com/boxbench/boxbench/workload"
 )
 
@@ -61,45 +60,40 @@ CREATE TABLE IF NOT EXISTS events (
 type Store struct {
 	db   *sql.DB
 	path string
+	// dir is closed with the store when Open made it (OpenIn's belongs to its caller).
+	dir *ownfs.Dir
 }
 
-// Open opens (creating if needed) DIR/results.db. An existing file that is not a results file
-// of this schema version is refused (ErrForeign) before anything in it changes.
+// Open opens (creating if needed) DIR/results.db for writing, making DIR and its missing
+// parents without following a link (ownfs.MkdirAll). An existing file that is not a results
+// file of this schema version is refused (ErrForeign) before anything in it changes. A run
+// opens its claimed directory with OpenIn instead.
 func Open(dir string) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	path := filepath.Join(dir, FileName)
-	if err := checkExisting(path); err != nil {
-		return nil, err
-	}
-	// WAL and synchronous=FULL: a committed run survives a crash or a power cut.
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)")
+	d, err := ownfs.MkdirAll(dir, 0o755)
 	if err != nil {
 		return nil, err
 	}
-	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(schema); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
+	s, err := OpenIn(d)
+	if err != nil {
+		d.Close()
+		return nil, err
 	}
-	if err := migrate(db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open %s: migrate to results schema %s: %w", path, SchemaVersion, err)
-	}
-	return &Store{db: db, path: path}, nil
+	s.dir = d
+	return s, nil
 }
 
-// OpenExisting opens a results file that must exist (for reading commands).
-func OpenExisting(dir string) (*Store, error) {
-	if _, err := os.Stat(filepath.Join(dir, FileName)); err != nil {
-		return nil, fmt.Errorf("%s is not an experiment directory: no %s in it", dir, FileName)
-	}
-	return Open(dir)
-}
+// OpenExisting opens the results file in dir read-only, for reading commands: nothing in the
+// file or beside it is changed (OpenReadOnly).
+func OpenExisting(dir string) (*Store, error) { return OpenReadOnly(dir) }
 
 // Close closes the file.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	err := s.db.Close()
+	if s.dir != nil {
+		s.dir.Close()
+	}
+	return err
+}
 
 // Path is the results file's path.
 func (s *Store) Path() string { return s.path }

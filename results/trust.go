@@ -41,40 +41,37 @@ func (s *Store) ExperimentID() (string, error) {
 
 var ourTables = []string{"meta", "cells", "runs", "ops", "intervals", "series", "warnings", "events"}
 
-// checkExisting refuses an existing file at path that is not SQLite, holds tables of another
-// program, or was written with another schema version. It only reads (SQLite's read-only mode).
-func checkExisting(path string) error {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
+// sqliteHeader is how every SQLite database file begins.
+var sqliteHeader = []byte("SQLite format 3\x00")
+
+// checkHeader reads the start of the verified results file f: empty is true for an empty
+// file (SQLite makes it a database); a file that is not SQLite is refused.
+func checkHeader(f *os.File) (empty bool, err error) {
+	head := make([]byte, len(sqliteHeader))
+	n, err := f.ReadAt(head, 0)
+	if n == 0 && (err == nil || errors.Is(err, io.EOF)) {
+		return true, nil
 	}
-	if err != nil {
-		return err
+	if !bytes.Equal(head[:n], sqliteHeader) {
+		return false, fmt.Errorf("%s: %w: it is not an SQLite database; it was left as it is", f.Name(), ErrForeign)
 	}
-	head := make([]byte, 16)
-	n, _ := io.ReadFull(f, head)
-	f.Close()
-	if n == 0 {
-		return nil // an empty file: SQLite makes it a database
-	}
-	if !bytes.Equal(head[:n], []byte("SQLite format 3\x00")) {
-		return fmt.Errorf("%s: %w: it is not an SQLite database; it was left as it is", path, ErrForeign)
-	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
-	if err != nil {
-		return err
-	}
-	defer db.Close()
+	return false, nil
+}
+
+// checkSchema refuses a database that holds tables of another program or was written with
+// a schema version this boxbench does not read; it returns the version ("" when none is
+// stored yet: created, not yet identified). It only reads.
+func checkSchema(db *sql.DB, path string) (string, error) {
 	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
 	if err != nil {
-		return fmt.Errorf("%s: %w: %v; it was left as it is", path, ErrForeign, err)
+		return "", fmt.Errorf("%s: %w: %v; it was left as it is", path, ErrForeign, err)
 	}
 	var tables, other []string
 	for rows.Next() {
 		var t string
 		if err := rows.Scan(&t); err != nil {
 			rows.Close()
-			return err
+			return "", err
 		}
 		tables = append(tables, t)
 		if !slices.Contains(ourTables, t) {
@@ -83,29 +80,29 @@ func checkExisting(path string) error {
 	}
 	rows.Close()
 	if len(tables) == 0 {
-		return nil
+		return "", nil
 	}
 	if !slices.Contains(tables, "meta") || len(other) > 0 {
-		return fmt.Errorf("%s: %w: it holds tables boxbench does not write (%s); it was left as it is",
+		return "", fmt.Errorf("%s: %w: it holds tables boxbench does not write (%s); it was left as it is",
 			path, ErrForeign, strings.Join(append(other, missing(tables)...), ", "))
 	}
 	var v string
 	err = db.QueryRow(`SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil // created but not yet identified (a run stopped before it started)
+		return "", nil // created but not yet identified (a run stopped before it started)
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	if slices.Contains(readableSchemas, v) {
-		return nil // Open migrates an older one
+		return v, nil // Open migrates an older one; a read-only open reads it as it is
 	}
 	have, err1 := strconv.Atoi(v)
 	want, _ := strconv.Atoi(SchemaVersion)
 	if err1 == nil && have > want {
-		return fmt.Errorf("%s: %w: it was written by a newer boxbench (results schema %d; this boxbench reads %s); use that version, it was left as it is", path, ErrForeign, have, strings.Join(readableSchemas, ", "))
+		return "", fmt.Errorf("%s: %w: it was written by a newer boxbench (results schema %d; this boxbench reads %s); use that version, it was left as it is", path, ErrForeign, have, strings.Join(readableSchemas, ", "))
 	}
-	return fmt.Errorf("%s: %w: results schema %q is not one this boxbench reads (valid: %s); it was left as it is", path, ErrForeign, v, strings.Join(readableSchemas, ", "))
+	return "", fmt.Errorf("%s: %w: results schema %q is not one this boxbench reads (valid: %s); it was left as it is", path, ErrForeign, v, strings.Join(readableSchemas, ", "))
 }
 
 func missing(tables []string) []string {

@@ -48,9 +48,13 @@ type DBMSFactory func(name string) (dbms.DBMS, error)
 
 // Config is everything a Runner needs. The factories come from package builtin.
 type Config struct {
-	Spec       *spec.Experiment
-	SpecText   []byte
-	OutDir     string
+	Spec     *spec.Experiment
+	SpecText []byte
+	OutDir   string
+	// Out, when not nil, is OutDir already claimed (results.Claim) by the caller, who holds
+	// it past Run (the CLI writes the report there); otherwise Run claims OutDir itself and
+	// releases it when it returns.
+	Out        *results.Out
 	WorkRoot   string
 	Resume     bool
 	Platforms  map[string]platform.Platform
@@ -99,7 +103,18 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if r.cfg.Progress == nil {
 		r.cfg.Progress = nopProgress{}
 	}
-	store, err := results.Open(cfg.OutDir)
+	out := cfg.Out
+	if out == nil {
+		// Before anything is written: a system directory, another program's directory or one
+		// another boxbench holds is refused here with nothing created.
+		o, err := results.Claim(cfg.OutDir, cfg.Spec.Name)
+		if err != nil {
+			return Summary{}, err
+		}
+		defer o.Close()
+		out = o
+	}
+	store, err := results.OpenIn(out.Dir)
 	if err != nil {
 		return Summary{}, results.DiskFull(err, filepath.Join(cfg.OutDir, results.FileName))
 	}
@@ -107,6 +122,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	r.store = store
 	seed, err := r.identify()
 	if err != nil {
+		return Summary{}, err
+	}
+	if err := out.Note(r.id); err != nil {
 		return Summary{}, err
 	}
 	if err := CheckWorkRoot(cfg.WorkRoot); err != nil {

@@ -19,6 +19,12 @@ func Holders(path string) []string {
 	if err := unix.Stat(path, &st); err != nil {
 		return nil
 	}
+	return HoldersOf(st)
+}
+
+// HoldersOf is Holders of the file whose status is st (from fstat of a descriptor already
+// open: no path is looked up again).
+func HoldersOf(st unix.Stat_t) []string {
 	f, err := os.Open("/proc/locks")
 	if err != nil {
 		return nil

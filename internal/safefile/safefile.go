@@ -80,6 +80,9 @@ func Read(path string, r Rule) ([]byte, error) {
 	return data, nil
 }
 
+// Kind names what a file of mode is, for a message that refuses it ("a FIFO (a named pipe)").
+func Kind(mode uint32) string { return kind(mode) }
+
 func kind(mode uint32) string {
 	switch mode & unix.S_IFMT {
 	case unix.S_IFIFO:
@@ -92,6 +95,8 @@ func kind(mode uint32) string {
 		return "a socket"
 	case unix.S_IFDIR:
 		return "a directory"
+	case unix.S_IFLNK:
+		return "a symbolic link"
 	}
 	return "not a regular file"
 }

@@ -1,0 +1,229 @@
+package results
+
+// How a results file is opened. SQLite (modernc.org/sqlite) opens by path, so the path it is
+// given must lead to the file boxbench checked and nowhere else:
+//
+//   - the directory is an open descriptor (ownfs.Dir), and SQLite is given
+//     /proc/self/fd/N/results.db; the kernel resolves that link to the directory itself.
+//     SQLite then makes the name absolute by resolving links (its unixFullPathname), i.e. the
+//     directory's current path, and opens results.db (and results.db-wal, -shm, -journal)
+//     beside it;
+//   - before it opens, results.db and those three names are checked to be absent or regular
+//     files (lstat: a link, a FIFO, a device or a directory is refused, never opened), and
+//     results.db is opened by boxbench itself (O_NOFOLLOW|O_NONBLOCK, fstat on the
+//     descriptor): that is the inode checked;
+//   - after SQLite opened it, the file SQLite names as its main database (PRAGMA
+//     database_list) is lstat'ed: a regular file with the checked inode's device and number,
+//     or the store is closed before a byte is written or read as data (sameFile).
+//
+// A writer's directory is one run claimed (Claim: root's or the user's, not writable by group
+// or others), so nobody else can swap a name between the check and SQLite's open. A reader's
+// may be anyone's: the file is opened with mode=ro (SQLite then writes nothing to it) and, when
+// no -wal file is beside it, immutable=1 (SQLite then opens nothing beside it and takes no
+// locks, which read-only media need). With a -wal file, committed runs may be in it alone, and
+// immutable would not see them: mode=ro reads them (SQLite may make -shm beside it, as every
+// reader of a WAL database does).
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/boxbench/boxbench/internal/ownfs"
+)
+
+// sideNames are the files SQLite opens beside the results file.
+var sideNames = []string{FileName + "-wal", FileName + "-shm", FileName + "-journal"}
+
+// checkSides refuses a -wal, -shm or -journal name that is not a regular file.
+func checkSides(d *ownfs.Dir) error {
+	for _, n := range sideNames {
+		what, err := d.NotRegular(n)
+		if err != nil {
+			return err
+		}
+		if what != "" {
+			return fmt.Errorf("%s is %s, not a regular file: SQLite would open it beside %s; nothing was opened (valid: remove it)", d.Join(n), what, FileName)
+		}
+	}
+	return nil
+}
+
+// sameFile checks that the main database SQLite opened is f's inode, reached without a link.
+func sameFile(db *sql.DB, f *os.File) error {
+	var seq int
+	var name, file string
+	if err := db.QueryRow(`PRAGMA database_list`).Scan(&seq, &name, &file); err != nil {
+		return fmt.Errorf("open %s: %w", f.Name(), err)
+	}
+	var got, want unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &want); err != nil {
+		return err
+	}
+	if err := unix.Lstat(file, &got); err != nil {
+		return fmt.Errorf("open %s: SQLite's file %s: %w", f.Name(), file, err)
+	}
+	if got.Mode&unix.S_IFMT != unix.S_IFREG || got.Dev != want.Dev || got.Ino != want.Ino {
+		return fmt.Errorf("open %s: the file changed while it was opened (SQLite opened %s, not the file checked); nothing was written", f.Name(), file)
+	}
+	return nil
+}
+
+// OpenIn opens (creating if needed) results.db in the directory d for writing; d stays the
+// caller's (a claimed --out, or Open's).
+func OpenIn(d *ownfs.Dir) (*Store, error) {
+	path := d.Join(FileName)
+	if err := checkSides(d); err != nil {
+		return nil, err
+	}
+	f, err := d.OpenRegular(FileName, unix.O_RDWR)
+	if errors.Is(err, os.ErrNotExist) {
+		f, err = d.Create(FileName, 0o644)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	empty, err := checkHeader(f)
+	if err != nil {
+		return nil, err
+	}
+	if !empty {
+		// Checked read-only first: a foreign database must not be touched (its journal mode
+		// is changed by the writer's first statement).
+		ro, err := openVerified(d, f, "mode=ro")
+		if err != nil {
+			return nil, err
+		}
+		_, err = checkSchema(ro, path)
+		ro.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	db, err := openVerified(d, f, "_pragma=synchronous(FULL)")
+	if err != nil {
+		return nil, err
+	}
+	// WAL and synchronous=FULL: a committed run survives a crash or a power cut.
+	if _, err := db.Exec(`PRAGMA journal_mode=WAL`); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if _, err := db.Exec(schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := migrate(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: migrate to results schema %s: %w", path, SchemaVersion, err)
+	}
+	return &Store{db: db, path: path}, nil
+}
+
+// openVerified opens the results file of d with SQLite (one connection, URI parameters
+// params) and checks that it opened f.
+func openVerified(d *ownfs.Dir, f *os.File, params string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", "file:"+d.ProcPath(FileName)+"?_pragma=busy_timeout(10000)&"+params)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	db.SetConnMaxLifetime(0)
+	if err := sameFile(db, f); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// OpenReadOnly opens the results file in dir for reading. Nothing in it or beside it is
+// written: not a migration (a schema 1 file is read through a temporary view, v2View), not
+// the journal mode. A results.db that is a link, a FIFO, a device or a directory is refused
+// before it is opened; read-only media and a directory of another user can be read.
+func OpenReadOnly(dir string) (*Store, error) {
+	d, err := ownfs.OpenDir(dir)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			return nil, fmt.Errorf("%s is not an experiment directory: %w", dir, err)
+		}
+		return nil, err
+	}
+	s, err := openReadOnly(d)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	s.dir = d
+	return s, nil
+}
+
+func openReadOnly(d *ownfs.Dir) (*Store, error) {
+	path := d.Join(FileName)
+	if _, ok, err := d.Lstat(FileName); err != nil || !ok {
+		if err == nil {
+			err = fmt.Errorf("%s is not an experiment directory: no %s in it", d.Path(), FileName)
+		}
+		return nil, err
+	}
+	if err := checkSides(d); err != nil {
+		return nil, err
+	}
+	f, err := d.OpenRegular(FileName, unix.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	empty, err := checkHeader(f)
+	if err != nil {
+		return nil, err
+	}
+	if empty {
+		return nil, fmt.Errorf("%s is empty: no experiment is stored in it", path)
+	}
+	params := "mode=ro"
+	if _, wal, err := d.Lstat(FileName + "-wal"); err != nil {
+		return nil, err
+	} else if !wal {
+		params += "&immutable=1"
+	}
+	db, err := openVerified(d, f, params)
+	if err != nil {
+		return nil, err
+	}
+	_, err = checkSchema(db, path)
+	if err == nil {
+		err = viewOldRuns(db, path)
+	}
+	if err == nil {
+		// After the view (which query_only would refuse): no statement of the store writes.
+		_, err = db.Exec(`PRAGMA query_only = 1`)
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Store{db: db, path: path}, nil
+}
+
+// viewOldRuns shows a schema 1 file's runs with schema 2's columns, in memory.
+func viewOldRuns(db *sql.DB, path string) error {
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'`).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("%s holds no experiment (no runs table)", path)
+	}
+	ok, err := hasV2Columns(db)
+	if err != nil || ok {
+		return err
+	}
+	if _, err := db.Exec(v2View()); err != nil {
+		return fmt.Errorf("read results schema 1: %w", err)
+	}
+	return nil
+}
