@@ -18,17 +18,21 @@ package results
 //
 // A writer's directory is one run claimed (Claim: root's or the user's, not writable by group
 // or others), so nobody else can swap a name between the check and SQLite's open. A reader's
-// may be anyone's: the file is opened with mode=ro (SQLite then writes nothing to it) and, when
-// no -wal file is beside it, immutable=1 (SQLite then opens nothing beside it and takes no
-// locks, which read-only media need). With a -wal file, committed runs may be in it alone, and
-// immutable would not see them: mode=ro reads them (SQLite may make -shm beside it, as every
-// reader of a WAL database does).
+// may be anyone's, or on read-only media: when no -wal file is beside the results file, it is
+// opened with mode=ro&immutable=1 (SQLite then writes nothing, opens nothing beside it and takes
+// no locks, which read-only media need). With a -wal file, committed runs may be in it alone,
+// which immutable would not see, and a reader of a WAL database writes its -shm (even
+// mode=ro; and a read-only -shm is not read-only to root): the results file and its -wal,
+// opened and checked as above, are copied into a private temporary directory and read there
+// (openCopy), so nothing beside the evidence is written.
 
 import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 
@@ -184,13 +188,17 @@ func openReadOnly(d *ownfs.Dir) (*Store, error) {
 	if empty {
 		return nil, fmt.Errorf("%s is empty: no experiment is stored in it", path)
 	}
-	params := "mode=ro"
-	if _, wal, err := d.Lstat(FileName + "-wal"); err != nil {
+	_, wal, err := d.Lstat(FileName + "-wal")
+	if err != nil {
 		return nil, err
-	} else if !wal {
-		params += "&immutable=1"
 	}
-	db, err := openVerified(d, f, params)
+	var db *sql.DB
+	var copyDir string
+	if !wal {
+		db, err = openVerified(d, f, "mode=ro&immutable=1")
+	} else {
+		db, copyDir, err = openCopy(d, f)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -204,9 +212,12 @@ func openReadOnly(d *ownfs.Dir) (*Store, error) {
 	}
 	if err != nil {
 		db.Close()
+		if copyDir != "" {
+			os.RemoveAll(copyDir)
+		}
 		return nil, err
 	}
-	return &Store{db: db, path: path}, nil
+	return &Store{db: db, path: path, copyDir: copyDir}, nil
 }
 
 // viewOldRuns shows a schema 1 file's runs with schema 2's columns, in memory.
@@ -226,4 +237,62 @@ func viewOldRuns(db *sql.DB, path string) error {
 		return fmt.Errorf("read results schema 1: %w", err)
 	}
 	return nil
+}
+
+// openCopy copies the checked results file f and its -wal into a new private directory and
+// opens the copy read-only; the directory is removed with the store. The -wal is copied first:
+// a checkpoint between the two copies then leaves the file at least as new as the -wal's frames,
+// whose last version of each page is what the checkpoint wrote. A -wal whose header changed
+// while it was copied (its writer restarted it) is copied again, up to three times.
+func openCopy(d *ownfs.Dir, f *os.File) (*sql.DB, string, error) {
+	tmp, err := os.MkdirTemp("", "boxbench-read-")
+	if err != nil {
+		return nil, "", fmt.Errorf("copy %s to read its -wal: %w", f.Name(), err)
+	}
+	fail := func(err error) (*sql.DB, string, error) {
+		os.RemoveAll(tmp)
+		return nil, "", fmt.Errorf("copy %s to read its -wal: %w", f.Name(), err)
+	}
+	wal, err := d.OpenRegular(FileName+"-wal", unix.O_RDONLY)
+	if err != nil {
+		return fail(err)
+	}
+	defer wal.Close()
+	for try := 0; ; try++ {
+		head := walHeader(wal)
+		if err := copyTo(filepath.Join(tmp, FileName+"-wal"), wal); err != nil {
+			return fail(err)
+		}
+		if err := copyTo(filepath.Join(tmp, FileName), f); err != nil {
+			return fail(err)
+		}
+		if walHeader(wal) == head || try == 2 {
+			break
+		}
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(tmp, FileName)+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return fail(err)
+	}
+	db.SetMaxOpenConns(1)
+	return db, tmp, nil
+}
+
+func walHeader(f *os.File) string {
+	b := make([]byte, 32)
+	n, _ := f.ReadAt(b, 0)
+	return string(b[:n])
+}
+
+// copyTo copies all of src (from its start) to the new file path.
+func copyTo(path string, src *os.File) error {
+	dst, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(dst, io.NewSectionReader(src, 0, 1<<62))
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"time"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite": embedded, no cgo
@@ -62,6 +63,9 @@ type Store struct {
 	path string
 	// dir is closed with the store when Open made it (OpenIn's belongs to its caller).
 	dir *ownfs.Dir
+	// copyDir, when not "", is the private copy a read-only open reads (openCopy), removed
+	// on Close.
+	copyDir string
 }
 
 // Open opens (creating if needed) DIR/results.db for writing, making DIR and its missing
@@ -91,6 +95,9 @@ func (s *Store) Close() error {
 	err := s.db.Close()
 	if s.dir != nil {
 		s.dir.Close()
+	}
+	if s.copyDir != "" {
+		os.RemoveAll(s.copyDir)
 	}
 	return err
 }
