@@ -66,7 +66,7 @@ func (h hostPrecision) lines() []string {
 	case h.calErr != nil:
 		out = append(out, "last calibration: unreadable: "+h.calErr.Error())
 	case h.cal == nil:
-		out = append(out, "last calibration: none kept; run examples/calibrate.yaml (boxbench run, then report) to measure this host's noise floor")
+		out = append(out, "last calibration: none kept; run examples/calibrate.yaml (boxbench run keeps its calibration) to measure this host's noise floor")
 	default:
 		c := h.cal
 		design := "randomized"
