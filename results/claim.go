@@ -62,16 +62,15 @@ func Claim(path, experiment string) (*Out, error) {
 			return nil, fmt.Errorf("--out %s: %w: %s is the system directory %s (valid: a directory of the experiment's own, e.g. out/<name>)", path, ErrNotOurs, p, sys)
 		}
 	}
-	exists := len(t.Missing) == 0
+	// An existing directory is only opened (nothing is made); a new one is made and checked
+	// too, in case another process made it, with its files, after Resolve looked.
 	d, err := t.Open(0o755)
 	if err != nil {
 		return nil, fmt.Errorf("--out %s: %w", path, err)
 	}
-	if exists {
-		if err := checkOurs(d); err != nil {
-			d.Close()
-			return nil, fmt.Errorf("--out %s: %w: %w", path, ErrNotOurs, err)
-		}
+	if err := checkOurs(d); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("--out %s: %w: %w", path, ErrNotOurs, err)
 	}
 	o := &Out{Dir: d}
 	if err := o.take(experiment); err != nil {

@@ -124,6 +124,10 @@ func (d *Dir) sub(name string, mk bool, perm uint32) (*Dir, error) {
 		}
 	}
 	fd, err := openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK, 0)
+	if errors.Is(err, unix.EACCES) {
+		// A parent one may search but not list (mode --x): O_PATH is enough to walk on.
+		fd, err = openat(d.fd, name, unix.O_PATH|unix.O_DIRECTORY, 0)
+	}
 	if errors.Is(err, unix.ENOTDIR) {
 		// O_DIRECTORY is checked before O_NOFOLLOW: say what it is.
 		if st, ok, _ := d.Lstat(name); ok && st.Mode&unix.S_IFMT == unix.S_IFLNK {
