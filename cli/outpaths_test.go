@@ -219,7 +219,8 @@ matrix: {platform: [native]}
 `
 
 // run --out refuses /, /etc, a link to /etc, a path with "..", another program's directory and
-// one another boxbench holds, before it creates anything (exit 64; 1 for the one in use).
+// one another boxbench holds, a FIFO as results.db and a directory inside the work root, before
+// it creates anything (exit 64; 1 for the one in use). With --resume, which opens what it finds.
 func TestRunOutRefused(t *testing.T) {
 	base := t.TempDir()
 	specFile := filepath.Join(base, "tiny.yaml")
@@ -248,12 +249,21 @@ func TestRunOutRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer o.Close()
+	fifoDir := filepath.Join(base, "fifo")
+	if err := os.Mkdir(fifoDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(filepath.Join(fifoDir, results.FileName), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	work := filepath.Join(base, "work")
 	for _, tc := range []struct {
 		out  string
 		code int
 		want string
 	}{
+		{fifoDir, ExitUsage, "results.db is a FIFO"},
+		{filepath.Join(work, "out"), ExitUsage, "the work root, whose directories boxbench removes"},
 		{"/", ExitUsage, "is the system directory /"},
 		{"/etc", ExitUsage, "is the system directory /etc"},
 		{etcLink, ExitUsage, "is a symbolic link (to /etc)"},
@@ -261,7 +271,7 @@ func TestRunOutRefused(t *testing.T) {
 		{foreign, ExitUsage, "holds files boxbench did not write (report.html)"},
 		{held, ExitFailure, fmt.Sprintf("is in use by another boxbench (pid %d", os.Getpid())},
 	} {
-		code, _, stderr := boxbench(t, "--work-root", work, "-q", "run", "--out", tc.out, specFile)
+		code, _, stderr := boxbench(t, "--work-root", work, "-q", "run", "--resume", "--out", tc.out, specFile)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
 			t.Errorf("--out %s: exit %d, %q; want %d and %q", tc.out, code, stderr, tc.code, tc.want)
 		}
@@ -271,12 +281,12 @@ func TestRunOutRefused(t *testing.T) {
 			t.Errorf("%s/%s was created: %v", d, results.FileName, err)
 		}
 	}
-	for _, d := range []string{"/", "/etc", foreign} {
+	for _, d := range []string{"/", "/etc", foreign, fifoDir} {
 		if _, err := os.Lstat(filepath.Join(d, results.MarkerName)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s/%s was created: %v", d, results.MarkerName, err)
 		}
 	}
-	for _, p := range []string{filepath.Join(base, "a"), filepath.Join(base, "dd"), "/etc/results.db"} {
+	for _, p := range []string{filepath.Join(base, "a"), filepath.Join(base, "dd"), "/etc/results.db", filepath.Join(work, "out")} {
 		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s was created: %v", p, err)
 		}

@@ -176,7 +176,7 @@ func (a *app) runCmd() *cobra.Command {
 			}
 			// --out is claimed (checked, made, locked) before anything is written in it, and held
 			// until the report is written there.
-			claimed, err := results.Claim(out, e.Name)
+			claimed, err := results.Claim(out, e.Name, a.workRoot)
 			if err != nil {
 				code := ExitUsage
 				if errors.Is(err, results.ErrInUse) {

@@ -49,10 +49,11 @@ type Out struct {
 // holding anything but boxbench's (its marker, or an older boxbench's own files beside a results
 // file of its own); an existing directory must belong to root or the user running boxbench and
 // not be writable by group or others (a file could otherwise be planted in it between a check
-// and SQLite's open). Missing directories are made one at a time without following a link.
-// Then the marker is created (or opened) and locked; when another boxbench holds it the error
-// wraps ErrInUse and names its pid. The lock is held until Close.
-func Claim(path, experiment string) (*Out, error) {
+// and SQLite's open), nor be inside one of the trees protect names (the work root, whose
+// directories boxbench removes). Missing directories are made one at a time without following
+// a link. Then the marker is created (or opened) and locked; when another boxbench holds it
+// the error wraps ErrInUse and names its pid. The lock is held until Close.
+func Claim(path, experiment string, protect ...string) (*Out, error) {
 	t, err := ownfs.Resolve(path)
 	if err != nil {
 		return nil, fmt.Errorf("--out %s: %w: %w", path, ErrNotOurs, err)
@@ -60,6 +61,17 @@ func Claim(path, experiment string) (*Out, error) {
 	for _, p := range []string{t.Path, t.Resolved} {
 		if sys, ok := systemDir(p); ok {
 			return nil, fmt.Errorf("--out %s: %w: %s is the system directory %s (valid: a directory of the experiment's own, e.g. out/<name>)", path, ErrNotOurs, p, sys)
+		}
+		for _, w := range protect {
+			if w == "" {
+				continue
+			}
+			if rw, err := filepath.EvalSymlinks(w); err == nil {
+				w = rw
+			}
+			if within(p, w) {
+				return nil, fmt.Errorf("--out %s: %w: %s is inside %s, the work root, whose directories boxbench removes (valid: a directory outside it)", path, ErrNotOurs, p, w)
+			}
 		}
 	}
 	// An existing directory is only opened (nothing is made); a new one is made and checked
@@ -96,6 +108,16 @@ func systemDir(p string) (string, bool) {
 		return "/" + top, true
 	}
 	return "", false
+}
+
+// within says whether p is dir or inside it (both absolute).
+func within(p, dir string) bool {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // checkOurs refuses an existing directory that is another's, or writable by group or others,

@@ -107,7 +107,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if out == nil {
 		// Before anything is written: a system directory, another program's directory or one
 		// another boxbench holds is refused here with nothing created.
-		o, err := results.Claim(cfg.OutDir, cfg.Spec.Name)
+		o, err := results.Claim(cfg.OutDir, cfg.Spec.Name, cfg.WorkRoot)
 		if err != nil {
 			return Summary{}, err
 		}
