@@ -18,13 +18,15 @@ package results
 //
 // A writer's directory is one run claimed (Claim: root's or the user's, not writable by group
 // or others), so nobody else can swap a name between the check and SQLite's open. A reader's
-// may be anyone's, or on read-only media: when no -wal file is beside the results file, it is
-// opened with mode=ro&immutable=1 (SQLite then writes nothing, opens nothing beside it and takes
+// may be anyone's, or on read-only media: when no -wal file is beside the results file and the
+// directory is trusted (only root or the user can change it), it is opened with
+// mode=ro&immutable=1 (SQLite then writes nothing, opens nothing beside it and takes
 // no locks, which read-only media need). With a -wal file, committed runs may be in it alone,
 // which immutable would not see, and a reader of a WAL database writes its -shm (even
 // mode=ro; and a read-only -shm is not read-only to root): the results file and its -wal,
 // opened and checked as above, are copied into a private temporary directory and read there
-// (openCopy), so nothing beside the evidence is written.
+// (openCopy), so nothing beside the evidence is written. So is a file in a directory others
+// can write (see trusted).
 
 import (
 	"database/sql"
@@ -33,10 +35,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/boxbench/boxbench/internal/ownfs"
+	"github.com/boxbench/boxbench/internal/safefile"
 )
 
 // sideNames are the files SQLite opens beside the results file.
@@ -194,10 +198,10 @@ func openReadOnly(d *ownfs.Dir) (*Store, error) {
 	}
 	var db *sql.DB
 	var copyDir string
-	if !wal {
+	if !wal && trusted(d) {
 		db, err = openVerified(d, f, "mode=ro&immutable=1")
 	} else {
-		db, copyDir, err = openCopy(d, f)
+		db, copyDir, err = openCopy(d, f, wal)
 	}
 	if err != nil {
 		return nil, err
@@ -239,12 +243,40 @@ func viewOldRuns(db *sql.DB, path string) error {
 	return nil
 }
 
-// openCopy copies the checked results file f and its -wal into a new private directory and
-// opens the copy read-only; the directory is removed with the store. The -wal is copied first:
+// trusted says whether only root or the user running boxbench can change names in d: then
+// nobody else can swap results.db between the checks and SQLite's own open by path. In a
+// directory others can write, a FIFO swapped in there would block SQLite's open before
+// sameFile could refuse it, so such a file is read from a copy (openCopy) made from the
+// descriptor boxbench checked.
+func trusted(d *ownfs.Dir) bool {
+	st, err := d.Stat()
+	if err != nil || !slices.Contains(safefile.InvokingUsers(), st.Uid) || st.Mode&0o022 != 0 {
+		return false
+	}
+	// SQLite walks the directory's path: each parent must be as safe (a sticky one, such as
+	// /tmp, lets nobody rename another's entry).
+	p, err := d.RealPath()
+	if err != nil {
+		return false
+	}
+	for p = filepath.Dir(p); ; p = filepath.Dir(p) {
+		var ps unix.Stat_t
+		if unix.Stat(p, &ps) != nil || !slices.Contains(safefile.InvokingUsers(), ps.Uid) ||
+			(ps.Mode&0o022 != 0 && ps.Mode&unix.S_ISVTX == 0) {
+			return false
+		}
+		if p == "/" {
+			return true
+		}
+	}
+}
+
+// openCopy copies the checked results file f and, when wal, its -wal into a new private
+// directory and opens the copy read-only; the directory is removed with the store. The -wal is copied first:
 // a checkpoint between the two copies then leaves the file at least as new as the -wal's frames,
 // whose last version of each page is what the checkpoint wrote. A -wal whose header changed
 // while it was copied (its writer restarted it) is copied again, up to three times.
-func openCopy(d *ownfs.Dir, f *os.File) (*sql.DB, string, error) {
+func openCopy(d *ownfs.Dir, f *os.File, wal bool) (*sql.DB, string, error) {
 	tmp, err := os.MkdirTemp("", "boxbench-read-")
 	if err != nil {
 		return nil, "", fmt.Errorf("copy %s to read its -wal: %w", f.Name(), err)
@@ -253,20 +285,27 @@ func openCopy(d *ownfs.Dir, f *os.File) (*sql.DB, string, error) {
 		os.RemoveAll(tmp)
 		return nil, "", fmt.Errorf("copy %s to read its -wal: %w", f.Name(), err)
 	}
-	wal, err := d.OpenRegular(FileName+"-wal", unix.O_RDONLY)
-	if err != nil {
-		return fail(err)
-	}
-	defer wal.Close()
-	for try := 0; ; try++ {
-		head := walHeader(wal)
-		if err := copyTo(filepath.Join(tmp, FileName+"-wal"), wal); err != nil {
-			return fail(err)
-		}
+	if !wal {
 		if err := copyTo(filepath.Join(tmp, FileName), f); err != nil {
 			return fail(err)
 		}
-		if walHeader(wal) == head || try == 2 {
+	}
+	for try := 0; wal; try++ {
+		w, err := d.OpenRegular(FileName+"-wal", unix.O_RDONLY)
+		if err != nil {
+			return fail(err)
+		}
+		head := walHeader(w)
+		err = copyTo(filepath.Join(tmp, FileName+"-wal"), w)
+		if err == nil {
+			err = copyTo(filepath.Join(tmp, FileName), f)
+		}
+		again := walHeader(w) != head
+		w.Close()
+		if err != nil {
+			return fail(err)
+		}
+		if !again || try == 2 {
 			break
 		}
 	}

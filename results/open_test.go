@@ -162,3 +162,32 @@ func TestReadOnlyChild(t *testing.T) {
 	}
 	fmt.Printf("read-only mount: %d runs\n", runsIn(t, dir))
 }
+
+// A results file in a directory others can write is read from a private copy: SQLite opens
+// nothing there (a FIFO swapped in after the checks could otherwise block its open).
+func TestReadOnlyUntrustedDirectory(t *testing.T) {
+	scratch := t.TempDir()
+	t.Setenv("TMPDIR", scratch)
+	dir := t.TempDir()
+	s, err := Open(dir)
+	must(t, err)
+	must(t, s.SetMeta(map[string]string{"experiment_id": "ro-1a2b3c4d", "schema_version": SchemaVersion}))
+	must(t, s.PutRun(context.Background(), &RunRecord{ID: "c#1", CellID: "c", Rep: 1, Seq: 1, Status: "ok", Started: time.Now(), Ended: time.Now()}))
+	s.Close()
+	for mode, copied := range map[os.FileMode]bool{0o755: false, 0o777: true} {
+		must(t, os.Chmod(dir, mode))
+		r, err := OpenExisting(dir)
+		must(t, err)
+		if (r.copyDir != "") != copied {
+			t.Errorf("mode %04o: read from a copy %v, want %v", mode, r.copyDir != "", copied)
+		}
+		runs, err := r.Runs()
+		if err != nil || len(runs) != 1 {
+			t.Errorf("mode %04o: %d runs, %v", mode, len(runs), err)
+		}
+		r.Close()
+	}
+	if names := dirNames(t, scratch); len(names) != 0 {
+		t.Errorf("the private copy is left: %v", names)
+	}
+}

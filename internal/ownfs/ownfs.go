@@ -52,6 +52,12 @@ func (d *Dir) ProcPath(name string) string {
 	return "/proc/self/fd/" + strconv.Itoa(d.fd) + "/" + name
 }
 
+// RealPath is where the directory is now, as the kernel names it (the /proc link of its
+// descriptor): what a library given ProcPath resolves it to.
+func (d *Dir) RealPath() (string, error) {
+	return os.Readlink("/proc/self/fd/" + strconv.Itoa(d.fd))
+}
+
 // OpenDir opens the existing directory path as the operator named it (links on the way are
 // followed: this is for reading and for a directory such as --html's, named by whoever runs
 // boxbench). It never blocks: a FIFO is refused, not opened.
