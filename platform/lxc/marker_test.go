@@ -1,6 +1,9 @@
 package lxc
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/boxbench/boxbench/platform"
@@ -72,6 +75,37 @@ func TestCanonicalLockDir(t *testing.T) {
 	for _, p := range []string{"/../../tmp", "/a/../b", "relative", "/a/./b", "/a//b", "/a/"} {
 		if err := (marker{LXCPath: p}).removeLocks(); err == nil {
 			t.Errorf("removeLocks with lxcpath %q: no error", p)
+		}
+	}
+}
+
+// TestMarkerRoundTrip: the marker a box writes (newBox's, bridged as provision makes it) is read
+// back by cleanup at the place it was written, also when the work root was spelled through a
+// link to it (LXC's lock tree then follows that spelling).
+func TestMarkerRoundTrip(t *testing.T) {
+	root := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(root, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, spelled := range []string{root, root + "/", link} {
+		for _, bridged := range []bool{false, true} {
+			at := platform.Place{WorkRoot: root, Experiment: "rt-1a2b3c4d", Run: "r0001"}
+			r := platform.Request{Experiment: at.Experiment, Run: at.Run, WorkDir: fmt.Sprintf("%s/%s/%s", spelled, at.Experiment, at.Run)}
+			if err := os.MkdirAll(r.WorkDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			b := newBox(&Platform{}, r)
+			if bridged {
+				b.m = newMarker(r.Experiment, r.Run, b.m.LXCPath, true)
+			}
+			if err := b.m.write(r.WorkDir); err != nil {
+				t.Fatal(err)
+			}
+			m, err := readMarker(filepath.Join(at.Dir(), markerFile), at)
+			if err != nil || m != b.m {
+				t.Errorf("work root spelled %s, bridged %v: read %+v, %v; want %+v", spelled, bridged, m, err, b.m)
+			}
 		}
 	}
 }
