@@ -33,9 +33,6 @@ func TestKillStrayOnlyItsGroup(t *testing.T) {
 	_, _ = rand.Read(raw[:])
 	id := hex.EncodeToString(raw[:])
 	dir := t.TempDir()
-	operator := start(t, "tail", "-F", "/dev/null", filepath.Join(dir, id+"-json.log"))
-	named := start(t, "sh", "-c", "sleep 300", "sh", id)
-	inGroup := start(t, "sleep", "300")
 	group := filepath.Join(cgroup.Root, "memory", "docker", id)
 	if cgroup.HostVersion() == cgroup.V2 {
 		group = filepath.Join(cgroup.Root, "docker", id)
@@ -48,11 +45,15 @@ func TestKillStrayOnlyItsGroup(t *testing.T) {
 		t.Skipf("cannot make a container's group here: %v", err)
 	}
 	t.Cleanup(func() {
-		_ = os.Remove(group)
+		// Registered before the processes start, so it runs after they are killed and reaped.
+		_ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/docker/" + id})
 		if madeParent {
 			_ = os.Remove(filepath.Dir(group))
 		}
 	})
+	operator := start(t, "tail", "-F", "/dev/null", filepath.Join(dir, id+"-json.log"))
+	named := start(t, "sh", "-c", "sleep 300", "sh", id)
+	inGroup := start(t, "sleep", "300")
 	if err := os.WriteFile(filepath.Join(group, "cgroup.procs"), []byte(strconv.Itoa(inGroup.Process.Pid)), 0o644); err != nil {
 		t.Fatal(err)
 	}
