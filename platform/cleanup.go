@@ -2,12 +2,10 @@ package platform
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -16,10 +14,6 @@ import (
 
 // reservedWorkDirs are the runner's own entries in the work root, never an experiment's.
 var reservedWorkDirs = map[string]bool{"seeds": true, "locks": true}
-
-// experimentRe is the shape of an experiment id (a spec name plus a random suffix, or a
-// test's id): anything else in the work root is not ours to remove.
-var experimentRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,80}$`)
 
 // CleanupWorkRoot removes what crashed experiments left under workRoot, for platforms whose
 // boxes keep their storage and work directories there: mounts and loop devices first
@@ -51,7 +45,7 @@ func removeWorkDirs(workRoot string, crashed func(string) bool) ([]string, error
 	var errs []error
 	for _, e := range ents {
 		name := e.Name()
-		if !e.IsDir() || reservedWorkDirs[name] || !experimentRe.MatchString(name) || !crashed(name) {
+		if !e.IsDir() || reservedWorkDirs[name] || !ValidName(name) || !crashed(name) {
 			continue
 		}
 		dir := filepath.Join(workRoot, name)
@@ -115,64 +109,4 @@ func CleanupWith(ctx context.Context, bc BoxCleaner, workRoot string, crashed fu
 	done, err := bc.CleanupBoxes(ctx, workRoot, crashed)
 	gone, err2 := CleanupWorkRoot(ctx, workRoot, crashed)
 	return append(done, gone...), errors.Join(err, err2)
-}
-
-// Marker is what a box writes into its work directory (workRoot/<experiment>/<run>) before it
-// makes anything outside it, naming all it makes, so that a crashed experiment's box can be
-// removed.
-type Marker interface {
-	// Place is the experiment and run the marker says it belongs to.
-	Place() (experiment, run string)
-	// Remove removes what the marker names (idempotent) and says what it removed.
-	Remove(ctx context.Context) ([]string, error)
-}
-
-// WriteMarker writes m as JSON to the file named file in the box's work directory dir.
-func WriteMarker(dir, file string, m any) error {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, file), b, 0o644)
-}
-
-// ReadMarker reads the JSON marker at path; own says whether everything it names is derived
-// from its own experiment and run (a marker that names anything else is refused: boxbench never
-// acts on what a file claims).
-func ReadMarker[M any](path string, own func(M) bool) (M, error) {
-	var m M
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return m, err
-	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("%s: %w", path, err)
-	}
-	if !own(m) {
-		return m, fmt.Errorf("%s: names that are not this box's", path)
-	}
-	return m, nil
-}
-
-// CleanupMarked removes the boxes of crashed experiments through their markers: every file
-// named file two levels under workRoot that read accepts, whose experiment crashed and whose
-// place is the directory it was found in (a marker naming another place is never acted on).
-func CleanupMarked[M Marker](ctx context.Context, workRoot, file string, read func(path string) (M, error), crashed func(string) bool) ([]string, error) {
-	var done []string
-	var errs []error
-	paths, _ := filepath.Glob(filepath.Join(workRoot, "*", "*", file))
-	for _, path := range paths {
-		m, err := read(path)
-		if err != nil {
-			continue // not ours to judge: unreadable, or names that are not its box's
-		}
-		exp, run := m.Place()
-		if !crashed(exp) || filepath.Dir(path) != filepath.Join(workRoot, exp, run) {
-			continue // alive, or a marker that names another place
-		}
-		gone, err := m.Remove(ctx)
-		done = append(done, gone...)
-		errs = append(errs, err)
-	}
-	return done, errors.Join(errs...)
 }

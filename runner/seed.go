@@ -148,8 +148,11 @@ func (s *seedCache) load(ctx context.Context, p platform.Platform, ch platform.C
 	}()
 	_ = os.Remove(markerOf(info))
 	_ = os.RemoveAll(info.Dir)
-	work := filepath.Join(filepath.Dir(s.dir), s.exp, "seed-"+info.Key)
-	box, err := p.Provision(ctx, platform.Request{Experiment: s.exp, Run: "seed-" + info.Key[len(info.Key)-8:],
+	// The work directory is named by the box's run, as every box's is: cleanup finds a crashed
+	// box's marker only in WORKROOT/<experiment>/<run> of the run the marker names.
+	run := "seed-" + info.Key[len(info.Key)-8:]
+	work := filepath.Join(filepath.Dir(s.dir), s.exp, run)
+	box, err := p.Provision(ctx, platform.Request{Experiment: s.exp, Run: run,
 		WorkDir: work, DBMS: d, Choice: ch, Log: s.log})
 	if err != nil {
 		return fmt.Errorf("start %s to load data: %w", d.Name(), err)

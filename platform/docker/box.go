@@ -330,8 +330,8 @@ func (p *Platform) waitGone(ctx context.Context, id string) error {
 	}
 }
 
-// Remove force-removes a container and kills runtime processes it leaves behind; a container
-// that is already gone is not an error.
+// Remove force-removes a container and kills runtime processes it leaves in its control group
+// (killStray); a container that is already gone is not an error.
 func (p *Platform) Remove(ctx context.Context, id string) error {
 	err := p.engine.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	if err != nil && strings.Contains(err.Error(), "already in progress") {
@@ -343,8 +343,12 @@ func (p *Platform) Remove(ctx context.Context, id string) error {
 		return fmt.Errorf("remove container %s: %w", id[:min(12, len(id))], err)
 	}
 	if p.engineIsLocal() {
-		if pids := killStray(id); len(pids) > 0 {
-			p.log.Warn("killed processes the removed container left behind", "container", id[:12], "pids", pids)
+		pids, err := killStray(id)
+		if len(pids) > 0 {
+			p.log.Warn("killed processes the removed container left in its control group", "container", id[:min(12, len(id))], "pids", pids)
+		}
+		if err != nil {
+			return fmt.Errorf("container %s removed: %w", id[:min(12, len(id))], err)
 		}
 	}
 	return nil

@@ -1,49 +1,71 @@
 package docker
 
 import (
+	"errors"
+	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
+	"regexp"
 	"time"
+
+	"github.com/boxbench/boxbench/internal/cgroup"
 )
 
-// killStray kills processes a removed container left behind: some runtimes (gVisor's runsc on
-// a host where it cannot start) leave their sandbox and gofer processes running after the engine
-// has forgotten the container. They are recognised by the container's full id (64 hex digits,
-// unique) in their command line, so nothing else is ever signalled. It returns their pids.
-func killStray(id string) []int {
-	if len(id) != 64 {
-		return nil
-	}
-	var pids []int
-	ents, _ := os.ReadDir("/proc")
-	self := os.Getpid()
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
-			continue
-		}
-		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.Contains(string(raw), id) {
-			continue
-		}
-		if syscall.Kill(pid, syscall.SIGKILL) == nil {
-			pids = append(pids, pid)
-		}
-	}
-	for i := 0; i < 50 && len(pids) > 0 && anyAlive(pids); i++ {
-		time.Sleep(20 * time.Millisecond)
-	}
-	return pids
+// containerIDRe is the shape of a container's full id.
+var containerIDRe = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// strayKillTimeout bounds the wait for a killed runtime process to leave its group.
+const strayKillTimeout = 10 * time.Second
+
+// strayGroups are the control groups the engine makes for container id under its default
+// parent: "/docker/<id>" with the cgroupfs driver, "/system.slice/docker-<id>.scope" with
+// systemd's. boxbench sets no cgroup parent on its containers, so one of these is the group of
+// every container it creates, named by the container's full id.
+func strayGroups(id string) []cgroup.Ref {
+	v := cgroup.HostVersion()
+	return []cgroup.Ref{{Version: v, Path: "/docker/" + id}, {Version: v, Path: "/system.slice/docker-" + id + ".scope"}}
 }
 
-func anyAlive(pids []int) bool {
-	for _, p := range pids {
-		if syscall.Kill(p, 0) == nil {
-			return true
+// killStray kills what a removed container left running in its own control group: some
+// runtimes leave processes behind after the engine has forgotten the container (gVisor's runsc,
+// on a host where its sandbox cannot start, left its gofer and sandbox; runsc starts both inside
+// the container's group, the one the engine named in the container's OCI spec). Only processes
+// in that group and its sub-groups are signalled, found by pid from the group's own list: the
+// kernel's record of what the runtime started for this container. A process is never matched
+// by its command line (an operator's `tail -F` of the container's log names its id too). It
+// returns the pids it killed; the error names a group whose processes survived.
+func killStray(id string) ([]int, error) {
+	if !containerIDRe.MatchString(id) {
+		return nil, nil
+	}
+	var killed []int
+	var errs []error
+	for _, top := range strayGroups(id) {
+		for _, ref := range subtree(top) {
+			pids, err := cgroup.Pids(ref)
+			if err != nil || len(pids) == 0 {
+				continue
+			}
+			if err := cgroup.Kill(ref, strayKillTimeout); err != nil {
+				errs = append(errs, fmt.Errorf("the removed container's group %s: %w", ref.Path, err))
+			}
+			killed = append(killed, pids...)
 		}
 	}
-	return false
+	return killed, errors.Join(errs...)
+}
+
+// subtree is ref and every group below it (deepest first), as the memory hierarchy (v1) or the
+// unified one (v2) shows them; none when ref does not exist.
+func subtree(ref cgroup.Ref) []cgroup.Ref {
+	ents, err := os.ReadDir(ref.Dir("memory"))
+	if err != nil {
+		return nil
+	}
+	var refs []cgroup.Ref
+	for _, e := range ents {
+		if e.IsDir() {
+			refs = append(refs, subtree(cgroup.Ref{Version: ref.Version, Path: ref.Path + "/" + e.Name()})...)
+		}
+	}
+	return append(refs, ref)
 }

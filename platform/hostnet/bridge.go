@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -122,8 +123,16 @@ func usedSubnets(out string) map[int]bool {
 	return used
 }
 
+// linkRe is the shape of every host interface name boxbench makes (Name: "bb", a letter, 8 hex
+// digits).
+var linkRe = regexp.MustCompile(`^bb[a-z][0-9a-f]{8}$`)
+
 // RemoveLink deletes a host interface boxbench made; one that is already gone is not an error.
+// A name that is not of the shape Name makes is refused: no other interface is boxbench's.
 func RemoveLink(ctx context.Context, name string) error {
+	if !linkRe.MatchString(name) {
+		return fmt.Errorf("not removing interface %q: not a name boxbench makes (valid: bb, a letter and 8 hexadecimal digits)", name)
+	}
 	if _, err := command.Run(ctx, "ip", "link", "show", name); err != nil {
 		return nil
 	}

@@ -67,11 +67,8 @@ type box struct {
 }
 
 func newBox(p *Platform, r platform.Request) *box {
-	name := "bb-" + r.Run
-	lxcpath := filepath.Join(r.WorkDir, "lxc")
 	b := &box{p: p, req: r, facts: map[string]string{"platform": Name},
-		m: marker{Experiment: r.Experiment, Run: r.Run, Name: name, LXCPath: lxcpath,
-			Cgroup: "/boxbench/" + r.Experiment + "/" + r.Run}}
+		m: newMarker(r.Experiment, r.Run, filepath.Join(r.WorkDir, "lxc"), false)}
 	b.group = cgroup.Ref{Version: cgroup.HostVersion(), Path: b.m.Cgroup}
 	b.logPath = filepath.Join(r.WorkDir, "server.log")
 	return b
@@ -87,7 +84,7 @@ func (b *box) provision(ctx context.Context) error {
 		return fmt.Errorf("lxc: work directory %q is not absolute (LXC resolves -P literally)", r.WorkDir)
 	}
 	if r.Network == NetworkBridge {
-		b.m.Bridge, b.m.Veth = hostnet.Name(hostnet.PrefixBridge, r.Experiment, r.Run), hostnet.Name(hostnet.PrefixVeth, r.Experiment, r.Run)
+		b.m = newMarker(r.Experiment, r.Run, b.m.LXCPath, true)
 	}
 	ctrDir := filepath.Join(b.m.LXCPath, b.m.Name)
 	b.upper = filepath.Join(ctrDir, "upper")

@@ -3,6 +3,7 @@ package lxc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,11 +31,47 @@ type marker struct {
 
 func (m marker) write(dir string) error { return platform.WriteMarker(dir, markerFile, m) }
 
-func readMarker(path string) (marker, error) {
-	return platform.ReadMarker(path, func(m marker) bool {
-		bridge, veth := hostnet.Name(hostnet.PrefixBridge, m.Experiment, m.Run), hostnet.Name(hostnet.PrefixVeth, m.Experiment, m.Run)
-		return m.Cgroup == "/boxbench/"+m.Experiment+"/"+m.Run && (m.Bridge == "" || m.Bridge == bridge) && (m.Veth == "" || m.Veth == veth)
-	})
+// newMarker is the marker of the box of run in experiment exp whose container path is lxcpath
+// (its work directory's "lxc"), with a bridge and veth when bridged.
+func newMarker(exp, run, lxcpath string, bridged bool) marker {
+	m := marker{Experiment: exp, Run: run, Name: "bb-" + run, LXCPath: lxcpath, Cgroup: "/boxbench/" + exp + "/" + run}
+	if bridged {
+		m.Bridge, m.Veth = hostnet.Name(hostnet.PrefixBridge, exp, run), hostnet.Name(hostnet.PrefixVeth, exp, run)
+	}
+	return m
+}
+
+func readMarker(path string, at platform.Place) (marker, error) {
+	return platform.ReadMarker(path, at, marker.derived)
+}
+
+// derived checks every field of m against what the box at at derives. The container path is
+// the work directory's "lxc" as the provision spelled it: absolute and canonical (no ".."), named
+// "lxc", in a directory that is the very work directory the marker was found in (the same
+// directory by another spelling of the work root, e.g. through a link to it, is accepted; its
+// lock directory under lockRoot is that spelling's).
+func (m marker) derived(at platform.Place) error {
+	lxcpath := filepath.Join(at.Dir(), "lxc")
+	if m.LXCPath != lxcpath {
+		if err := platform.CanonicalAbs("lxcpath", m.LXCPath); err != nil {
+			return err
+		}
+		if filepath.Base(m.LXCPath) != "lxc" || !sameDir(filepath.Dir(m.LXCPath), at.Dir()) {
+			return fmt.Errorf("lxcpath %q is not the lxc directory of the work directory %s (valid: %q)", m.LXCPath, at.Dir(), lxcpath)
+		}
+		lxcpath = m.LXCPath
+	}
+	return platform.DerivedFields(m, newMarker(at.Experiment, at.Run, lxcpath, m.Bridge != ""))
+}
+
+// sameDir says whether a and b are the same existing directory.
+func sameDir(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil || !fa.IsDir() {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // groups are the container's and its monitor's control groups.
@@ -50,7 +87,10 @@ const lockRoot = "/run/lxc/lock"
 // removeLocks removes LXC's lock directory of the box's container path (nothing else uses it)
 // and then its parents while they are empty.
 func (m marker) removeLocks() error {
-	dir := filepath.Join(lockRoot, m.LXCPath)
+	if err := platform.CanonicalAbs("lxcpath", m.LXCPath); err != nil {
+		return err // never joined onto lockRoot: it could name a directory outside it
+	}
+	dir := lockRoot + m.LXCPath
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/cgroup"
@@ -147,16 +148,33 @@ func removeSocketDirs(ctx context.Context, workRoot string, crashed func(string)
 	runs, _ := filepath.Glob(filepath.Join(workRoot, "*", "*"))
 	for _, run := range runs {
 		exp := filepath.Base(filepath.Dir(run))
-		if !crashed(exp) {
+		if !crashed(exp) || !platform.ValidName(filepath.Base(run)) {
 			continue
 		}
 		done = append(done, removeNetworks(ctx, exp, filepath.Base(run))...)
 		dir := runDirFor(run)
-		if fi, err := os.Lstat(dir); err == nil && fi.IsDir() && os.RemoveAll(dir) == nil {
+		if ownSocketDir(dir) && os.RemoveAll(dir) == nil {
 			done = append(done, "socket directory "+dir)
 		}
 	}
 	return done
+}
+
+// sysUIDMax is the highest uid of a system account (Debian's SYS_UID_MAX): the database users
+// a box's socket directory is given to are system accounts, a person's login never is.
+const sysUIDMax = 999
+
+// ownSocketDir says whether dir, a socket directory's name in the world-writable temporary
+// directory, can be boxbench's: a real directory (not a link) owned by root, the user boxbench
+// runs as, or a system account (the database's user, to whom provision gives it), not writable
+// by others. A directory another user made at that predictable name is not boxbench's to remove.
+func ownSocketDir(dir string) bool {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o002 != 0 {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && (st.Uid <= sysUIDMax || int(st.Uid) == os.Geteuid())
 }
 
 // killTree kills the processes of every run group under an experiment group.

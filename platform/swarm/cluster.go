@@ -1,6 +1,7 @@
 package swarm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -16,8 +18,10 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/swarm"
+	"golang.org/x/sys/unix"
 
 	"github.com/boxbench/boxbench/internal/flock"
+	"github.com/boxbench/boxbench/internal/safefile"
 	"github.com/boxbench/boxbench/platform"
 )
 
@@ -93,16 +97,55 @@ func readMarker(engine, active string) (*marker, error) {
 	return nil, err
 }
 
+// markerMax caps a swarm marker's size: boxbench's are a few hundred bytes.
+const markerMax = 64 << 10
+
+// swarmIDRe is the shape of the swarm IDs a marker may hold (the engine's are 25 letters and
+// digits): it never reaches a path or an argv, but is logged and compared.
+var swarmIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// decodeMarker reads the marker at path as strictly as a spec: boxbench leaves the swarm it
+// names and removes the gateway bridge it says boxbench's init made. It must be a regular file
+// (not a link, a FIFO or a device) of at most 64 KiB, owned by root or the user boxbench runs
+// as and not writable by group or others, in directories only they can change (StateDir is
+// root's), with no unknown field, swarm IDs of the engine's shape and, when set, the loopback
+// listen address boxbench's init uses.
 func decodeMarker(path string) (*marker, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.Read(path, safefile.Rule{Max: markerMax, NoFollow: true, Owners: []uint32{0, uint32(os.Geteuid())}})
 	if err != nil {
-		return nil, err
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("swarm marker refused: %w", err)
 	}
 	var m marker
-	if err := json.Unmarshal(b, &m); err != nil || m.ClusterID == "" {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("swarm marker %s is not boxbench's: %v", path, err)
 	}
+	if err := m.check(); err != nil {
+		return nil, fmt.Errorf("swarm marker %s is not boxbench's: %w", path, err)
+	}
 	return &m, nil
+}
+
+// check names every field of m that boxbench's init could not have written.
+func (m marker) check() error {
+	var problems []error
+	if !swarmIDRe.MatchString(m.ClusterID) {
+		problems = append(problems, fmt.Errorf("cluster_id %q is not a swarm ID (valid: letters, digits, '.', '_', '-', at most 128)", m.ClusterID))
+	}
+	if m.NodeID != "" && !swarmIDRe.MatchString(m.NodeID) {
+		problems = append(problems, fmt.Errorf("node_id %q is not a swarm ID (valid: letters, digits, '.', '_', '-', at most 128)", m.NodeID))
+	}
+	if m.Listen != "" {
+		host, port, err := net.SplitHostPort(m.Listen)
+		if n, perr := strconv.Atoi(port); err != nil || perr != nil || host != "127.0.0.1" || n < 1 || n > 65535 || strconv.Itoa(n) != port {
+			problems = append(problems, fmt.Errorf("listen_addr %q is not the loopback address boxbench's init listens on (valid: 127.0.0.1:PORT)", m.Listen))
+		}
+	}
+	return errors.Join(problems...)
 }
 
 func writeMarker(engine string, m marker) error {
@@ -111,7 +154,16 @@ func writeMarker(engine string, m marker) error {
 		return err
 	}
 	tmp := markerPath(engine) + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	_ = os.Remove(tmp) // a crash's leftover; never written through (O_EXCL, no link followed)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
 		return err
 	}
 	return os.Rename(tmp, markerPath(engine))
@@ -275,6 +327,11 @@ func (p *Platform) release(ctx context.Context, settle bool) ([]string, error) {
 	sw := info.Swarm
 	m, err := readMarker(info.ID, clusterID(sw))
 	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			// Refused (decodeMarker): never acted on, and said — not an error of the caller's
+			// run, which only tidies up after itself.
+			p.log.Warn("not acting on the swarm marker", "err", err)
+		}
 		return nil, nil // no marker of this engine's: not ours
 	}
 	id := ""

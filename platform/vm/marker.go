@@ -35,8 +35,11 @@ func newMarker(exp, run string, bridged bool) marker {
 
 func (m marker) write(dir string) error { return platform.WriteMarker(dir, markerFile, m) }
 
-func readMarker(path string) (marker, error) {
-	return platform.ReadMarker(path, func(m marker) bool { return m == newMarker(m.Experiment, m.Run, m.Bridge != "") })
+// readMarker reads the marker found at at; every field must be what the box there derives.
+func readMarker(path string, at platform.Place) (marker, error) {
+	return platform.ReadMarker(path, at, func(m marker, at platform.Place) error {
+		return platform.DerivedFields(m, newMarker(at.Experiment, at.Run, m.Bridge != ""))
+	})
 }
 
 // killTimeout bounds the wait for a killed QEMU to leave its group: a VMM exits only once its
