@@ -45,7 +45,7 @@ type Out struct {
 
 // Claim checks, makes and locks the experiment directory path for the experiment named
 // experiment. Nothing is created before every check passed: path must not have a ".."
-// component, be a symbolic link, be or resolve to a system directory (systemDir), or exist
+// component, be a symbolic link, be or resolve to a system directory (ownfs.SystemDir), or exist
 // holding anything but boxbench's (its marker, or an older boxbench's own files beside a results
 // file of its own); an existing directory must belong to root or the user running boxbench and
 // not be writable by group or others (a file could otherwise be planted in it between a check
@@ -59,7 +59,7 @@ func Claim(path, experiment string, protect ...string) (*Out, error) {
 		return nil, fmt.Errorf("--out %s: %w: %w", path, ErrNotOurs, err)
 	}
 	for _, p := range []string{t.Path, t.Resolved} {
-		if sys, ok := systemDir(p); ok {
+		if sys, ok := ownfs.SystemDir(p); ok {
 			return nil, fmt.Errorf("--out %s: %w: %s is the system directory %s (valid: a directory of the experiment's own, e.g. out/<name>)", path, ErrNotOurs, p, sys)
 		}
 		for _, w := range protect {
@@ -90,24 +90,6 @@ func Claim(path, experiment string, protect ...string) (*Out, error) {
 		return nil, fmt.Errorf("--out %s: %w", path, err)
 	}
 	return o, nil
-}
-
-// systemDir says whether p (absolute, clean) is a system directory: the root, a directory
-// that holds others' trees (/home, /tmp, /var …), or anything inside the trees of the system
-// itself (/etc, /usr, /proc …).
-func systemDir(p string) (string, bool) {
-	exact := []string{"/", "/home", "/root", "/tmp", "/var", "/var/tmp", "/var/lib", "/var/log", "/var/cache",
-		"/var/spool", "/var/mail", "/var/opt", "/var/run", "/var/lock", "/run", "/run/user", "/mnt", "/media", "/opt",
-		"/srv", "/nix", "/snap", "/lost+found", "/dev/shm"}
-	if slices.Contains(exact, p) {
-		return p, true
-	}
-	top := strings.SplitN(strings.TrimPrefix(p, "/"), "/", 2)[0]
-	trees := []string{"etc", "usr", "bin", "sbin", "boot", "efi", "dev", "proc", "sys"}
-	if slices.Contains(trees, top) || strings.HasPrefix(top, "lib") {
-		return "/" + top, true
-	}
-	return "", false
 }
 
 // within says whether p is dir or inside it (both absolute).

@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
+
+	"github.com/boxbench/boxbench/internal/ownfs"
 )
 
 // CheckWorkRoot creates the work root when it is absent (mode 0755) and refuses one that a
@@ -15,9 +19,19 @@ import (
 // others; so must each of its parents, except that a sticky directory (/tmp, /var/tmp) may be
 // writable by all. The error says how to fix it.
 func CheckWorkRoot(dir string) error {
+	if slices.Contains(strings.Split(dir, "/"), "..") {
+		return fmt.Errorf("refusing work root %s: it has a \"..\" component, whose meaning depends on links on the way (valid: a path without one)", dir)
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
+	}
+	// Checked before anything is made: boxbench creates seeds/ and locks/ in it and removes
+	// experiments' directories under it.
+	for _, p := range []string{abs, resolveExisting(abs)} {
+		if sys, ok := ownfs.SystemDir(p); ok {
+			return fmt.Errorf("refusing work root %s: %s is the system directory %s or inside it (valid: a directory of boxbench's own, e.g. /var/tmp/boxbench)", dir, p, sys)
+		}
 	}
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return fmt.Errorf("work root %s: %w", abs, err)
@@ -40,6 +54,21 @@ func CheckWorkRoot(dir string) error {
 			dir, errors.Join(problems...))
 	}
 	return nil
+}
+
+// resolveExisting is abs with the links of its longest existing prefix resolved: where
+// MkdirAll would create what is missing.
+func resolveExisting(abs string) string {
+	rest := ""
+	for p := abs; ; p = filepath.Dir(p) {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if p == "/" {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
 }
 
 // checkOwner checks one directory of the work root's path.

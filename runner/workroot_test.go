@@ -28,6 +28,10 @@ func TestCheckWorkRoot(t *testing.T) {
 	}
 	sticky := mk("sticky", 0o777|os.ModeSticky, 0)
 	open := mk("open", 0o777, 0)
+	linkToEtc := filepath.Join(base, "link-to-etc")
+	if err := os.Symlink("/etc", linkToEtc); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		dir, want string
 	}{
@@ -39,10 +43,21 @@ func TestCheckWorkRoot(t *testing.T) {
 		{mk("nobody", 0o755, 65534), "chown root:root"},
 		{mk("open/child", 0o755, 0), "chmod go-w \"" + open + "\""},
 		{sticky, "chmod go-w"}, // the work root itself may not be world-writable, sticky or not
+		{"/", "system directory /"},
+		{"/etc/boxbench-test-work-root", "system directory /etc"},
+		{base + "/a/ghost/../dd", `".." component`},
+		{linkToEtc, "system directory /etc"},
+		{linkToEtc + "/boxbench-test-work-root", "system directory /etc"},
 	} {
 		err := CheckWorkRoot(tc.dir)
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("CheckWorkRoot(%s) = %v, want %q", tc.dir, err, tc.want)
+		}
+	}
+	// Refused before anything was made.
+	for _, p := range []string{"/etc/boxbench-test-work-root", "/etc/seeds", "/etc/locks", "/seeds", "/locks", filepath.Join(base, "a")} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s was created", p)
 		}
 	}
 }
