@@ -77,6 +77,7 @@ func (a *app) imagesCmd() *cobra.Command {
 		Short: "List boxbench's root filesystems and images with their database versions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			defer onlyReading(cmd.Context(), "listing the images")()
 			trees, err := rootfs.NewCache("", a.log).List()
 			if err != nil {
 				return &ExitError{Code: ExitFailure, Err: err}

@@ -28,7 +28,8 @@ func (a *app) planCmd() *cobra.Command {
 			"the detectable effect at its runs per cell and the runs its targetEffect needs.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			defer nothingStarted(cmd.Context())()
+			// plan asks the engines and clusters (each question bounded) and starts nothing.
+			defer onlyReading(cmd.Context(), "planning")()
 			ps := builtin.Platforms(a.log)
 			e, _, err := loadSpec(args[0], ps)
 			if err != nil {
