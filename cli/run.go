@@ -183,7 +183,15 @@ func (a *app) runCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.stdout, "experiment %s: %d ok, %d failed, %d cells skipped\nresults: %s\n",
 				sum.ExperimentID, sum.OK, sum.Failed, sum.Skipped, sum.ResultsFile)
-			if err := a.finalReport(out); err != nil {
+			// Every run is stored: a signal now has nothing to tear down; the report is
+			// finished (its temporary file would be left otherwise) and run ends with 130.
+			reporting := stopping(cmd.Context(), "writing the report", "it is written")
+			err = a.finalReport(out)
+			reporting()
+			if cmd.Context().Err() != nil {
+				return interrupted("stopped after the runs were stored; boxbench report " + out + " reports them")
+			}
+			if err != nil {
 				return err
 			}
 			if sum.Failed > 0 {
