@@ -62,7 +62,11 @@ func (a *app) imagesCmd() *cobra.Command {
 			defer engine.Close()
 			store := image.NewStore(engine, a.log)
 			b := &imageBuild{store: store, vm: vm, out: a.stdout, warn: a.stderr}
+			defer stopping(cmd.Context(), "building images", "the builds under way have stopped")()
 			errs := b.all(cmd.Context(), ds, jobs)
+			if cmd.Context().Err() != nil {
+				return interrupted("the image builds were stopped; boxbench images build builds what is missing")
+			}
 			if len(errs) > 0 {
 				return &ExitError{Code: ExitFailure, Err: errors.Join(errs...)}
 			}
@@ -129,7 +133,11 @@ func (a *app) agentImageCmd() *cobra.Command {
 				return &ExitError{Code: ExitFailure, Err: err, Hint: "start dockerd (make setup does)"}
 			}
 			defer engine.Close()
+			defer stopping(cmd.Context(), "building the agent image", "the build has stopped")()
 			im, err := image.NewStore(engine, a.log).BuildAgent(cmd.Context(), bin, agent.Build())
+			if cmd.Context().Err() != nil {
+				return interrupted("the agent image build was stopped")
+			}
 			if err != nil {
 				return &ExitError{Code: ExitFailure, Err: err}
 			}
