@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,4 +78,45 @@ func TestBoundedNoAnswer(t *testing.T) {
 		t.Error("Bound wrapped a bounded client again")
 	}
 	var _ client.APIClient = c
+}
+
+// TestBoundedSlowIsNotSilent: an engine that has answered before and then misses a deadline is
+// asked again the next time (slow is not gone): its Ping answers after its Info did not.
+func TestBoundedSlowIsNotSilent(t *testing.T) {
+	dir, err := os.MkdirTemp("", "slow-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "engine.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/_ping") {
+			w.Header().Set("API-Version", "1.41")
+			w.Write([]byte("OK"))
+			return
+		}
+		<-r.Context().Done() // every other question: no answer
+	})}
+	go srv.Serve(l)
+	defer srv.Close()
+	t.Setenv("DOCKER_HOST", "unix://"+sock)
+	c, err := Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Ping(context.Background()); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	var na *NoAnswerError
+	if _, err := c.Info(context.Background()); !errors.As(err, &na) {
+		t.Fatalf("Info: %v, want a NoAnswerError", err)
+	}
+	if _, err := c.Ping(context.Background()); err != nil {
+		t.Errorf("Ping after a slow Info: %v, want the engine asked again", err)
+	}
 }
