@@ -27,7 +27,9 @@ func (p *Platform) Diagnose(ctx context.Context, dbs []dbms.DBMS) []platform.Fin
 		f.Detail = fmt.Sprintf("%s (kubeconfig %s); version: %v", cl.rest.Host, cl.kubeconfig, err)
 	}
 	fs := []platform.Finding{f}
-	n, err := p.node(ctx, cl)
+	nctx, cancel := context.WithTimeout(ctx, askTimeout)
+	n, err := p.node(nctx, cl)
+	cancel()
 	if err != nil {
 		return append(fs, platform.Finding{Area: area, Name: "node", Detail: err.Error()})
 	}
