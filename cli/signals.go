@@ -19,8 +19,10 @@ var teardownSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP,
 const ForceGrace = 30 * time.Second
 
 // Run is the process entry point: Main with the teardown signals handled. The first signal
-// cancels the context (the current run is torn down and not stored); a second one gives the
-// teardown ForceGrace more, then exits with ExitInterrupted; a third exits at once.
+// ends a command that has started nothing at once (onlyReading); otherwise it cancels the
+// context (run: the current run is torn down and not stored; see stopping for the others); a
+// second one gives the teardown ForceGrace more, then exits with ExitInterrupted; a third
+// exits at once.
 func Run(args []string, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 3)
 	signal.Notify(sigs, teardownSignals...)
