@@ -44,6 +44,9 @@ func (a *app) doctorCmd() *cobra.Command {
 		Short: "Say what this host can do: engines, runtimes, cgroups, databases, missing tools",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Reading the host starts nothing; the trials and removals below are phases
+			// of their own (stopping).
+			defer onlyReading(cmd.Context(), "checking the host")()
 			ps := builtin.Platforms(a.log)
 			if cleanup {
 				return a.cleanup(cmd.Context(), ps)

@@ -35,6 +35,7 @@ func (a *app) imagesCmd() *cobra.Command {
 			"wait for each other (file locks), never build the same thing twice.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			defer stopping(cmd.Context(), "building images", "the builds under way have stopped")()
 			names := only
 			if len(names) == 0 {
 				names = databases.Names()
@@ -62,7 +63,6 @@ func (a *app) imagesCmd() *cobra.Command {
 			defer engine.Close()
 			store := image.NewStore(engine, a.log)
 			b := &imageBuild{store: store, vm: vm, out: a.stdout, warn: a.stderr}
-			defer stopping(cmd.Context(), "building images", "the builds under way have stopped")()
 			errs := b.all(cmd.Context(), ds, jobs)
 			if cmd.Context().Err() != nil {
 				return interrupted("the image builds were stopped; boxbench images build builds what is missing")
@@ -124,6 +124,7 @@ func (a *app) agentImageCmd() *cobra.Command {
 			"from this engine by itself.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			defer stopping(cmd.Context(), "building the agent image", "the build has stopped")()
 			bin, err := os.Executable()
 			if err != nil {
 				return &ExitError{Code: ExitFailure, Err: err}
@@ -133,7 +134,6 @@ func (a *app) agentImageCmd() *cobra.Command {
 				return &ExitError{Code: ExitFailure, Err: err, Hint: "start dockerd (make setup does)"}
 			}
 			defer engine.Close()
-			defer stopping(cmd.Context(), "building the agent image", "the build has stopped")()
 			im, err := image.NewStore(engine, a.log).BuildAgent(cmd.Context(), bin, agent.Build())
 			if cmd.Context().Err() != nil {
 				return interrupted("the agent image build was stopped")
