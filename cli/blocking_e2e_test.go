@@ -20,39 +20,24 @@ import (
 	"github.com/boxbench/boxbench/workload"
 )
 
-// testBinary builds boxbench once per test process (or uses BOXBENCH_BIN).
+// testBinary builds boxbench into the test's temporary directory (or uses BOXBENCH_BIN); the
+// build cache makes every build after the first a link.
 func testBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary; -short")
 	}
-	binOnce.Do(func() {
-		if binPath = os.Getenv("BOXBENCH_BIN"); binPath != "" {
-			return
-		}
-		dir, err := os.MkdirTemp("", "boxbench-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "boxbench")
-		build := exec.Command("go", "build", "-o", binPath, "./cmd/boxbench")
-		build.Dir = ".."
-		if out, err := build.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
+	if bin := os.Getenv("BOXBENCH_BIN"); bin != "" {
+		return bin
 	}
-	return binPath
+	bin := filepath.Join(t.TempDir(), "boxbench")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/boxbench")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
-
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
 
 // silentEngine is a container engine that accepts connections and never answers: a unix
 // socket in a temporary directory. Each accepted connection is announced on the channel.
