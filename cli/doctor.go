@@ -44,11 +44,21 @@ func (a *app) doctorCmd() *cobra.Command {
 		Short: "Say what this host can do: engines, runtimes, cgroups, databases, missing tools",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Reading the host starts nothing; the trials and removals below are phases
+			// of their own (stopping).
+			defer onlyReading(cmd.Context(), "checking the host")()
 			ps := builtin.Platforms(a.log)
 			if cleanup {
 				return a.cleanup(cmd.Context(), ps)
 			}
+			// The checks start short-lived containers and VMs (runtime and network trials),
+			// each removed by the trial itself: a signal stops the checks, not the removals.
+			done := stopping(cmd.Context(), "checking the host", "the current check has removed what it started")
 			fs := diagnose(cmd.Context(), ps, a.workRoot)
+			done()
+			if cmd.Context().Err() != nil {
+				return interrupted("doctor stopped before its checks were done; their findings are not printed")
+			}
 			printFindings(a.stdout, fs)
 			writePrecision(a.stdout, lookAtHost(a.workRoot), nil)
 			return nil
@@ -62,8 +72,12 @@ func (a *app) cleanup(ctx context.Context, ps map[string]platform.Platform) erro
 	if err := runner.CheckWorkRoot(a.workRoot); err != nil {
 		return err
 	}
-	// Every platform's boxes first, then the shared work root (platform.CleanupAll).
+	// Every platform's boxes first, then the shared work root (platform.CleanupAll). A signal
+	// cancels ctx: the removal under way finishes (each has a teardown context of its own),
+	// the rest is left for the next doctor --cleanup.
+	done := stopping(ctx, "cleaning up", "the current removal is done")
 	gone, err := platform.CleanupAll(ctx, ps, a.workRoot, crashedHere(a.workRoot))
+	done()
 	for _, g := range gone {
 		who := g.Platform
 		if who == "" {
@@ -73,6 +87,9 @@ func (a *app) cleanup(ctx context.Context, ps map[string]platform.Platform) erro
 	}
 	n := len(gone)
 	fmt.Fprintf(a.stdout, "%d leftover(s) removed\n", n)
+	if ctx.Err() != nil {
+		return interrupted(fmt.Sprintf("cleanup stopped after %d removal(s); what is left is removed by the next boxbench doctor --cleanup", n))
+	}
 	if err != nil {
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("cleanup incomplete:\n  %s", strings.ReplaceAll(err.Error(), "\n", "\n  "))}
 	}

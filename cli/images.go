@@ -35,6 +35,7 @@ func (a *app) imagesCmd() *cobra.Command {
 			"wait for each other (file locks), never build the same thing twice.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			defer stopping(cmd.Context(), "building images", "the builds under way have stopped")()
 			names := only
 			if len(names) == 0 {
 				names = databases.Names()
@@ -63,6 +64,9 @@ func (a *app) imagesCmd() *cobra.Command {
 			store := image.NewStore(engine, a.log)
 			b := &imageBuild{store: store, vm: vm, out: a.stdout, warn: a.stderr}
 			errs := b.all(cmd.Context(), ds, jobs)
+			if cmd.Context().Err() != nil {
+				return interrupted("the image builds were stopped; boxbench images build builds what is missing")
+			}
 			if len(errs) > 0 {
 				return &ExitError{Code: ExitFailure, Err: errors.Join(errs...)}
 			}
@@ -77,6 +81,7 @@ func (a *app) imagesCmd() *cobra.Command {
 		Short: "List boxbench's root filesystems and images with their database versions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			defer onlyReading(cmd.Context(), "listing the images")()
 			trees, err := rootfs.NewCache("", a.log).List()
 			if err != nil {
 				return &ExitError{Code: ExitFailure, Err: err}
@@ -119,6 +124,7 @@ func (a *app) agentImageCmd() *cobra.Command {
 			"from this engine by itself.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			defer stopping(cmd.Context(), "building the agent image", "the build has stopped")()
 			bin, err := os.Executable()
 			if err != nil {
 				return &ExitError{Code: ExitFailure, Err: err}
@@ -129,6 +135,9 @@ func (a *app) agentImageCmd() *cobra.Command {
 			}
 			defer engine.Close()
 			im, err := image.NewStore(engine, a.log).BuildAgent(cmd.Context(), bin, agent.Build())
+			if cmd.Context().Err() != nil {
+				return interrupted("the agent image build was stopped")
+			}
 			if err != nil {
 				return &ExitError{Code: ExitFailure, Err: err}
 			}

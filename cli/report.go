@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,6 +26,7 @@ func (a *app) reportCmd() *cobra.Command {
 			"merged histograms, and warnings. --html writes one self-contained HTML page.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			defer onlyReading(cmd.Context(), "reading the results")()
 			if format != "text" && format != "json" && format != "csv" && format != "sweep-csv" {
 				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--format %q is not valid (valid: text, json, csv, sweep-csv)", format)}
 			}
@@ -42,7 +44,7 @@ func (a *app) reportCmd() *cobra.Command {
 			}
 			// report reads: it keeps no calibration (the run that measured one keeps it).
 			if html != "" {
-				if err := writeHTML(html, r); err != nil {
+				if err := a.writeHTMLStopping(cmd.Context(), html, r); err != nil {
 					return err
 				}
 			}
@@ -61,6 +63,19 @@ func (a *app) reportCmd() *cobra.Command {
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json, csv (one row per run) or sweep-csv (one row per point of each sweep's curves)")
 	cmd.Flags().StringVar(&html, "html", "", "also write a self-contained HTML report to FILE")
 	return cmd
+}
+
+// writeHTMLStopping is writeHTML for report --html: a signal while it writes lets it finish
+// (an exit at once would leave its temporary file), and report then ends with 130.
+func (a *app) writeHTMLStopping(ctx context.Context, path string, r *report.Report) error {
+	defer stopping(ctx, "writing "+path, "it is written")()
+	if err := writeHTML(path, r); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return interrupted("stopped once " + path + " was written; the report was not printed")
+	}
+	return nil
 }
 
 // writeHTML writes the HTML report to path: the directory as named, the file itself never
@@ -126,6 +141,7 @@ func (a *app) compareCmd() *cobra.Command {
 			"--max-regression. Usable as a CI gate: exit 1 on a regression.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			defer onlyReading(cmd.Context(), "reading the results")()
 			tol, err := parsePercent(maxReg)
 			if err != nil {
 				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--max-regression %q: %v (write it like 5%%)", maxReg, err)}

@@ -25,6 +25,7 @@ func (a *app) resultsCmd() *cobra.Command {
 		Short: "List an experiment's runs: status (ok / failed + reason / skipped) and headline numbers",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			defer onlyReading(cmd.Context(), "reading the results")()
 			if format != "table" && format != "json" && format != "csv" {
 				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--format %q is not valid (valid: table, json, csv)", format)}
 			}

@@ -70,6 +70,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, runner.ErrInterrupted):
 		fmt.Fprintln(stderr, "interrupted: the current run was torn down and not stored; continue with --resume")
 		return ExitInterrupted
+	case errors.As(err, &ee) && ee.Code == ExitInterrupted:
+		fmt.Fprintln(stderr, ee.Err) // "interrupted: …", said by the command (interrupted)
+		return ee.Code
 	case errors.As(err, &ee):
 		fmt.Fprintln(stderr, "error:", ee.Err)
 		if ee.Hint != "" {

@@ -30,7 +30,8 @@ func (a *app) planCmd() *cobra.Command {
 			"the detectable effect at its runs per cell and the runs its targetEffect needs.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			defer nothingStarted(cmd.Context())()
+			// plan asks the engines and clusters (each question bounded) and starts nothing.
+			defer onlyReading(cmd.Context(), "planning")()
 			ps := builtin.Platforms(a.log)
 			e, _, err := loadSpec(args[0], ps)
 			if err != nil {
@@ -195,7 +196,15 @@ func (a *app) runCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.stdout, "experiment %s: %d ok, %d failed, %d cells skipped\nresults: %s\n",
 				sum.ExperimentID, sum.OK, sum.Failed, sum.Skipped, sum.ResultsFile)
-			if err := a.finalReport(claimed, sum.ExperimentID); err != nil {
+			// Every run is stored: a signal now has nothing to tear down; the report is
+			// finished (its temporary file would be left otherwise) and run ends with 130.
+			reporting := stopping(cmd.Context(), "writing the report", "it is written")
+			err = a.finalReport(claimed, sum.ExperimentID)
+			reporting()
+			if cmd.Context().Err() != nil {
+				return interrupted("stopped after the runs were stored; boxbench report " + out + " reports them")
+			}
+			if err != nil {
 				return err
 			}
 			if sum.Failed > 0 {

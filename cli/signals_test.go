@@ -170,3 +170,41 @@ func TestLoadSpecRefusesNonFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestSignalWhileStopping: in a phase that started something (doctor's trials, cleanup), even
+// one entered inside a reading phase, the first signal cancels the context, says what is being
+// finished, and does not exit; interrupted is exit status 130.
+func TestSignalWhileStopping(t *testing.T) {
+	sigs := make(chan os.Signal, 3)
+	var out lockedBuffer
+	exited := make(chan int, 1)
+	ctx, stop := handleSignals(context.Background(), sigs, &out, time.Hour, func(c int) { exited <- c })
+	defer stop()
+	reading := onlyReading(ctx, "reading the results")
+	done := stopping(ctx, "cleaning up", "the current removal is done")
+	done()
+	done = stopping(ctx, "cleaning up", "the current removal is done")
+	sigs <- syscall.SIGINT
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the signal did not cancel the context")
+	}
+	if s := out.String(); !strings.Contains(s, "received interrupt while cleaning up: stopping once the current removal is done") || strings.Contains(s, "tearing down") {
+		t.Errorf("message: %q", s)
+	}
+	select {
+	case c := <-exited:
+		t.Errorf("exit(%d) at the first signal of a phase that must finish", c)
+	default:
+	}
+	done()
+	reading()
+	if err := interrupted("cleanup stopped"); err.Error() != "interrupted: cleanup stopped" {
+		t.Errorf("interrupted: %v", err)
+	}
+	var ee *ExitError
+	if !errors.As(interrupted("x"), &ee) || ee.Code != ExitInterrupted {
+		t.Errorf("interrupted is not exit %d", ExitInterrupted)
+	}
+}

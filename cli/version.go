@@ -16,7 +16,8 @@ func (a *app) versionCmd() *cobra.Command {
 		Use:   "version",
 		Short: "Print boxbench's version, commit, spec and results-schema versions",
 		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			defer onlyReading(cmd.Context(), "printing the version")()
 			fmt.Fprintf(a.stdout, "boxbench %s (commit %s, %s)\nspec %s, results schema %s\n",
 				version.Version, version.CommitOrVCS(), runtime.Version(), spec.APIVersion, results.SchemaVersion)
 			return nil

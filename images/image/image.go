@@ -77,13 +77,14 @@ func (im Image) Facts() map[string]string {
 func Tag(r rootfs.Recipe) string { return Repository + "/" + r.DBMS + ":" + r.Hash()[:16] }
 
 // Connect opens the engine named by the environment (DOCKER_HOST, DOCKER_API_VERSION, …; a
-// podman socket works the same way) and negotiates the API version with it.
-func Connect() (*client.Client, error) {
+// podman socket works the same way) and negotiates the API version with it. Nothing is asked
+// until the first call; every question asked through it has a deadline (Bound).
+func Connect() (client.APIClient, error) {
 	c, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err != nil {
 		return nil, fmt.Errorf("connect to the container engine: %w", err)
 	}
-	return c, nil
+	return Bound(c), nil
 }
 
 // ErrNotBuilt means no image with the current inputs exists in the engine.

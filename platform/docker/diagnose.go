@@ -18,8 +18,11 @@ func (p *Platform) Diagnose(ctx context.Context, dbs []dbms.DBMS) []platform.Fin
 	const area = "docker"
 	info, err := p.engine.Info(ctx)
 	if err != nil {
-		return []platform.Finding{{Area: area, Name: "engine", Detail: fmt.Sprintf("%s: %v", p.engine.DaemonHost(), err),
-			Fix: "apt-get install -y docker.io; start dockerd (nohup dockerd >/var/log/dockerd.log 2>&1 &)"}}
+		fix := "apt-get install -y docker.io; start dockerd (nohup dockerd >/var/log/dockerd.log 2>&1 &)"
+		if na := (*image.NoAnswerError)(nil); errors.As(err, &na) {
+			fix = "the engine accepts connections but does not answer: restart it, or point DOCKER_HOST at one that works"
+		}
+		return []platform.Finding{{Area: area, Name: "engine", Detail: image.EngineError(p.engine, err).Error(), Fix: fix}}
 	}
 	backing := ""
 	for _, kv := range info.DriverStatus {

@@ -204,7 +204,7 @@ func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 	}
 	info, err := p.engineInfo(ctx)
 	if err != nil {
-		return errors.Join(append(errs, fmt.Errorf("container engine at %s: %w", p.engine.DaemonHost(), err))...)
+		return errors.Join(append(errs, image.EngineError(p.engine, err))...)
 	}
 	rt := c.Runtime
 	if rt == "" {

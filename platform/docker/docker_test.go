@@ -39,7 +39,7 @@ var (
 // env is what an integration test needs: an engine, the built images, a work root, and a
 // check at the end that nothing labelled with the test's experiment is left.
 type env struct {
-	engine *client.Client
+	engine client.APIClient
 	p      *Platform
 	exp    string
 	root   string

@@ -2,11 +2,34 @@ package kubernetes
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/version"
 )
+
+// serverVersion asks the API server its version within 10 s (client-go's ServerVersion takes
+// no context, and the rest config has no timeout: requests are bounded by their contexts).
+func serverVersion(ctx context.Context, cl *cluster) (*version.Info, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	raw, err := cl.cs.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("the API server at %s did not answer within 10 s: %w", cl.rest.Host, err)
+		}
+		return nil, err
+	}
+	var v version.Info
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("the API server's /version: %w", err)
+	}
+	return &v, nil
+}
 
 // Node annotations that say what the API does not: the pod network (CNI) and kube-proxy's mode.
 // scripts/kube-multi.sh sets both; flannel sets its own backend annotation on every node.
@@ -22,7 +45,7 @@ const (
 // read says why instead.
 func clusterFacts(ctx context.Context, cl *cluster, n *corev1.Node) map[string]string {
 	f := map[string]string{"kubernetes_cni": cni(n), "kubernetes_kube_proxy_mode": annotated(n, AnnotationProxyMode)}
-	if v, err := cl.cs.Discovery().ServerVersion(); err == nil {
+	if v, err := serverVersion(ctx, cl); err == nil {
 		f["kubernetes_version"] = v.GitVersion
 	} else {
 		f["kubernetes_version"] = "not read: " + err.Error()

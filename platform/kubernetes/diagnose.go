@@ -21,13 +21,15 @@ func (p *Platform) Diagnose(ctx context.Context, dbs []dbms.DBMS) []platform.Fin
 			Fix: "point kubernetes.kubeconfig (spec) or KUBECONFIG at a cluster, or bring the local one up: scripts/kube-local.sh up"}}
 	}
 	f := platform.Finding{Area: area, Name: "cluster", OK: true}
-	if v, err := cl.cs.Discovery().ServerVersion(); err == nil {
+	if v, err := serverVersion(ctx, cl); err == nil {
 		f.Detail = fmt.Sprintf("%s at %s (kubeconfig %s)", v.GitVersion, cl.rest.Host, cl.kubeconfig)
 	} else {
 		f.Detail = fmt.Sprintf("%s (kubeconfig %s); version: %v", cl.rest.Host, cl.kubeconfig, err)
 	}
 	fs := []platform.Finding{f}
-	n, err := p.node(ctx, cl)
+	nctx, cancel := context.WithTimeout(ctx, askTimeout)
+	n, err := p.node(nctx, cl)
+	cancel()
 	if err != nil {
 		return append(fs, platform.Finding{Area: area, Name: "node", Detail: err.Error()})
 	}

@@ -329,6 +329,9 @@ func (p *Platform) reach(ctx context.Context, name string) (*cluster, error) {
 	return c, nil
 }
 
+// askTimeout bounds the questions Check and Diagnose ask a reachable cluster together.
+const askTimeout = 30 * time.Second
+
 // unreachableFor is how long a cluster that did not answer is not asked again: a plan of many
 // kubernetes cells would otherwise wait the 10 s timeout once per cell.
 const unreachableFor = time.Minute
@@ -350,6 +353,10 @@ func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 	if err != nil {
 		return errors.Join(append(errs, err)...)
 	}
+	// Only questions follow (node, classes): a cluster that answered reach and then goes
+	// silent must not hang plan (the rest config has no timeout; requests take their contexts).
+	ctx, cancel := context.WithTimeout(ctx, askTimeout)
+	defer cancel()
 	n, err := p.node(ctx, cl)
 	if err != nil {
 		return errors.Join(append(errs, err)...)

@@ -100,10 +100,11 @@ func (b *box) provision(ctx context.Context) error {
 		}
 		b.ep = driver.Endpoint{Unix: sock}
 	}
-	for _, d := range []string{b.layout.DataDir, runDir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return err
-		}
+	if err := os.MkdirAll(b.layout.DataDir, 0o700); err != nil {
+		return err
+	}
+	if err := makeRunDir(runDir, r.DBMS.User()); err != nil {
+		return err
 	}
 	if err := chown(ctx, r.DBMS.User(), b.layout.DataDir, runDir); err != nil {
 		return err

@@ -67,6 +67,9 @@ func (*Platform) Check(_ context.Context, c platform.Choice) error {
 	if c.Runtime != "" {
 		errs = append(errs, fmt.Errorf("native has no OCI runtime (runtime=%s)", c.Runtime))
 	}
+	if err := checkTempDir(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.DBMS != nil {
 		// The server binary and its system user: without either every run fails at start.
 		if err := dbms.Missing(c.DBMS); err != nil {

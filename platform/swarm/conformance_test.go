@@ -36,7 +36,7 @@ var (
 // nothing of the test's experiments may be left, and a swarm the test found inactive must be
 // inactive again (boxbench left the one it made).
 type env struct {
-	engine    *client.Client
+	engine    client.APIClient
 	p         *Platform
 	root      string
 	wasActive bool

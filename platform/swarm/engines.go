@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/api/types/swarm"
 	"github.com/docker/docker/client"
 
+	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/platform/docker"
 )
 
@@ -89,7 +90,7 @@ func (e *engines) get(host string) (*docker.Platform, error) {
 	if e.by == nil {
 		e.by = map[string]*docker.Platform{}
 	}
-	e.by[host] = docker.New(c, e.log)
+	e.by[host] = docker.New(image.Bound(c), e.log)
 	return e.by[host], nil
 }
 

@@ -55,7 +55,7 @@ func (p *Platform) Diagnose(ctx context.Context, dbs []dbms.DBMS) []platform.Fin
 	const area = Name
 	info, err := p.engine.Info(ctx)
 	if err != nil {
-		return []platform.Finding{{Area: area, Name: "engine", Detail: fmt.Sprintf("%s: %v", p.engine.DaemonHost(), err)}}
+		return []platform.Finding{{Area: area, Name: "engine", Detail: image.EngineError(p.engine, err).Error()}}
 	}
 	sw := info.Swarm
 	f := platform.Finding{Area: area, Name: "swarm", OK: true}

@@ -39,6 +39,7 @@ import (
 	"github.com/docker/docker/api/types/swarm"
 	"github.com/docker/docker/client"
 
+	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/docker"
@@ -137,7 +138,7 @@ func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 	}
 	info, err := p.engine.Info(ctx)
 	if err != nil {
-		return errors.Join(append(errs, fmt.Errorf("container engine at %s: %w", p.engine.DaemonHost(), err))...)
+		return errors.Join(append(errs, image.EngineError(p.engine, err))...)
 	}
 	switch sw := info.Swarm; sw.LocalNodeState {
 	case swarm.LocalNodeStateInactive:
@@ -184,7 +185,7 @@ func (p *Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed fu
 	var errs []error
 	info, err := p.engine.Info(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("container engine: %w", err)
+		return nil, image.EngineError(p.engine, err)
 	}
 	var runs []filters.Args
 	if info.Swarm.LocalNodeState == swarm.LocalNodeStateActive && info.Swarm.ControlAvailable {
