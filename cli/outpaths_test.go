@@ -166,6 +166,22 @@ func TestReportHTMLNeverFollows(t *testing.T) {
 			t.Errorf("--html %s: exit %d, %q; want %d and %q", file, code, stderr, ExitUsage, want)
 		}
 	}
+	// A boxbench report is replaced; another's file, or a file in a system directory, is not.
+	if code, _, stderr = boxbench(t, "--work-root", work, "report", "--html", html, dir); code != ExitOK {
+		t.Errorf("replacing a report: exit %d: %s", code, stderr)
+	}
+	notes := filepath.Join(base, "notes.html")
+	checkNotes := canaryAt(t, notes)
+	for file, want := range map[string]string{notes: "notes.html exists and is not a boxbench report", "/etc/boxbench-test-report.html": "system directory /etc"} {
+		code, _, stderr = boxbench(t, "--work-root", work, "report", "--html", file, dir)
+		if code != ExitUsage || !strings.Contains(stderr, want) {
+			t.Errorf("--html %s: exit %d, %q; want %d and %q", file, code, stderr, ExitUsage, want)
+		}
+	}
+	checkNotes()
+	if _, err := os.Lstat("/etc/boxbench-test-report.html"); err == nil {
+		t.Error("a report was written in /etc")
+	}
 	check()
 	ents, _ := os.ReadDir(base)
 	for _, e := range ents {

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -78,16 +80,45 @@ func (a *app) writeHTMLStopping(ctx context.Context, path string, r *report.Repo
 	return nil
 }
 
-// writeHTML writes the HTML report to path: the directory as named, the file itself never
-// followed (a link or anything but a regular file at path is refused), written whole through
-// an exclusive temporary file beside it.
+// writeHTML writes the HTML report to path: the directory as named (not a system directory),
+// the file itself never followed (a link or anything but a regular file at path is refused),
+// an existing file replaced only when it is a boxbench report, written whole through an
+// exclusive temporary file beside it.
 func writeHTML(path string, r *report.Report) error {
 	d, err := ownfs.OpenDir(filepath.Dir(path))
 	if err != nil {
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--html %s: %w", path, err)}
 	}
 	defer d.Close()
-	return writeHTMLIn(d, filepath.Base(path), r)
+	if real, err := d.RealPath(); err == nil {
+		if sys, ok := ownfs.SystemDir(real); ok {
+			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--html %s: %s is the system directory %s or inside it; no report was written (valid: a file in a directory of your own)", path, real, sys)}
+		}
+	}
+	name := filepath.Base(path)
+	if err := replaceable(d, name); err != nil {
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--html %s: %w", path, err)}
+	}
+	return writeHTMLIn(d, name, r)
+}
+
+// replaceable refuses an existing regular file at name that is not a boxbench HTML report
+// (report.HTMLGenerator in its head): --html must not overwrite someone's file without a word.
+func replaceable(d *ownfs.Dir, name string) error {
+	if _, exists, err := d.Lstat(name); err != nil || !exists {
+		return err
+	}
+	f, err := d.OpenRegular(name, os.O_RDONLY)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	head := make([]byte, 1024)
+	n, _ := io.ReadFull(f, head)
+	if !bytes.Contains(head[:n], []byte(report.HTMLGenerator)) {
+		return fmt.Errorf("%s exists and is not a boxbench report; it was left as it is and no report was written (valid: a new file name, or a boxbench report to replace)", d.Join(name))
+	}
+	return nil
 }
 
 func writeHTMLIn(d *ownfs.Dir, name string, r *report.Report) error {

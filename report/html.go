@@ -21,6 +21,10 @@ var pageJS string
 
 var pageTmpl = sectionTemplate("page")
 
+// HTMLGenerator is in the head of every HTML report (assets/page.html.tmpl): a file that holds
+// it is a boxbench report, which report --html may replace.
+const HTMLGenerator = `<meta name="generator" content="boxbench report">`
+
 // WriteHTML writes the report as one self-contained HTML page: no network access, every
 // chart inline SVG, styles and the script inline, with each run's time-series panels (which a
 // report not built from a results file leaves out). The page is deterministic for a given
