@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 
 	"github.com/boxbench/boxbench/internal/ownfs"
+	"github.com/boxbench/boxbench/internal/safefile"
 )
 
 // CalibrationFile is where the last calibration of this host is kept, under the work root
@@ -104,9 +106,20 @@ func SaveCalibration(dir string, s *StoredCalibration) error {
 	})
 }
 
+// maxCalibrationBytes and maxFloors bound what a kept calibration may hold (a calibration
+// has one floor per sample size it measured: tens).
+const (
+	maxCalibrationBytes = 1 << 20
+	maxFloors           = 1000
+)
+
 // LoadCalibration reads the last calibration kept under dir; nil without error when none is.
+// The file is read as untrusted: a regular file (not a link, FIFO or device) of at most 1 MiB,
+// owned by root or the invoking user and unwritable by others, with sane floors; a planted or
+// edited one is an error, never a forecast.
 func LoadCalibration(dir string) (*StoredCalibration, error) {
-	b, err := os.ReadFile(filepath.Join(dir, CalibrationFile))
+	path := filepath.Join(dir, CalibrationFile)
+	b, err := safefile.Read(path, safefile.Rule{Max: maxCalibrationBytes, NoFollow: true, Owners: safefile.InvokingUsers()})
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -115,7 +128,29 @@ func LoadCalibration(dir string) (*StoredCalibration, error) {
 	}
 	var s StoredCalibration
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, CalibrationFile), err)
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := s.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w (it was not used)", path, err)
 	}
 	return &s, nil
+}
+
+// validate refuses floors no calibration could have measured.
+func (s *StoredCalibration) validate() error {
+	if len(s.Floors) > maxFloors {
+		return fmt.Errorf("%d floors, more than the %d a calibration may hold", len(s.Floors), maxFloors)
+	}
+	var errs []error
+	for i, f := range s.Floors {
+		if f.N < 1 || f.N > 10000 || f.Tests < 0 || f.Tests > 1e6 {
+			errs = append(errs, fmt.Errorf("floors[%d]: n %d, aa_tests %d (valid: n 1..10000, aa_tests 0..1000000)", i, f.N, f.Tests))
+		}
+		for name, v := range map[string]float64{"unpaired_pct": f.Unpaired, "paired_pct": f.Paired} {
+			if math.IsNaN(v) || v < 0 || v > 1e4 {
+				errs = append(errs, fmt.Errorf("floors[%d].%s %g (valid: 0..10000 percent)", i, name, v))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -1,9 +1,12 @@
 package report
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -46,6 +49,38 @@ func TestStoredCalibration(t *testing.T) {
 	}
 	if _, err := LoadCalibration(dir); err == nil {
 		t.Error("a damaged file read without error")
+	}
+	// A planted calibration is refused, not forecast with: a link, a FIFO (which must not
+	// block), another's file, absurd floors.
+	calPath := filepath.Join(dir, CalibrationFile)
+	plant := func(what string, make func() error) {
+		t.Helper()
+		os.Remove(calPath)
+		if err := make(); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := LoadCalibration(dir); err == nil {
+			t.Errorf("%s: read as %+v", what, got)
+		}
+	}
+	good, _ := json.Marshal(s)
+	other := filepath.Join(t.TempDir(), "planted.json")
+	if err := os.WriteFile(other, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plant("a link", func() error { return os.Symlink(other, calPath) })
+	plant("a FIFO", func() error { return syscall.Mkfifo(calPath, 0o644) })
+	plant("world-writable", func() error {
+		if err := os.WriteFile(calPath, good, 0o644); err != nil {
+			return err
+		}
+		return os.Chmod(calPath, 0o666)
+	})
+	for _, f := range []StoredFloor{{N: 0, Unpaired: 5}, {N: 8, Unpaired: -1}, {N: 8, Paired: 1e300}, {N: 1 << 30, Unpaired: 5}} {
+		bad := *s
+		bad.Floors = []StoredFloor{f}
+		b, _ := json.Marshal(bad)
+		plant(fmt.Sprintf("floor %+v", f), func() error { return os.WriteFile(calPath, b, 0o644) })
 	}
 	if _, ok := (&Report{Keys: []string{"cpus"}}).Stored(); ok {
 		t.Error("an experiment without the replica key kept a calibration")
