@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/boxbench/boxbench/internal/safefile"
+	"github.com/boxbench/boxbench/report/format"
 	"github.com/boxbench/boxbench/runner"
 	"github.com/boxbench/boxbench/spec"
 )
@@ -48,14 +49,21 @@ type app struct {
 	logFormat      string
 	workRoot       string
 	log            *slog.Logger
+
+	// rawStdout is stdout unfiltered, for the agent's protocol; every other command writes
+	// through stdout, a format.TerminalWriter over it, so no string from a results file or an
+	// engine reaches a terminal as an escape sequence.
+	rawStdout io.Writer
 }
 
 // Main runs boxbench with args and returns the exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr}
+	term := format.Terminal(stdout)
+	defer term.Flush()
+	a := &app{stdout: term, rawStdout: stdout, stderr: stderr}
 	root := a.root()
 	root.SetArgs(args)
-	root.SetOut(stdout)
+	root.SetOut(term)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -65,19 +73,19 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var se *spec.Error
 	switch {
 	case errors.As(err, &se):
-		fmt.Fprintln(stderr, "error:", se.Error())
+		fmt.Fprintln(stderr, "error:", format.SafeLines(se.Error()))
 		return ExitUsage
 	case errors.Is(err, runner.ErrInterrupted):
 		fmt.Fprintln(stderr, "interrupted: the current run was torn down and not stored; continue with --resume")
 		return ExitInterrupted
 	case errors.As(err, &ee):
-		fmt.Fprintln(stderr, "error:", ee.Err)
+		fmt.Fprintln(stderr, "error:", format.SafeLines(ee.Err.Error())) // a message may quote a results file or an engine
 		if ee.Hint != "" {
-			fmt.Fprintln(stderr, "hint:", ee.Hint)
+			fmt.Fprintln(stderr, "hint:", format.SafeLines(ee.Hint))
 		}
 		return ee.Code
 	}
-	fmt.Fprintln(stderr, "error:", err)
+	fmt.Fprintln(stderr, "error:", format.SafeLines(err.Error()))
 	if strings.Contains(err.Error(), "unknown flag") || strings.Contains(err.Error(), "unknown command") ||
 		strings.Contains(err.Error(), "accepts") || strings.Contains(err.Error(), "requires") {
 		return ExitUsage
