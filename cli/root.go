@@ -18,6 +18,7 @@ import (
 
 	"github.com/boxbench/boxbench/internal/safefile"
 	"github.com/boxbench/boxbench/report/format"
+	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/runner"
 	"github.com/boxbench/boxbench/spec"
 )
@@ -86,6 +87,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ee.Code
 	}
 	fmt.Fprintln(stderr, "error:", format.SafeLines(err.Error()))
+	if errors.Is(err, results.ErrBounds) {
+		return ExitUsage // a results file that holds more than one may is refused input
+	}
 	if strings.Contains(err.Error(), "unknown flag") || strings.Contains(err.Error(), "unknown command") ||
 		strings.Contains(err.Error(), "accepts") || strings.Contains(err.Error(), "requires") {
 		return ExitUsage
