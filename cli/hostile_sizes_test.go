@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -36,24 +37,33 @@ func TestResultsSizesBounded(t *testing.T) {
 	for i := 0; i < 100_000; i++ {
 		fmt.Fprintf(&keys, "  k%d: [a]\n", i)
 	}
+	wide := hdrhistogram.New(1, 1<<62, 5) // tens of MiB a decode
+	_ = wide.RecordValue(1000)
+	wideHist, err := wide.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name    string
 		sql     []string
+		hist    []byte
 		refused string // the error, when the file is refused
 	}{
-		{"20000 cells", manyCells(20_000, "platform"), "(valid: at most 10000)"},
-		{"9000 cells against a baseline", manyCells(9000, "platform"), ""},
-		{"9000 replica cells", manyCells(9000, "replica"), ""},
+		{"20000 cells", manyCells(20_000, "platform"), nil, "(valid: at most 10000)"},
+		{"9000 cells against a baseline", manyCells(9000, "platform"), nil, ""},
+		{"9000 replica cells", manyCells(9000, "replica"), nil, ""},
 		{"4000 interval histograms", []string{seq(4000) + `INSERT INTO intervals SELECT run_id, start_ns + n*1000000000, end_ns + n*1000000000, phase, op, series, count, errors, hist
-			FROM intervals, seq WHERE run_id = 'platform=native#1' AND start_ns = 0 AND op = 'read'`}, ""},
-		{"too many intervals", []string{seq(400_001) + `INSERT INTO intervals SELECT 'platform=native#1', n, n+1, 'measure', 'read', 'latency', 1, 0, NULL FROM seq`},
+			FROM intervals, seq WHERE run_id = 'platform=native#1' AND start_ns = 0 AND op = 'read'`}, nil, ""},
+		{"too many intervals", []string{seq(400_001) + `INSERT INTO intervals SELECT 'platform=native#1', n, n+1, 'measure', 'read', 'latency', 1, 0, NULL FROM seq`}, nil,
 			"intervals for run platform=native#1 (valid: at most 400000)"},
-		{"spec of 100000 keys", []string{`UPDATE meta SET value = '` + keys.String() + `' WHERE key = 'spec'`}, ""},
+		{"4000 wide histograms", []string{seq(4000) + `INSERT INTO intervals SELECT run_id, start_ns + n*1000000000, end_ns + n*1000000000, phase, op, series, count, errors, hist
+			FROM intervals, seq WHERE run_id = 'platform=native#1' AND start_ns = 0 AND op = 'read'`}, wideHist, ""},
+		{"spec of 100000 keys", []string{`UPDATE meta SET value = '` + keys.String() + `' WHERE key = 'spec'`}, nil, ""},
 		{"100 MB reason", []string{`UPDATE runs SET reason = hex(zeroblob(50000000)), log_tail = hex(zeroblob(50000000)) WHERE status = 'failed'`,
-			`UPDATE cells SET skipped_reason = hex(zeroblob(50000000)) WHERE skipped_reason IS NOT NULL`}, ""},
+			`UPDATE cells SET skipped_reason = hex(zeroblob(50000000)) WHERE skipped_reason IS NOT NULL`}, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := writeResFix(t, resFix{sql: tc.sql})
+			dir := writeResFix(t, resFix{sql: tc.sql, hist: tc.hist})
 			html := filepath.Join(t.TempDir(), "r.html")
 			for _, args := range [][]string{{"report", dir}, {"report", "--format", "json", dir}, {"report", "--html", html, "--format", "csv", dir},
 				{"results", dir}, {"results", "--format", "json", dir}, {"compare", dir, dir}} {

@@ -29,6 +29,7 @@ type resFix struct {
 	intervals int // intervals per run and op (default 3)
 	reason    string
 	sql       []string // statements run on the file after it is written
+	hist      []byte   // when set, every stored histogram is replaced with it
 }
 
 // writeResFix writes the file into a new directory and returns the directory.
@@ -80,6 +81,9 @@ func writeResFix(t testing.TB, f resFix) string {
 		t.Fatal(err)
 	}
 	st.Close()
+	if f.hist != nil {
+		f.sql = append(f.sql, "UPDATE intervals SET hist = ?1", "UPDATE ops SET hist = ?1")
+	}
 	if len(f.sql) > 0 {
 		db, err := sql.Open("sqlite", filepath.Join(dir, results.FileName))
 		if err != nil {
@@ -87,7 +91,11 @@ func writeResFix(t testing.TB, f resFix) string {
 		}
 		defer db.Close()
 		for _, q := range f.sql {
-			if _, err := db.Exec(q); err != nil {
+			var args []any
+			if strings.Contains(q, "?1") {
+				args = append(args, f.hist)
+			}
+			if _, err := db.Exec(q, args...); err != nil {
 				t.Fatalf("%s: %v", q, err)
 			}
 		}

@@ -2,9 +2,13 @@ package results
 
 import (
 	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -114,4 +118,36 @@ func (s *Store) count(what, table, where string, max int, args ...any) error {
 		return boundsError("%s holds %d %s (valid: at most %d)", s.path, n, what, max)
 	}
 	return nil
+}
+
+// MaxHistDigits bounds an encoded histogram's significant digits (boxbench writes 3): with it
+// the counts array a decode allocates is at most 65 × 1024 entries (half a MiB) whatever its
+// range. A histogram beyond the bound, or whose header cannot be read, reads as absent (the
+// report says "histogram_unreadable").
+const MaxHistDigits = 3
+
+// histOK reads an encoded histogram's header (base64 of V2 compressed: cookie, length, zlib of
+// cookie, payload length, normalizing offset, digits, lowest, highest, ratio) and says whether
+// its geometry is within bounds, without decoding its counts.
+func histOK(b []byte) bool {
+	if len(b) > MaxHistBytes {
+		return false
+	}
+	full, err := base64.StdEncoding.DecodeString(string(b))
+	if err != nil || len(full) < 8 {
+		return false
+	}
+	z, err := zlib.NewReader(bytes.NewReader(full[8:]))
+	if err != nil {
+		return false
+	}
+	defer z.Close()
+	var h [40]byte
+	if _, err := io.ReadFull(z, h[:]); err != nil {
+		return false
+	}
+	digits := int32(binary.BigEndian.Uint32(h[12:16]))
+	lowest := int64(binary.BigEndian.Uint64(h[16:24]))
+	highest := int64(binary.BigEndian.Uint64(h[24:32]))
+	return digits >= 1 && digits <= MaxHistDigits && lowest >= 1 && highest >= 2*lowest
 }

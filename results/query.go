@@ -117,7 +117,7 @@ func (s *Store) Runs() ([]RunRow, error) {
 			return nil, err
 		}
 		o.Op, o.Series = cut(o.Op, MaxName), cut(o.Series, MaxName)
-		if len(o.Hist) > MaxHistBytes {
+		if len(o.Hist) > 0 && !histOK(o.Hist) {
 			o.Hist = nil // read as unreadable, which the report says
 		}
 		if i, ok := idx[cut(id, MaxName)]; ok {
@@ -244,7 +244,7 @@ func (s *Store) Intervals(runID string) ([]IntervalRow, error) {
 		}
 		r.Start, r.End = time.Duration(st), time.Duration(en)
 		r.Phase, r.Op, r.Series = cut(r.Phase, MaxName), cut(r.Op, MaxName), cut(r.Series, MaxName)
-		if len(r.Hist) > MaxHistBytes {
+		if len(r.Hist) > 0 && !histOK(r.Hist) {
 			r.Hist = nil
 		}
 		out = append(out, r)
