@@ -153,3 +153,10 @@ func runMain(t testing.TB, args ...string) (int, string, string) {
 
 // fileExists reports whether path exists.
 func fileExists(path string) bool { _, err := os.Stat(path); return err == nil }
+
+func writeFile(t testing.TB, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -57,14 +57,18 @@ type app struct {
 	rawStdout io.Writer
 }
 
+// newApp is the app over the process's streams: stdout through a format.TerminalWriter.
+func newApp(stdout, stderr io.Writer) *app {
+	return &app{stdout: format.Terminal(stdout), rawStdout: stdout, stderr: stderr}
+}
+
 // Main runs boxbench with args and returns the exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	term := format.Terminal(stdout)
-	defer term.Flush()
-	a := &app{stdout: term, rawStdout: stdout, stderr: stderr}
+	a := newApp(stdout, stderr)
+	defer a.stdout.(*format.TerminalWriter).Flush()
 	root := a.root()
 	root.SetArgs(args)
-	root.SetOut(term)
+	root.SetOut(a.stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
