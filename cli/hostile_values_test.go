@@ -20,6 +20,8 @@ func TestResultsValuesNonFinite(t *testing.T) {
 		{"throughput -inf", `UPDATE runs SET throughput_ops_per_second = -9e999`},
 		{"throughput 1e308", `UPDATE runs SET throughput_ops_per_second = 1e308 WHERE id = '` + run + `'`},
 		{"throughput -1e308", `UPDATE runs SET throughput_ops_per_second = -1e308`},
+		{"throughput zero", `UPDATE runs SET throughput_ops_per_second = 0`},
+		{"throughput negative", `UPDATE runs SET throughput_ops_per_second = -5 WHERE id = '` + run + `'`},
 		{"ops inf", `UPDATE ops SET ops_per_second = 9e999, mean_ns = -9e999`},
 		{"ops 1e308", `UPDATE ops SET ops_per_second = 1e308, mean_ns = 1e308`},
 		{"ops huge ns", `UPDATE ops SET p50_ns = 9223372036854775807, p99_ns = 9223372036854775807, max_ns = -9223372036854775807`},

@@ -48,10 +48,11 @@ func boundsError(format string, a ...any) error {
 	return fmt.Errorf("%s (%w; docs/results.md)", fmt.Sprintf(format, a...), ErrBounds)
 }
 
-// checkFigure refuses a figure that is not finite or is beyond MaxFigure, naming where it is.
+// checkFigure refuses a rate or a time (ops/s, ns) that is not finite, is negative or is
+// beyond MaxFigure, naming where it is.
 func checkFigure(where, field string, v float64) error {
-	if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > MaxFigure {
-		return boundsError("%s: %s is %s (valid: a finite number of magnitude at most %g)", where, field, strconv.FormatFloat(v, 'g', -1, 64), MaxFigure)
+	if math.IsNaN(v) || v < 0 || v > MaxFigure {
+		return boundsError("%s: %s is %s (valid: a finite number from 0 to %g)", where, field, strconv.FormatFloat(v, 'g', -1, 64), MaxFigure)
 	}
 	return nil
 }

@@ -71,6 +71,18 @@ func (s *Store) Experiment() (Experiment, error) {
 	return e, nil
 }
 
+// SpecTree parses a stored spec under the spec's own shape rules (spec/shape.go), for a
+// decode that stays linear: yaml.v3 compares every pair of a mapping's keys as it decodes, and
+// a results file from elsewhere may hold a spec of 100,000 keys. false: the spec is over
+// spec.MaxSpecBytes, not YAML or out of shape, and reads as unreadable. Decode from the tree.
+func SpecTree(text string) (*yaml.Node, bool) {
+	var root yaml.Node
+	if len(text) > spec.MaxSpecBytes || yaml.Unmarshal([]byte(text), &root) != nil || len(spec.ShapeProblems(&root)) > 0 {
+		return nil, false
+	}
+	return &root, true
+}
+
 // readSpec decodes the fields of the spec that analysis needs. The matrix is decoded on its
 // own: its decoder's errors abort a decode, and must not take the scalars with them.
 func (e *Experiment) readSpec() {
@@ -84,11 +96,8 @@ func (e *Experiment) readSpec() {
 		SteadyState      string `yaml:"steadyState"`
 		Pairing          string `yaml:"pairing"`
 	}
-	// The stored spec is parsed under the spec's own shape rules (spec/shape.go) before it is
-	// decoded: yaml.v3 compares every pair of a mapping's keys, and a results file from
-	// elsewhere may hold a spec of 100,000 keys. One that breaks them reads as unreadable.
-	var root yaml.Node
-	if len(e.Spec) > spec.MaxSpecBytes || yaml.Unmarshal([]byte(e.Spec), &root) != nil || len(spec.ShapeProblems(&root)) > 0 {
+	root, ok := SpecTree(e.Spec)
+	if !ok {
 		e.Pairing = spec.DefaultPairing("")
 		return
 	}
