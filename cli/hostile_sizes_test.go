@@ -58,6 +58,8 @@ func TestResultsSizesBounded(t *testing.T) {
 			"intervals for run platform=native#1 (valid: at most 400000)"},
 		{"4000 wide histograms", []string{seq(4000) + `INSERT INTO intervals SELECT run_id, start_ns + n*1000000000, end_ns + n*1000000000, phase, op, series, count, errors, hist
 			FROM intervals, seq WHERE run_id = 'platform=native#1' AND start_ns = 0 AND op = 'read'`}, wideHist, ""},
+		{"300 MiB of interval histograms", []string{seq(300) + `INSERT INTO intervals SELECT 'platform=native#1', n, n+1, 'measure', 'read', 'latency', 1, 0, zeroblob(1048576) FROM seq`}, nil,
+			"bytes of interval histograms for run platform=native#1 (valid: at most 268435456)"},
 		{"spec of 100000 keys", []string{`UPDATE meta SET value = '` + keys.String() + `' WHERE key = 'spec'`}, nil, ""},
 		{"100 MB reason", []string{`UPDATE runs SET reason = hex(zeroblob(50000000)), log_tail = hex(zeroblob(50000000)) WHERE status = 'failed'`,
 			`UPDATE cells SET skipped_reason = hex(zeroblob(50000000)) WHERE skipped_reason IS NOT NULL`}, nil, ""},

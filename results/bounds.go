@@ -37,8 +37,13 @@ const (
 	// MaxFigure bounds the magnitude of a stored figure (ops/s, ns, bytes): beyond it sums of
 	// a few thousand runs and their squares still fit a float64, and no host measures more.
 	MaxFigure = 1e15
-	// MaxHistBytes bounds an encoded histogram.
-	MaxHistBytes = 1 << 20
+	// MaxResultBytes bounds a run's stored result (its summaries and metrics: a few KiB).
+	MaxResultBytes = 1 << 20
+	// MaxHistBytes bounds an encoded histogram; MaxRunHistBytes the interval histograms of one
+	// run together and MaxOpsHistBytes the op summaries' of the file (each is read at once).
+	MaxHistBytes    = 1 << 20
+	MaxRunHistBytes = 256 << 20
+	MaxOpsHistBytes = 256 << 20
 )
 
 // ErrBounds marks a results file that holds more, or other, than a results file may.
@@ -61,6 +66,9 @@ func checkFigure(where, field string, v float64) error {
 // JSON text (it is passed through to JSON output). Its durations are in ns; MaxFigure ns is
 // eleven days, more than a run may measure.
 func checkResultJSON(where string, raw []byte) error {
+	if len(raw) > MaxResultBytes {
+		return boundsError("%s: result is %d bytes long (valid: at most %d)", where, len(raw), MaxResultBytes)
+	}
 	if !utf8.Valid(raw) || !json.Valid(raw) {
 		return boundsError("%s: result is not JSON text", where)
 	}
@@ -151,4 +159,21 @@ func histOK(b []byte) bool {
 	lowest := int64(binary.BigEndian.Uint64(h[16:24]))
 	highest := int64(binary.BigEndian.Uint64(h[24:32]))
 	return digits >= 1 && digits <= MaxHistDigits && lowest >= 1 && highest >= 2*lowest
+}
+
+// bytes refuses a column whose values together (where is its query's condition) are longer
+// than max bytes, before any is read.
+func (s *Store) bytes(what, table, col, where string, max int64, args ...any) error {
+	var n int64
+	q := `SELECT COALESCE(SUM(LENGTH(CAST(` + col + ` AS BLOB))), 0) FROM ` + table
+	if where != "" {
+		q += ` WHERE ` + where
+	}
+	if err := s.db.QueryRow(q, args...).Scan(&n); err != nil {
+		return err
+	}
+	if n > max {
+		return boundsError("%s holds %d bytes of %s (valid: at most %d)", s.path, n, what, max)
+	}
+	return nil
 }

@@ -35,6 +35,9 @@ func TestCheckFigure(t *testing.T) {
 	if err := checkResultJSON("r", []byte(`{"ops":[{"ops_per_second":1e308}]}`)); err == nil || !strings.Contains(err.Error(), "1e308") {
 		t.Errorf("a result holding 1e308: %v", err)
 	}
+	if err := checkResultJSON("r", []byte(`{"x":"`+strings.Repeat("a", MaxResultBytes)+`"}`)); err == nil || !strings.Contains(err.Error(), "bytes long") {
+		t.Errorf("a result over the bound: %v", err)
+	}
 	if err := checkResultJSON("r", []byte(`{"mode":"closed","threads":4,"metrics":{"x":12.5}}`)); err != nil {
 		t.Errorf("an ordinary result: %v", err)
 	}

@@ -51,6 +51,9 @@ func (s *Store) Runs() ([]RunRow, error) {
 	if err := s.count("op summaries", "ops", "", MaxRuns*64); err != nil {
 		return nil, err
 	}
+	if err := s.bytes("op histograms", "ops", "hist", "", MaxOpsHistBytes); err != nil {
+		return nil, err
+	}
 	if err := s.count("warnings", "warnings", "", MaxWarnings); err != nil {
 		return nil, err
 	}
@@ -228,6 +231,9 @@ type IntervalRow struct {
 // Intervals returns a run's interval histograms in time order.
 func (s *Store) Intervals(runID string) ([]IntervalRow, error) {
 	if err := s.count("intervals for run "+cut(runID, MaxName), "intervals", "run_id = ?", MaxIntervalsPerRun, runID); err != nil {
+		return nil, err
+	}
+	if err := s.bytes("interval histograms for run "+cut(runID, MaxName), "intervals", "hist", "run_id = ?", MaxRunHistBytes, runID); err != nil {
 		return nil, err
 	}
 	rows, err := s.db.Query(`SELECT start_ns, end_ns, phase, op, series, count, errors, hist FROM intervals WHERE run_id = ? ORDER BY start_ns, op, series`, runID)
