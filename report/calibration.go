@@ -162,7 +162,8 @@ func (r *Report) calibrate(name string, series map[string]calibrationSeries) Cal
 				aa = append(aa, [2]*Cell{a, cells[j]})
 			}
 		}
-		if base := byID[a.BaselineID]; base != nil && base != a && onlyDiffer(a.Params, base.Params, "cpus") {
+		if base := byID[a.BaselineID]; base != nil && base != a && onlyDiffer(a.Params, base.Params, "cpus") &&
+			sensibleCPUs(a.Params["cpus"]) && sensibleCPUs(base.Params["cpus"]) {
 			ab = append(ab, [2]*Cell{base, a})
 		}
 	}
@@ -228,6 +229,13 @@ func (r *Report) calibrate(name string, series map[string]calibrationSeries) Cal
 }
 
 // onlyDiffer reports whether a and b have the same keys and differ in key only.
+// sensibleCPUs: a cpus param that is not a finite number of sensible size (a results file's
+// "NaN", "1e308") makes no known effect, whose true size is computed from it.
+func sensibleCPUs(v string) bool {
+	f, err := strconv.ParseFloat(v, 64)
+	return err != nil || (finite(f) && math.Abs(f) <= results.MaxFigure)
+}
+
 // paramsBut is params without key, as one comparable string.
 func paramsBut(params map[string]string, key string) string {
 	var b strings.Builder
