@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/boxbench/boxbench/report"
 	"github.com/boxbench/boxbench/results"
 )
 
@@ -132,7 +133,7 @@ func writeRunsJSON(w io.Writer, runs []results.RunRow, cells []results.CellRecor
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{"runs": runs, "skipped_cells": skipped})
+	return report.JSONError(enc.Encode(map[string]any{"runs": runs, "skipped_cells": skipped}))
 }
 
 // writeRunsCSV writes one row per run and op type (tidy), latencies in µs.
@@ -176,7 +177,7 @@ func printSeries(w io.Writer, st *results.Store, runID, format string) error {
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(pts)
+		return report.JSONError(enc.Encode(pts))
 	}
 	names, times, rows := alignSeries(pts)
 	if format == "csv" {
