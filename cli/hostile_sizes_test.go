@@ -97,3 +97,20 @@ func TestResultsSizesBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestSeriesTableBounded: samples each of its own metric at its own time would make the
+// series table metrics × times; it is refused naming the bound, and JSON still lists them.
+func TestSeriesTableBounded(t *testing.T) {
+	dir := writeResFix(t, resFix{sql: []string{seq(10_000) + `INSERT INTO series SELECT 'platform=native#1', 'db', 'm'||n, '', n*1000000000, 1 FROM seq`}})
+	start := time.Now()
+	code, _, errs := runMain(t, "results", "--series", "--run", "platform=native#1", dir)
+	if code != 64 || !strings.Contains(errs, "(valid: at most 20000000 cells; --format json lists the 10003 samples)") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+	if code, out, errs := runMain(t, "results", "--series", "--format", "json", "--run", "platform=native#1", dir); code != 0 || !strings.Contains(out, `"m9999"`) {
+		t.Errorf("json: exit %d: %.300s", code, errs)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("took %s", d)
+	}
+}

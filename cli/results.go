@@ -165,6 +165,10 @@ func writeRunsCSV(w io.Writer, runs []results.RunRow) error {
 	return cw.Error()
 }
 
+// maxSeriesCells bounds the table (and CSV) of a run's series: a run of a day sampled every
+// second has 86,400 times and a few dozen metrics.
+const maxSeriesCells = 20_000_000
+
 // printSeries prints a run's telemetry: one row per interval, one column per metric.
 func printSeries(w io.Writer, st *results.Store, runID, format string) error {
 	pts, err := st.Series(runID)
@@ -180,6 +184,12 @@ func printSeries(w io.Writer, st *results.Store, runID, format string) error {
 		return report.JSONError(enc.Encode(pts))
 	}
 	names, times, rows := alignSeries(pts)
+	// A table is metrics × times: a results file's samples, each its own metric at its own
+	// time, would make it quadratic in their number. JSON lists the samples as they are.
+	if cells := int64(len(names)) * int64(len(times)); cells > maxSeriesCells {
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("run %q's series would be a table of %d metrics × %d times (valid: at most %d cells; --format json lists the %d samples)",
+			runID, len(names), len(times), maxSeriesCells, len(pts))}
+	}
 	if format == "csv" {
 		cw := csv.NewWriter(w)
 		_ = cw.Write(append([]string{"t_ms"}, names...))
