@@ -52,6 +52,9 @@ func TestResultsSizesBounded(t *testing.T) {
 		{"20000 cells", manyCells(20_000, "platform"), nil, "(valid: at most 10000)"},
 		{"9000 cells against a baseline", manyCells(9000, "platform"), nil, ""},
 		{"9000 replica cells", manyCells(9000, "replica"), nil, ""},
+		{"3000 cells, each its own key", []string{seq(3000) + `INSERT INTO cells SELECT 'k'||n||'=v', json_object('k'||n, 'v'), NULL, 'platform=native' FROM seq`}, nil,
+			"cells of more than 256 matrix keys (valid: at most 256)"},
+		{"3000 cells, each its own op", append(manyCells(3000, "platform"), `INSERT INTO ops SELECT id, 'op'||seq, 'latency', 100, 0, 10, 1, 1, 1, 1, 1, 1, 1, NULL FROM runs WHERE id LIKE 'platform=v%'`), nil, "holds 3002 operation types (valid: at most 64)"},
 		{"4000 interval histograms", []string{seq(4000) + `INSERT INTO intervals SELECT run_id, start_ns + n*1000000000, end_ns + n*1000000000, phase, op, series, count, errors, hist
 			FROM intervals, seq WHERE run_id = 'platform=native#1' AND start_ns = 0 AND op = 'read'`}, nil, ""},
 		{"too many intervals", []string{seq(400_001) + `INSERT INTO intervals SELECT 'platform=native#1', n, n+1, 'measure', 'read', 'latency', 1, 0, NULL FROM seq`}, nil,

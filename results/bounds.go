@@ -27,6 +27,12 @@ const (
 	// few op types); MaxPointsPerRun its telemetry samples.
 	MaxIntervalsPerRun = 400_000
 	MaxPointsPerRun    = 2_000_000
+	// MaxParamKeys bounds the distinct matrix keys of a file's cells (a spec has a few dozen
+	// keys at most): each is a column of the report's tables for every cell.
+	MaxParamKeys = 256
+	// MaxOpTypes bounds the distinct operation types of a file: each is a column of the
+	// report's tables for every cell (the workloads have at most a handful).
+	MaxOpTypes = 64
 	// MaxWarnings bounds the warnings of the whole file, MaxEvents its events.
 	MaxWarnings = 100_000
 	MaxEvents   = 100_000

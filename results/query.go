@@ -54,6 +54,9 @@ func (s *Store) Runs() ([]RunRow, error) {
 	if err := s.bytes("op histograms", "ops", "hist", "", MaxOpsHistBytes); err != nil {
 		return nil, err
 	}
+	if err := s.count("operation types", "(SELECT DISTINCT op FROM ops)", "", MaxOpTypes); err != nil {
+		return nil, err
+	}
 	if err := s.count("warnings", "warnings", "", MaxWarnings); err != nil {
 		return nil, err
 	}
@@ -175,6 +178,7 @@ func (s *Store) Cells() ([]CellRecord, error) {
 	}
 	defer rows.Close()
 	var out []CellRecord
+	keys := map[string]bool{} // the matrix keys of every cell: each is a column of the tables
 	for rows.Next() {
 		var c CellRecord
 		var p string
@@ -183,6 +187,12 @@ func (s *Store) Cells() ([]CellRecord, error) {
 		}
 		_ = json.Unmarshal([]byte(p), &c.Params)
 		c.ID, c.BaselineID, c.SkippedReason, c.Params = cut(c.ID, MaxName), cut(c.BaselineID, MaxName), cut(c.SkippedReason, MaxText), cutMap(c.Params)
+		for k := range c.Params {
+			keys[k] = true
+		}
+		if len(keys) > MaxParamKeys {
+			return nil, boundsError("%s holds cells of more than %d matrix keys (valid: at most %d)", s.path, MaxParamKeys, MaxParamKeys)
+		}
 		out = append(out, c)
 	}
 	return out, rows.Err()
