@@ -52,6 +52,8 @@ func TestResultsSizesBounded(t *testing.T) {
 		{"20000 cells", manyCells(20_000, "platform"), nil, "(valid: at most 10000)"},
 		{"9000 cells against a baseline", manyCells(9000, "platform"), nil, ""},
 		{"9000 replica cells", manyCells(9000, "replica"), nil, ""},
+		{"90000 distinct warnings", []string{seq(90_000) + `INSERT INTO warnings SELECT 'platform=native#1', 'code'||n, 'warning', 'message '||n FROM seq`,
+			seq(9000) + `INSERT INTO events SELECT '2026-01-01T00:00:00Z', 'kind'||n, 'event '||n FROM seq`}, nil, ""},
 		{"3000 cells, each its own key", []string{seq(3000) + `INSERT INTO cells SELECT 'k'||n||'=v', json_object('k'||n, 'v'), NULL, 'platform=native' FROM seq`}, nil,
 			"cells of more than 256 matrix keys (valid: at most 256)"},
 		{"3000 cells, each its own op", append(manyCells(3000, "platform"), `INSERT INTO ops SELECT id, 'op'||seq, 'latency', 100, 0, 10, 1, 1, 1, 1, 1, 1, 1, NULL FROM runs WHERE id LIKE 'platform=v%'`), nil, "holds 3002 operation types (valid: at most 64)"},
