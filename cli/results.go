@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -121,7 +122,11 @@ func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n-1] + "…"
+	i := n - 1
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i-- // whole characters: a cut one would print as an escaped invalid byte
+	}
+	return s[:i] + "…"
 }
 
 func writeRunsJSON(w io.Writer, runs []results.RunRow, cells []results.CellRecord) error {
