@@ -24,9 +24,11 @@ const (
 	MaxCells = 10000
 	MaxRuns  = 10000
 	// MaxIntervalsPerRun bounds a run's interval rows (a day at one interval a second, for a
-	// few op types); MaxPointsPerRun its telemetry samples.
+	// few op types); MaxPointsPerRun its telemetry samples (an hour at the default second for
+	// 270 metrics, a day for 11: a report's work on them is proportional, and must stay within
+	// seconds and well under a GiB).
 	MaxIntervalsPerRun = 400_000
-	MaxPointsPerRun    = 2_000_000
+	MaxPointsPerRun    = 1_000_000
 	// MaxParamKeys bounds the distinct matrix keys of a file's cells (a spec has a few dozen
 	// keys at most): each is a column of the report's tables for every cell.
 	MaxParamKeys = 256

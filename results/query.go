@@ -212,6 +212,14 @@ func (s *Store) Series(runID string) ([]Point, error) {
 	}
 	defer rows.Close()
 	var out []Point
+	names := map[string]string{} // a run's samples share a few dozen names: keep one copy each
+	intern := func(s string) string {
+		if v, ok := names[s]; ok {
+			return v
+		}
+		names[s] = s
+		return s
+	}
 	for rows.Next() {
 		var p Point
 		var t int64
@@ -221,7 +229,7 @@ func (s *Store) Series(runID string) ([]Point, error) {
 		if math.IsNaN(p.Value) || math.IsInf(p.Value, 0) || math.Abs(p.Value) > MaxFigure {
 			continue
 		}
-		p.Source, p.Metric, p.Label = cut(p.Source, MaxName), cut(p.Metric, MaxName), cut(p.Label, MaxName)
+		p.Source, p.Metric, p.Label = intern(cut(p.Source, MaxName)), intern(cut(p.Metric, MaxName)), intern(cut(p.Label, MaxName))
 		p.T = time.Duration(t)
 		out = append(out, p)
 	}
