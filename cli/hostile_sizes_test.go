@@ -59,6 +59,7 @@ func TestResultsSizesBounded(t *testing.T) {
 		{"3000 cells, each its own op", append(manyCells(3000, "platform"), `INSERT INTO ops SELECT id, 'op'||seq, 'latency', 100, 0, 10, 1, 1, 1, 1, 1, 1, 1, NULL FROM runs WHERE id LIKE 'platform=v%'`), nil, "holds 3002 operation types (valid: at most 64)"},
 		{"4000 interval histograms", []string{seq(4000) + `INSERT INTO intervals SELECT run_id, start_ns + n*1000000000, end_ns + n*1000000000, phase, op, series, count, errors, hist
 			FROM intervals, seq WHERE run_id = 'platform=native#1' AND start_ns = 0 AND op = 'read'`}, nil, ""},
+		{"390000 intervals", []string{seq(390_000) + `INSERT INTO intervals SELECT 'platform=native#1', n*1000000000, (n+1)*1000000000, 'measure', 'read', 'latency', 1, 0, NULL FROM seq`}, nil, ""},
 		{"too many intervals", []string{seq(400_001) + `INSERT INTO intervals SELECT 'platform=native#1', n, n+1, 'measure', 'read', 'latency', 1, 0, NULL FROM seq`}, nil,
 			"intervals for run platform=native#1 (valid: at most 400000)"},
 		{"4000 wide histograms", []string{seq(4000) + `INSERT INTO intervals SELECT run_id, start_ns + n*1000000000, end_ns + n*1000000000, phase, op, series, count, errors, hist
