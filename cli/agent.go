@@ -35,7 +35,7 @@ func (a *app) agentCmd() *cobra.Command {
 			if in == nil {
 				in = os.Stdin
 			}
-			return agent.Serve(cmd.Context(), in, a.stdout, builtin.Workload, a.log)
+			return agent.Serve(cmd.Context(), in, a.rawStdout, builtin.Workload, a.log)
 		},
 	}
 	cmd.Flags().BoolVar(&idle, "idle", false, "wait for SIGTERM or SIGINT and exit (a client pod's main process)")

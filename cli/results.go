@@ -11,9 +11,11 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
+	"github.com/boxbench/boxbench/report"
 	"github.com/boxbench/boxbench/results"
 )
 
@@ -121,7 +123,11 @@ func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n-1] + "…"
+	i := n - 1
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i-- // whole characters: a cut one would print as an escaped invalid byte
+	}
+	return s[:i] + "…"
 }
 
 func writeRunsJSON(w io.Writer, runs []results.RunRow, cells []results.CellRecord) error {
@@ -133,7 +139,7 @@ func writeRunsJSON(w io.Writer, runs []results.RunRow, cells []results.CellRecor
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{"runs": runs, "skipped_cells": skipped})
+	return report.JSONError(enc.Encode(map[string]any{"runs": runs, "skipped_cells": skipped}))
 }
 
 // writeRunsCSV writes one row per run and op type (tidy), latencies in µs.
@@ -165,6 +171,10 @@ func writeRunsCSV(w io.Writer, runs []results.RunRow) error {
 	return cw.Error()
 }
 
+// maxSeriesCells bounds the table (and CSV) of a run's series: a run of a day sampled every
+// second has 86,400 times and a few dozen metrics.
+const maxSeriesCells = 20_000_000
+
 // printSeries prints a run's telemetry: one row per interval, one column per metric.
 func printSeries(w io.Writer, st *results.Store, runID, format string) error {
 	pts, err := st.Series(runID)
@@ -177,9 +187,15 @@ func printSeries(w io.Writer, st *results.Store, runID, format string) error {
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(pts)
+		return report.JSONError(enc.Encode(pts))
 	}
 	names, times, rows := alignSeries(pts)
+	// A table is metrics × times: a results file's samples, each its own metric at its own
+	// time, would make it quadratic in their number. JSON lists the samples as they are.
+	if cells := int64(len(names)) * int64(len(times)); cells > maxSeriesCells {
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("run %q's series would be a table of %d metrics × %d times (valid: at most %d cells; --format json lists the %d samples)",
+			runID, len(names), len(times), maxSeriesCells, len(pts))}
+	}
 	if format == "csv" {
 		cw := csv.NewWriter(w)
 		_ = cw.Write(append([]string{"t_ms"}, names...))

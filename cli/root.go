@@ -17,6 +17,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/boxbench/boxbench/internal/safefile"
+	"github.com/boxbench/boxbench/report/format"
+	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/runner"
 	"github.com/boxbench/boxbench/spec"
 )
@@ -48,14 +50,25 @@ type app struct {
 	logFormat      string
 	workRoot       string
 	log            *slog.Logger
+
+	// rawStdout is stdout unfiltered, for the agent's protocol; every other command writes
+	// through stdout, a format.TerminalWriter over it, so no string from a results file or an
+	// engine reaches a terminal as an escape sequence.
+	rawStdout io.Writer
+}
+
+// newApp is the app over the process's streams: stdout through a format.TerminalWriter.
+func newApp(stdout, stderr io.Writer) *app {
+	return &app{stdout: format.Terminal(stdout), rawStdout: stdout, stderr: stderr}
 }
 
 // Main runs boxbench with args and returns the exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr}
+	a := newApp(stdout, stderr)
+	defer a.stdout.(*format.TerminalWriter).Flush()
 	root := a.root()
 	root.SetArgs(args)
-	root.SetOut(stdout)
+	root.SetOut(a.stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -65,7 +78,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var se *spec.Error
 	switch {
 	case errors.As(err, &se):
-		fmt.Fprintln(stderr, "error:", se.Error())
+		fmt.Fprintln(stderr, "error:", format.SafeLines(se.Error()))
 		return ExitUsage
 	case errors.Is(err, runner.ErrInterrupted):
 		fmt.Fprintln(stderr, "interrupted: the current run was torn down and not stored; continue with --resume")
@@ -74,13 +87,16 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, ee.Err) // "interrupted: …", said by the command (interrupted)
 		return ee.Code
 	case errors.As(err, &ee):
-		fmt.Fprintln(stderr, "error:", ee.Err)
+		fmt.Fprintln(stderr, "error:", format.SafeLines(ee.Err.Error())) // a message may quote a results file or an engine
 		if ee.Hint != "" {
-			fmt.Fprintln(stderr, "hint:", ee.Hint)
+			fmt.Fprintln(stderr, "hint:", format.SafeLines(ee.Hint))
 		}
 		return ee.Code
 	}
-	fmt.Fprintln(stderr, "error:", err)
+	fmt.Fprintln(stderr, "error:", format.SafeLines(err.Error()))
+	if errors.Is(err, results.ErrBounds) {
+		return ExitUsage // a results file that holds more than one may is refused input
+	}
 	if strings.Contains(err.Error(), "unknown flag") || strings.Contains(err.Error(), "unknown command") ||
 		strings.Contains(err.Error(), "accepts") || strings.Contains(err.Error(), "requires") {
 		return ExitUsage

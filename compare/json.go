@@ -60,7 +60,7 @@ func WriteJSON(w io.Writer, c *Comparison) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	return report.JSONError(enc.Encode(out))
 }
 
 func ptr(v float64) *float64 {

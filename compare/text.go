@@ -12,7 +12,8 @@ import (
 
 // WriteText writes the comparison as a terminal table and a one-line result.
 func WriteText(w io.Writer, c *Comparison) error {
-	bw := bufio.NewWriter(w)
+	tw := format.Terminal(w) // strings from results files reach a terminal escaped
+	bw := bufio.NewWriter(tw)
 	fmt.Fprintf(bw, "BASE %s (%s)  vs  NEXT %s (%s); regression tolerance %s %% of BASE throughput\n",
 		format.OrDash(c.Base.Name), format.OrDash(c.Base.ID), format.OrDash(c.Next.Name), format.OrDash(c.Next.ID), format.OneDec(c.MaxRegression*100))
 	for _, e := range c.Env {
@@ -91,7 +92,10 @@ func WriteText(w io.Writer, c *Comparison) error {
 	}
 	fmt.Fprintln(bw)
 	fmt.Fprintln(bw, c.verdictLine())
-	return bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return tw.Flush()
 }
 
 func p99Change(ls []LatencyChange) string {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -52,7 +53,8 @@ func Build(store *results.Store) (*Report, error) {
 	r.Experiment.Pairing, r.Experiment.DBMS, r.Experiment.Workload = exp.Pairing, exp.DBMS, exp.Workload
 	r.compareCells(exp.EmulatedVerdicts, exp.Pairing)
 	r.keys()
-	r.less = func(a, b *Cell) int { return compareCells(a, b, r.Keys, exp.MatrixOrder) }
+	order := ranks(exp.MatrixOrder)
+	r.less = func(a, b *Cell) int { return compareCells(a, b, r.Keys, order) }
 	slices.SortFunc(r.Cells, r.less)
 	r.group()
 	r.collectOps()
@@ -79,14 +81,30 @@ func Build(store *results.Store) (*Report, error) {
 	return r, nil
 }
 
+// ranks indexes each key's values in spec order (the first of a repeated value counts), so
+// that a comparison is not a search of a list of up to 10,000 values.
+func ranks(order map[string][]string) map[string]map[string]int {
+	out := make(map[string]map[string]int, len(order))
+	for k, vs := range order {
+		m := make(map[string]int, len(vs))
+		for i, v := range vs {
+			if _, ok := m[v]; !ok {
+				m[v] = i
+			}
+		}
+		out[k] = m
+	}
+	return out
+}
+
 // compareCells orders cells by their params, key by key in canonical order, values in spec
 // order (unknown values after, alphabetically), then by id.
-func compareCells(a, b *Cell, keys []string, order map[string][]string) int {
+func compareCells(a, b *Cell, keys []string, order map[string]map[string]int) int {
 	rank := func(k, v string) int {
-		if i := slices.Index(order[k], v); i >= 0 {
+		if i, ok := order[k][v]; ok {
 			return i
 		}
-		return len(order[k])
+		return math.MaxInt // after every value the spec lists
 	}
 	for _, k := range keys {
 		va, vb := a.Params[k], b.Params[k]

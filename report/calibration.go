@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -26,7 +27,13 @@ type Calibration struct {
 	// the steady-state cut" (the metric throughput_untruncated_ops_per_second, when stored).
 	Series string          `json:"series"`
 	Sizes  []CalibrationAt `json:"sizes"`
+	// PairsLeftOut counts the A/A pairs of cells beyond MaxAAPairs, which were not tested.
+	PairsLeftOut int `json:"aa_pairs_left_out,omitempty"`
 }
+
+// MaxAAPairs bounds the A/A pairs of cells a calibration tests: n replicas of a cell make
+// n(n-1)/2 pairs, and a results file from elsewhere may hold 10,000 replica cells.
+const MaxAAPairs = 2000
 
 // CalibrationAt is the calibration at one sample size (runs per cell).
 type CalibrationAt struct {
@@ -127,13 +134,36 @@ func (r *Report) calibrate(name string, series map[string]calibrationSeries) Cal
 	var aa [][2]*Cell
 	var ab [][2]*Cell // baseline, candidate
 	cells := slices.DeleteFunc(slices.Clone(r.Cells), func(c *Cell) bool { return c.Skipped() || c.Runs == 0 })
+	// Only cells with the same params but replica can pair: group them by those params, so
+	// that finding the pairs is linear in the cells (and their number is capped).
+	byID := make(map[string]*Cell, len(r.Cells))
+	for _, c := range r.Cells {
+		if _, seen := byID[c.ID]; !seen {
+			byID[c.ID] = c
+		}
+	}
+	group := map[string][]int{} // params but replica → indexes in cells, in order
+	keyOf := make([]string, len(cells))
+	for i, c := range cells {
+		keyOf[i] = paramsBut(c.Params, "replica")
+		group[keyOf[i]] = append(group[keyOf[i]], i)
+	}
+	cal := Calibration{Series: name}
+	pos := map[string]int{} // how many of each group's cells came before
 	for i, a := range cells {
-		for _, b := range cells[i+1:] {
-			if onlyDiffer(a.Params, b.Params, "replica") {
-				aa = append(aa, [2]*Cell{a, b})
+		g, at := group[keyOf[i]], pos[keyOf[i]]
+		pos[keyOf[i]]++
+		for _, j := range g[at+1:] {
+			if len(aa) == MaxAAPairs {
+				cal.PairsLeftOut += len(g) - at - 1 // the cell's later partners, untested
+				break
+			}
+			if onlyDiffer(a.Params, cells[j].Params, "replica") {
+				aa = append(aa, [2]*Cell{a, cells[j]})
 			}
 		}
-		if base := r.Cell(a.BaselineID); base != nil && base != a && onlyDiffer(a.Params, base.Params, "cpus") {
+		if base := byID[a.BaselineID]; base != nil && base != a && onlyDiffer(a.Params, base.Params, "cpus") &&
+			sensibleCPUs(a.Params["cpus"]) && sensibleCPUs(base.Params["cpus"]) {
 			ab = append(ab, [2]*Cell{base, a})
 		}
 	}
@@ -141,7 +171,6 @@ func (r *Report) calibrate(name string, series map[string]calibrationSeries) Cal
 	for _, p := range append(slices.Clone(aa), ab...) {
 		maxRounds = max(maxRounds, len(blocks(series[p[0].ID], series[p[1].ID], 1)))
 	}
-	cal := Calibration{Series: name}
 	sizes := []int{4}
 	if maxRounds > 4 {
 		sizes = append(sizes, maxRounds)
@@ -200,6 +229,27 @@ func (r *Report) calibrate(name string, series map[string]calibrationSeries) Cal
 }
 
 // onlyDiffer reports whether a and b have the same keys and differ in key only.
+// sensibleCPUs: a cpus param that is not a finite number of sensible size (a results file's
+// "NaN", "1e308") makes no known effect, whose true size is computed from it.
+func sensibleCPUs(v string) bool {
+	f, err := strconv.ParseFloat(v, 64)
+	return err != nil || (finite(f) && math.Abs(f) <= results.MaxFigure)
+}
+
+// paramsBut is params without key, as one comparable string.
+func paramsBut(params map[string]string, key string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		if k != key {
+			b.WriteString(strconv.Quote(k) + "=" + strconv.Quote(params[k]) + ";")
+		}
+	}
+	if _, ok := params[key]; ok {
+		b.WriteString(key) // a cell without the key pairs with none that has it
+	}
+	return b.String()
+}
+
 func onlyDiffer(a, b map[string]string, key string) bool {
 	if len(a) != len(b) || a[key] == b[key] {
 		return false
@@ -290,6 +340,9 @@ func writeTextCalibration(w io.Writer, r *Report) {
 	fmt.Fprintln(w, "false positives: A/A tests with a verdict other than \"no difference\" (expected: 5 % of them); detected: known-effect tests that found the cut")
 	for _, cal := range cals {
 		fmt.Fprintf(w, "  %s:\n", cal.Series)
+		if cal.PairsLeftOut > 0 {
+			fmt.Fprintf(w, "    %d A/A pairs of cells tested, %d more left out (at most %d are)\n", MaxAAPairs, cal.PairsLeftOut, MaxAAPairs)
+		}
 		for _, at := range cal.Sizes {
 			fmt.Fprintf(w, "    n=%d: noise floor unpaired %s, paired %s; false positives unpaired %d/%d, paired %d/%d\n",
 				at.N, fmtRange(at.NoiseFloorUnpaired), fmtRange(at.NoiseFloorPaired),

@@ -23,12 +23,16 @@ var clusterFacts = []struct{ key, label string }{
 // with the runs that recorded it (a cluster changed under the experiment).
 func writeTextClusters(w io.Writer, r *Report) {
 	header := false
+	byCell := map[string][]int{} // runs by cell: cells × runs would be quadratic
+	for i, run := range r.Runs {
+		byCell[run.CellID] = append(byCell[run.CellID], i)
+	}
 	for _, c := range r.Cells {
 		var lines []string
 		for _, f := range clusterFacts {
 			var vals []string
-			for _, run := range r.Runs {
-				if v := run.Facts[f.key]; run.CellID == c.ID && v != "" && !slices.Contains(vals, v) {
+			for _, i := range byCell[c.ID] {
+				if v := r.Runs[i].Facts[f.key]; v != "" && !slices.Contains(vals, v) {
 					vals = append(vals, v)
 				}
 			}

@@ -108,8 +108,10 @@ func WriteCSV(w io.Writer, r *Report) error {
 			row = append(row, "", "")
 		}
 		var codes []string
+		seen := map[string]bool{} // slices.Contains was quadratic in a run's warnings
 		for _, w := range run.Warnings {
-			if !slices.Contains(codes, w.Code) {
+			if !seen[w.Code] {
+				seen[w.Code] = true
 				codes = append(codes, w.Code)
 			}
 		}

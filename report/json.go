@@ -3,9 +3,12 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 
 	"github.com/boxbench/boxbench/report/format"
+	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/stats"
 )
 
@@ -124,12 +127,23 @@ func WriteJSON(w io.Writer, r *Report) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(out); err != nil {
-		return err
+		return JSONError(err)
 	}
 	b, err := appendSectionsJSON(doc.Bytes(), r)
 	if err != nil {
 		return err
 	}
 	_, err = w.Write(b)
+	return err
+}
+
+// JSONError is err, or for a figure JSON cannot hold (NaN, ±Inf: encoding/json refuses them)
+// an error that says so and what it means: a value of the results file beyond its bounds
+// reached a figure the bounds of package results do not cover. The JSON writers return it.
+func JSONError(err error) error {
+	var uv *json.UnsupportedValueError
+	if errors.As(err, &uv) {
+		return fmt.Errorf("json: a figure of the report is %s, which JSON cannot hold: the results file holds a value beyond what it may (%w; docs/results.md)", uv.Str, results.ErrBounds)
+	}
 	return err
 }

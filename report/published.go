@@ -7,9 +7,8 @@ import (
 	"maps"
 	"slices"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/boxbench/boxbench/report/format"
+	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/stats"
 	"github.com/boxbench/boxbench/study"
 )
@@ -62,7 +61,8 @@ func publishedOf(spec string) *study.Published {
 	var doc struct {
 		Published *study.Published `yaml:"published"`
 	}
-	if yaml.Unmarshal([]byte(spec), &doc) != nil || doc.Published == nil || doc.Published.Validate() != nil {
+	root, ok := results.SpecTree(spec) // linear whatever the stored spec holds
+	if !ok || root.Decode(&doc) != nil || doc.Published == nil || doc.Published.Validate() != nil {
 		return nil
 	}
 	return doc.Published

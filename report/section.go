@@ -90,7 +90,7 @@ func appendSectionsJSON(doc []byte, r *Report) ([]byte, error) {
 		enc.SetIndent("  ", "  ")
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(v); err != nil {
-			return nil, err
+			return nil, JSONError(err)
 		}
 		k, _ := json.Marshal(key)
 		extra.WriteString(",\n  ")

@@ -36,6 +36,11 @@ func (s scale) at(v float64) float64 {
 	return s.r0 + (x-a)/(b-a)*(s.r1-s.r0)
 }
 
+// maxTicks bounds the ticks of an axis (a readable axis has about ten).
+const maxTicks = 400
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
 // tick is an axis position and its label.
 type tick struct {
 	V     float64
@@ -58,7 +63,13 @@ func niceStep(span float64, n int) float64 {
 }
 
 // linearTicks extends [lo, hi] to whole steps and returns the new domain and its ticks.
+// A domain that is not finite (a results file's NaN or Inf that reached a chart) becomes
+// [0, 1], and at most maxTicks ticks are made: 1e308 plus a step is 1e308, and a loop sized by
+// a value must not be (work is bounded whatever the values).
 func linearTicks(lo, hi float64, n int, format func(float64) string) (float64, float64, []tick) {
+	if !finite(lo) || !finite(hi) || !finite(hi-lo) {
+		lo, hi = 0, 1
+	}
 	if hi <= lo {
 		if lo == 0 {
 			hi = 1
@@ -70,7 +81,7 @@ func linearTicks(lo, hi float64, n int, format func(float64) string) (float64, f
 	lo = math.Floor(lo/step+1e-9) * step
 	hi = math.Ceil(hi/step-1e-9) * step
 	var ts []tick
-	for i := 0; ; i++ {
+	for i := 0; i < maxTicks; i++ {
 		v := lo + float64(i)*step
 		if v > hi+step/2 {
 			break
@@ -85,6 +96,9 @@ func linearTicks(lo, hi float64, n int, format func(float64) string) (float64, f
 
 // logTicks returns the domain [lo, hi] widened to 1-2-5 values and ticks at them.
 func logTicks(lo, hi float64) (float64, float64, []tick) {
+	if !finite(lo) || !finite(hi) {
+		lo, hi = 1, 10
+	}
 	lo, hi = math.Max(lo, 1e-3), math.Max(hi, 1e-3)
 	if hi <= lo {
 		hi = lo * 10
@@ -111,7 +125,7 @@ func logTicks(lo, hi float64) (float64, float64, []tick) {
 	lo, hi = floor(lo), ceil(hi)
 	var ts []tick
 	decades := math.Log10(hi / lo)
-	for m := math.Pow(10, math.Floor(math.Log10(lo))); m <= hi*(1+1e-9); m *= 10 {
+	for m := math.Pow(10, math.Floor(math.Log10(lo))); m <= hi*(1+1e-9) && len(ts) < maxTicks; m *= 10 {
 		for _, s := range steps {
 			v := s * m
 			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {

@@ -127,8 +127,8 @@ func (r *Report) buildSweeps(store *results.Store, okRuns map[string][]results.R
 		byLabel := map[string]*Curve{}
 		for _, c := range r.Cells {
 			x, err := strconv.ParseFloat(c.Params[key], 64)
-			if c.Skipped() || err != nil {
-				continue
+			if c.Skipped() || err != nil || !finite(x) || math.Abs(x) > results.MaxFigure {
+				continue // a results file's NaN or 1e308 is on no curve (ParseFloat reads "NaN")
 			}
 			others := map[string]string{}
 			var parts []string

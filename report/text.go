@@ -17,7 +17,8 @@ import (
 // baseline with its CI and verdict, p99 per op type and warning markers, grouped by baseline,
 // then the warnings as footnotes and the skipped cells.
 func WriteText(w io.Writer, r *Report) error {
-	bw := bufio.NewWriter(w)
+	tw := format.Terminal(w) // strings from results files reach a terminal escaped
+	bw := bufio.NewWriter(tw)
 	writeTextHeader(bw, r)
 	cols := r.columnKeys()
 	notes := r.footnotes()
@@ -83,7 +84,10 @@ func WriteText(w io.Writer, r *Report) error {
 		s.Text(bw, r)
 	}
 	writeTextNotes(bw, r, notes)
-	return bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return tw.Flush()
 }
 
 func writeTextHeader(w io.Writer, r *Report) {

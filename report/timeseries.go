@@ -53,12 +53,24 @@ func loadRunSeries(store *results.Store, runID string) (*runSeries, error) {
 	return s, nil
 }
 
+// maxP99Points bounds the p99 points of one op in a run's panel.
+const maxP99Points = 300
+
 func (s *runSeries) fromIntervals(ivs []results.IntervalRow) {
 	type slot struct {
 		start, end time.Duration
 		count      int64
 	}
 	var slots []slot
+	// Each decoded histogram allocates its whole geometry (a few hundred KiB): at most
+	// maxP99Points per op are decoded, evenly spaced, whatever the number of intervals.
+	perOp := map[string]int{}
+	for _, iv := range ivs {
+		if iv.Series == LatencySeries && iv.Count > 0 && len(iv.Hist) > 0 {
+			perOp[iv.Op]++
+		}
+	}
+	seen := map[string]int{}
 	for _, iv := range ivs {
 		if iv.Series != LatencySeries {
 			continue
@@ -72,6 +84,11 @@ func (s *runSeries) fromIntervals(ivs []results.IntervalRow) {
 			slots = append(slots, slot{iv.Start, iv.End, iv.Count})
 		}
 		if iv.Count == 0 || len(iv.Hist) == 0 {
+			continue
+		}
+		k := seen[iv.Op]
+		seen[iv.Op]++
+		if stride := (perOp[iv.Op] + maxP99Points - 1) / maxP99Points; k%stride != 0 {
 			continue
 		}
 		h, err := hdrhistogram.Decode(iv.Hist)

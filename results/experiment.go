@@ -47,8 +47,8 @@ func (s *Store) Experiment() (Experiment, error) {
 		v, _ := s.Meta(key)
 		return v
 	}
-	e := Experiment{ID: get("experiment_id"), Name: get("name"), Seed: get("seed"),
-		CreatedAt: get("created_at"), Version: get("boxbench_version"), Spec: get("spec"), Env: map[string]string{}}
+	e := Experiment{ID: cut(get("experiment_id"), MaxName), Name: cut(get("name"), MaxName), Seed: cut(get("seed"), MaxName),
+		CreatedAt: cut(get("created_at"), MaxName), Version: cut(get("boxbench_version"), MaxName), Spec: get("spec"), Env: map[string]string{}}
 	if env := get("env"); env != "" {
 		var raw map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(env), &raw); err != nil {
@@ -63,10 +63,24 @@ func (s *Store) Experiment() (Experiment, error) {
 			}
 		}
 	}
+	e.Env = cutMap(e.Env)
 	e.ClientCPUs = e.Env["client_cpus"]
 	e.NumCPU, _ = strconv.Atoi(e.Env["num_cpu"])
 	e.readSpec()
+	e.Spec = cut(e.Spec, spec.MaxSpecBytes) // shown in the HTML page; one that long was not decoded
 	return e, nil
+}
+
+// SpecTree parses a stored spec under the spec's own shape rules (spec/shape.go), for a
+// decode that stays linear: yaml.v3 compares every pair of a mapping's keys as it decodes, and
+// a results file from elsewhere may hold a spec of 100,000 keys. false: the spec is over
+// spec.MaxSpecBytes, not YAML or out of shape, and reads as unreadable. Decode from the tree.
+func SpecTree(text string) (*yaml.Node, bool) {
+	var root yaml.Node
+	if len(text) > spec.MaxSpecBytes || yaml.Unmarshal([]byte(text), &root) != nil || len(spec.ShapeProblems(&root)) > 0 {
+		return nil, false
+	}
+	return &root, true
 }
 
 // readSpec decodes the fields of the spec that analysis needs. The matrix is decoded on its
@@ -82,9 +96,14 @@ func (e *Experiment) readSpec() {
 		SteadyState      string `yaml:"steadyState"`
 		Pairing          string `yaml:"pairing"`
 	}
+	root, ok := SpecTree(e.Spec)
+	if !ok {
+		e.Pairing = spec.DefaultPairing("")
+		return
+	}
 	// A type error leaves the field it concerns at its zero value and decodes the others.
 	var te *yaml.TypeError
-	if err := yaml.Unmarshal([]byte(e.Spec), &doc); err == nil || errors.As(err, &te) {
+	if err := root.Decode(&doc); err == nil || errors.As(err, &te) {
 		e.Order, e.EmulatedVerdicts, e.SteadyStateOff = doc.Order, doc.EmulatedVerdicts, doc.SteadyState == "off"
 		e.Pairing, e.DBMS, e.Workload = doc.Pairing, doc.DBMS, doc.Workload.Type
 	}
@@ -94,7 +113,7 @@ func (e *Experiment) readSpec() {
 	var m struct {
 		Matrix spec.Matrix `yaml:"matrix"`
 	}
-	if yaml.Unmarshal([]byte(e.Spec), &m) == nil {
+	if root.Decode(&m) == nil {
 		e.MatrixOrder = map[string][]string{}
 		for _, d := range append(m.Matrix.Dims, m.Matrix.Zip...) {
 			e.MatrixOrder[d.Key] = d.Values

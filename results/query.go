@@ -3,7 +3,9 @@ package results
 import (
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"github.com/boxbench/boxbench/workload"
+	"math"
 	"time"
 )
 
@@ -42,6 +44,22 @@ type OpRow = workload.OpSummary
 
 // Runs lists stored runs in run order, with their op summaries and warnings.
 func (s *Store) Runs() ([]RunRow, error) {
+	// Bounds (results/bounds.go): counts before rows are read, figures as they are.
+	if err := s.count("runs", "runs", "", MaxRuns); err != nil {
+		return nil, err
+	}
+	if err := s.count("op summaries", "ops", "", MaxRuns*64); err != nil {
+		return nil, err
+	}
+	if err := s.bytes("op histograms", "ops", "hist", "", MaxOpsHistBytes); err != nil {
+		return nil, err
+	}
+	if err := s.count("operation types", "(SELECT DISTINCT op FROM ops)", "", MaxOpTypes); err != nil {
+		return nil, err
+	}
+	if err := s.count("warnings", "warnings", "", MaxWarnings); err != nil {
+		return nil, err
+	}
 	rows, err := s.db.Query(`SELECT id, cell_id, rep, seq, status, reason, log_tail, started_at, ended_at,
 		throughput_ops_per_second, COALESCE(env, '{}'), COALESCE(facts, '{}'), COALESCE(limits_applied, '{}'), COALESCE(result, 'null'),
 		emulated, steady_state, duet_pair, duet_round
@@ -62,15 +80,25 @@ func (s *Store) Runs() ([]RunRow, error) {
 		}
 		r.Started, _ = time.Parse(time.RFC3339Nano, st)
 		r.Ended, _ = time.Parse(time.RFC3339Nano, en)
+		r.ID, r.CellID, r.Status, r.Steady = cut(r.ID, MaxName), cut(r.CellID, MaxName), cut(r.Status, MaxName), Steady(cut(string(r.Steady), MaxName))
+		r.Duet.Pair, r.Reason, r.LogTail = cut(r.Duet.Pair, MaxName), cut(r.Reason, MaxText), cut(r.LogTail, MaxText)
 		if thr.Valid {
 			v := thr.Float64
+			if err := checkFigure(s.path+": run "+r.ID, "throughput_ops_per_second", v); err != nil {
+				return nil, err
+			}
 			r.Throughput = &v
 		}
 		_ = json.Unmarshal([]byte(env), &r.Env)
+		r.Env = cutMap(r.Env)
 		r.ClientCPUs = r.Env["client_cpus"]
 		_ = json.Unmarshal([]byte(facts), &r.Facts)
+		r.Facts = cutMap(r.Facts)
 		_ = json.Unmarshal([]byte(lim), &r.Limits)
 		if res != "null" {
+			if err := checkResultJSON(s.path+": run "+r.ID, []byte(res)); err != nil {
+				return nil, err
+			}
 			r.Result = json.RawMessage(res)
 		}
 		idx[r.ID] = len(out)
@@ -90,7 +118,15 @@ func (s *Store) Runs() ([]RunRow, error) {
 		if err := ops.Scan(&id, &o.Op, &o.Series, &o.Count, &o.Errors, &o.Throughput, &o.P50, &o.P90, &o.P95, &o.P99, &o.P999, &o.Max, &o.Mean, &o.Hist); err != nil {
 			return nil, err
 		}
-		if i, ok := idx[id]; ok {
+		where := s.path + ": run " + cut(id, MaxName) + " op " + cut(o.Op, MaxName)
+		if err := errors.Join(checkFigure(where, "ops_per_second", o.Throughput), checkFigure(where, "mean_ns", o.Mean)); err != nil {
+			return nil, err
+		}
+		o.Op, o.Series = cut(o.Op, MaxName), cut(o.Series, MaxName)
+		if len(o.Hist) > 0 && !histOK(o.Hist) {
+			o.Hist = nil // read as unreadable, which the report says
+		}
+		if i, ok := idx[cut(id, MaxName)]; ok {
 			out[i].Ops = append(out[i].Ops, o)
 		}
 	}
@@ -105,7 +141,8 @@ func (s *Store) Runs() ([]RunRow, error) {
 		if err := ws.Scan(&id, &w.Code, &w.Severity, &w.Message); err != nil {
 			return nil, err
 		}
-		if i, ok := idx[id]; ok {
+		w.Code, w.Severity, w.Message = cut(w.Code, MaxName), cut(w.Severity, MaxName), cut(w.Message, MaxText)
+		if i, ok := idx[cut(id, MaxName)]; ok {
 			out[i].Warnings = append(out[i].Warnings, w)
 		}
 	}
@@ -132,12 +169,16 @@ func (s *Store) Done() (map[string]bool, error) {
 
 // Cells lists stored cells in id order.
 func (s *Store) Cells() ([]CellRecord, error) {
+	if err := s.count("cells", "cells", "", MaxCells); err != nil {
+		return nil, err
+	}
 	rows, err := s.db.Query(`SELECT id, params, COALESCE(skipped_reason, ''), COALESCE(baseline_id, '') FROM cells ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []CellRecord
+	keys := map[string]bool{} // the matrix keys of every cell: each is a column of the tables
 	for rows.Next() {
 		var c CellRecord
 		var p string
@@ -145,25 +186,50 @@ func (s *Store) Cells() ([]CellRecord, error) {
 			return nil, err
 		}
 		_ = json.Unmarshal([]byte(p), &c.Params)
+		c.ID, c.BaselineID, c.SkippedReason, c.Params = cut(c.ID, MaxName), cut(c.BaselineID, MaxName), cut(c.SkippedReason, MaxText), cutMap(c.Params)
+		for k := range c.Params {
+			keys[k] = true
+		}
+		if len(keys) > MaxParamKeys {
+			return nil, boundsError("%s holds cells of more than %d matrix keys (valid: at most %d)", s.path, MaxParamKeys, MaxParamKeys)
+		}
 		out = append(out, c)
 	}
 	return out, rows.Err()
 }
 
 // Series returns a run's telemetry points ordered by source, metric and time.
+//
+// A point whose value is not finite or beyond MaxFigure is left out: it shows as a gap, as a
+// sample that was not taken does (results/bounds.go).
 func (s *Store) Series(runID string) ([]Point, error) {
+	if err := s.count("telemetry samples for run "+cut(runID, MaxName), "series", "run_id = ?", MaxPointsPerRun, runID); err != nil {
+		return nil, err
+	}
 	rows, err := s.db.Query(`SELECT source, metric, label, t_ns, value FROM series WHERE run_id = ? ORDER BY source, metric, label, t_ns`, runID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []Point
+	names := map[string]string{} // a run's samples share a few dozen names: keep one copy each
+	intern := func(s string) string {
+		if v, ok := names[s]; ok {
+			return v
+		}
+		names[s] = s
+		return s
+	}
 	for rows.Next() {
 		var p Point
 		var t int64
 		if err := rows.Scan(&p.Source, &p.Metric, &p.Label, &t, &p.Value); err != nil {
 			return nil, err
 		}
+		if math.IsNaN(p.Value) || math.IsInf(p.Value, 0) || math.Abs(p.Value) > MaxFigure {
+			continue
+		}
+		p.Source, p.Metric, p.Label = intern(cut(p.Source, MaxName)), intern(cut(p.Metric, MaxName)), intern(cut(p.Label, MaxName))
 		p.T = time.Duration(t)
 		out = append(out, p)
 	}
@@ -182,6 +248,12 @@ type IntervalRow struct {
 
 // Intervals returns a run's interval histograms in time order.
 func (s *Store) Intervals(runID string) ([]IntervalRow, error) {
+	if err := s.count("intervals for run "+cut(runID, MaxName), "intervals", "run_id = ?", MaxIntervalsPerRun, runID); err != nil {
+		return nil, err
+	}
+	if err := s.bytes("interval histograms for run "+cut(runID, MaxName), "intervals", "hist", "run_id = ?", MaxRunHistBytes, runID); err != nil {
+		return nil, err
+	}
 	rows, err := s.db.Query(`SELECT start_ns, end_ns, phase, op, series, count, errors, hist FROM intervals WHERE run_id = ? ORDER BY start_ns, op, series`, runID)
 	if err != nil {
 		return nil, err
@@ -195,6 +267,10 @@ func (s *Store) Intervals(runID string) ([]IntervalRow, error) {
 			return nil, err
 		}
 		r.Start, r.End = time.Duration(st), time.Duration(en)
+		r.Phase, r.Op, r.Series = cut(r.Phase, MaxName), cut(r.Op, MaxName), cut(r.Series, MaxName)
+		if len(r.Hist) > 0 && !histOK(r.Hist) {
+			r.Hist = nil
+		}
 		out = append(out, r)
 	}
 	return out, rows.Err()
@@ -209,6 +285,9 @@ type Event struct {
 
 // Events lists the experiment's events in the order they happened.
 func (s *Store) Events() ([]Event, error) {
+	if err := s.count("events", "events", "", MaxEvents); err != nil {
+		return nil, err
+	}
 	rows, err := s.db.Query(`SELECT t, kind, message FROM events ORDER BY rowid`)
 	if err != nil {
 		return nil, err
@@ -222,6 +301,7 @@ func (s *Store) Events() ([]Event, error) {
 			return nil, err
 		}
 		e.T, _ = time.Parse(time.RFC3339Nano, t)
+		e.Kind, e.Message = cut(e.Kind, MaxName), cut(e.Message, MaxText)
 		out = append(out, e)
 	}
 	return out, rows.Err()

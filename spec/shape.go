@@ -107,3 +107,7 @@ func quoteCut(s string) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// ShapeProblems returns the problems of a YAML tree's shape (the bounds above), for a reader of
+// a spec stored elsewhere (a results file's) that must decode it in linear time too.
+func ShapeProblems(root *yaml.Node) []Problem { return shape(root) }

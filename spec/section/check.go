@@ -119,11 +119,18 @@ func ControlRune(s string) (rune, bool) {
 				return r, true
 			}
 		}
-		if unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) {
+		if ControlChar(r) {
 			return r, true
 		}
 	}
 	return 0, false
+}
+
+// ControlChar says whether r must not reach a terminal as itself: a C0 or C1 control
+// character, DEL, or a Unicode bidirectional override or isolate (U+202A–U+202E,
+// U+2066–U+2069), which reorder what a reader sees.
+func ControlChar(r rune) bool {
+	return unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
 
 // Printable says whether s has no rune ControlRune refuses.
