@@ -19,21 +19,10 @@ import (
 // each marker with a message naming the file and the field, exits 1 without a stack trace, and
 // the canary survives.
 func TestDoctorCleanupHostileMarkers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary; -short")
-	}
 	if os.Geteuid() != 0 {
 		t.Skip("doctor --cleanup runs as root")
 	}
-	bin := os.Getenv("BOXBENCH_BIN")
-	if bin == "" {
-		bin = filepath.Join(t.TempDir(), "boxbench")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/boxbench")
-		build.Dir = ".."
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
-	}
+	bin := testBinary(t)
 	canary := filepath.Join(t.TempDir(), "canary")
 	if err := os.MkdirAll(canary, 0o755); err != nil {
 		t.Fatal(err)

@@ -16,18 +16,7 @@ import (
 // with the usage status and a message naming the field, leave the canary as it was, claim no
 // --out directory and print no raw control character.
 func TestHostileSpecsBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary; -short")
-	}
-	bin := os.Getenv("BOXBENCH_BIN")
-	if bin == "" {
-		bin = filepath.Join(t.TempDir(), "boxbench")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/boxbench")
-		build.Dir = ".."
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
-	}
+	bin := testBinary(t)
 	dir := t.TempDir()
 	canary := filepath.Join(dir, "canary")
 	if err := os.WriteFile(canary, []byte("untouched\n"), 0o644); err != nil {
