@@ -323,13 +323,36 @@ func walHeader(f *os.File) string {
 	return string(b[:n])
 }
 
-// copyTo copies all of src (from its start) to the new file path.
+// maxCopyBytes bounds the private copy a read makes (the file and its -wal together): beyond
+// it, or beyond the temporary directory's free space less copyReserve, the read is refused
+// rather than filling the disk or taking minutes (a sparse file of terabytes reads as zeros).
+const (
+	maxCopyBytes = 8 << 30
+	copyReserve  = 256 << 20
+)
+
+// copyTo copies all of src (from its start) to the new file path, refusing a copy that would
+// pass maxCopyBytes or the free space of path's filesystem (less copyReserve).
 func copyTo(path string, src *os.File) error {
-	dst, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	var st unix.Stat_t
+	if err := unix.Fstat(int(src.Fd()), &st); err != nil {
+		return err
+	}
+	limit := int64(maxCopyBytes)
+	var fs unix.Statfs_t
+	if err := unix.Statfs(filepath.Dir(path), &fs); err == nil {
+		limit = min(limit, int64(fs.Bavail)*fs.Bsize-copyReserve)
+	}
+	if st.Size > limit {
+		return fmt.Errorf("%s is %d bytes: a private copy of it would pass %d bytes (at most %d, and the free space of %s less %d); %w: copy the experiment directory to a private place and read it there",
+			src.Name(), st.Size, limit, int64(maxCopyBytes), filepath.Dir(filepath.Dir(path)), int64(copyReserve), ErrBounds)
+	}
+	dst, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(dst, io.NewSectionReader(src, 0, 1<<62))
+	// A file that grows while it is copied (a writer appends) is copied up to the limit.
+	_, err = io.Copy(dst, io.NewSectionReader(src, 0, limit))
 	if cerr := dst.Close(); err == nil {
 		err = cerr
 	}

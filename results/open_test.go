@@ -191,3 +191,25 @@ func TestReadOnlyUntrustedDirectory(t *testing.T) {
 		t.Errorf("the private copy is left: %v", names)
 	}
 }
+
+// A read that needs a private copy refuses one larger than its bound, at once, naming it: a
+// sparse results file of 9 GiB (reading as zeros past its header) must not fill the temporary
+// directory or take minutes, and no copy is left.
+func TestReadOnlyCopyBounded(t *testing.T) {
+	scratch := t.TempDir()
+	t.Setenv("TMPDIR", scratch)
+	dir := t.TempDir()
+	s, err := Open(dir)
+	must(t, err)
+	must(t, s.SetMeta(map[string]string{"experiment_id": "ro-1a2b3c4d", "schema_version": SchemaVersion}))
+	s.Close()
+	must(t, os.Truncate(filepath.Join(dir, FileName), 9<<30))
+	must(t, os.Chmod(dir, 0o777)) // others can write it: read from a copy
+	_, err = OpenExisting(dir)
+	if !errors.Is(err, ErrBounds) || !strings.Contains(err.Error(), "private copy") {
+		t.Errorf("a 9 GiB copy: %v, want the bound", err)
+	}
+	if names := dirNames(t, scratch); len(names) != 0 {
+		t.Errorf("the private copy is left: %v", names)
+	}
+}
