@@ -6,16 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/workload"
 )
@@ -39,47 +38,12 @@ func testBinary(t *testing.T) string {
 	return bin
 }
 
-// silentEngine is a container engine that accepts connections and never answers: a unix
-// socket in a temporary directory. Each accepted connection is announced on the channel.
+// silentEngine is a container engine that accepts connections and never answers (a unix
+// socket of the test's); each accepted connection is announced on the channel.
 func silentEngine(t *testing.T) (dockerHost string, accepted <-chan struct{}) {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "silent-") // short: a socket path has at most 107 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "engine.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch := make(chan struct{}, 1000)
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c) // held open, never read or written
-			mu.Unlock()
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return "unix://" + sock, ch
+	sock, accepted := testenv.Silent(t, "unix")
+	return "unix://" + sock, accepted
 }
 
 // smallResults writes an experiment of n ok runs over two cells with the results package.

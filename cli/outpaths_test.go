@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/boxbench/boxbench/internal/hostenv"
+	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/report"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/workload"
@@ -35,26 +36,6 @@ func boxbench(t *testing.T, args ...string) (code int, stdout, stderr string) {
 		t.Errorf("boxbench %v printed a stack trace:\n%s", args, errb.String())
 	}
 	return code, out.String(), errb.String()
-}
-
-// canaryAt writes a canary file and returns its check: bytes and time unchanged.
-func canaryAt(t *testing.T, path string) func() {
-	t.Helper()
-	if err := os.WriteFile(path, []byte("untouched\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	old := time.Now().Add(-time.Hour)
-	if err := os.Chtimes(path, old, old); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		t.Helper()
-		b, err := os.ReadFile(path)
-		fi, serr := os.Stat(path)
-		if err != nil || serr != nil || string(b) != "untouched\n" || !fi.ModTime().Equal(old) {
-			t.Errorf("canary %s changed: %q %v %v", path, b, err, serr)
-		}
-	}
 }
 
 // calibrationResults stores, in dir, an A/A experiment (two replicas of one configuration)
@@ -95,7 +76,7 @@ func calibrationResults(t *testing.T, dir string) {
 // at once (exit 64), the link's target unchanged.
 func TestReadingCommandsRefuseNotRegular(t *testing.T) {
 	base := t.TempDir()
-	check := canaryAt(t, filepath.Join(base, "canary"))
+	check := testenv.Canary(t, filepath.Join(base, "canary"))
 	real := filepath.Join(base, "real")
 	calibrationResults(t, real)
 	kinds := map[string]func(string) error{
@@ -136,7 +117,7 @@ func TestReportHTMLNeverFollows(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "exp")
 	calibrationResults(t, dir)
-	check := canaryAt(t, filepath.Join(base, "canary"))
+	check := testenv.Canary(t, filepath.Join(base, "canary"))
 	html := filepath.Join(base, "report.html")
 	if err := os.Symlink(filepath.Join(base, "canary"), html+".tmp"); err != nil {
 		t.Fatal(err)
@@ -171,7 +152,7 @@ func TestReportHTMLNeverFollows(t *testing.T) {
 		t.Errorf("replacing a report: exit %d: %s", code, stderr)
 	}
 	notes := filepath.Join(base, "notes.html")
-	checkNotes := canaryAt(t, notes)
+	checkNotes := testenv.Canary(t, notes)
 	for file, want := range map[string]string{notes: "notes.html exists and is not a boxbench report", "/etc/boxbench-test-report.html": "system directory /etc"} {
 		code, _, stderr = boxbench(t, "--work-root", work, "report", "--html", file, dir)
 		if code != ExitUsage || !strings.Contains(stderr, want) {
@@ -258,7 +239,7 @@ func TestRunOutRefused(t *testing.T) {
 	if err := os.Mkdir(foreign, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	checkForeign := canaryAt(t, filepath.Join(foreign, "report.html"))
+	checkForeign := testenv.Canary(t, filepath.Join(foreign, "report.html"))
 	held := filepath.Join(base, "held")
 	o, err := results.Claim(held, "other")
 	if err != nil {

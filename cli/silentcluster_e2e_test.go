@@ -1,12 +1,13 @@
 package cli
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/boxbench/boxbench/internal/testenv"
 )
 
 // TestSilentCluster: plan on a kubernetes spec whose kubeconfig names an API server that
@@ -14,28 +15,9 @@ import (
 // unreachable cluster named, and no stack trace.
 func TestSilentCluster(t *testing.T) {
 	bin := testBinary(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		var held []net.Conn
-		defer func() {
-			for _, c := range held {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			held = append(held, c) // never read or written: the TLS handshake waits
-		}
-	}()
+	addr, _ := testenv.Silent(t, "tcp") // the TLS handshake waits for ever
 	dir := t.TempDir()
-	server := "https://" + l.Addr().String()
+	server := "https://" + addr
 	kubeconfig := filepath.Join(dir, "silent.kubeconfig")
 	kc := "apiVersion: v1\nkind: Config\ncurrent-context: silent\n" +
 		"clusters: [{name: silent, cluster: {server: \"" + server + "\", insecure-skip-tls-verify: true}}]\n" +

@@ -7,24 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-)
 
-// canaryFile is a file whose bytes and time must not change.
-func canaryFile(t *testing.T, path string) (check func()) {
-	t.Helper()
-	must(t, os.WriteFile(path, []byte("someone else's\n"), 0o644))
-	old := time.Now().Add(-time.Hour)
-	must(t, os.Chtimes(path, old, old))
-	return func() {
-		t.Helper()
-		b, err := os.ReadFile(path)
-		fi, serr := os.Stat(path)
-		if err != nil || serr != nil || string(b) != "someone else's\n" || !fi.ModTime().Equal(old) {
-			t.Errorf("%s changed: %q %v %v", path, b, err, serr)
-		}
-	}
-}
+	"github.com/boxbench/boxbench/internal/testenv"
+)
 
 // nothingIn fails when dir holds any of boxbench's names.
 func nothingIn(t *testing.T, dir string) {
@@ -95,7 +80,7 @@ func TestClaimRefusesDotDot(t *testing.T) {
 // changed; one holding an older boxbench's results file (no marker) is adopted.
 func TestClaimForeignAndOlder(t *testing.T) {
 	foreign := t.TempDir()
-	check := canaryFile(t, filepath.Join(foreign, "report.html"))
+	check := testenv.Canary(t, filepath.Join(foreign, "report.html"))
 	_, err := Claim(foreign, "exp")
 	if err == nil || !errors.Is(err, ErrNotOurs) || !strings.Contains(err.Error(), "holds files boxbench did not write (report.html)") {
 		t.Errorf("foreign directory: %v", err)
@@ -170,7 +155,7 @@ func TestClaimInUse(t *testing.T) {
 func TestClaimResultsLink(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(t.TempDir(), "target")
-	check := canaryFile(t, target)
+	check := testenv.Canary(t, target)
 	must(t, os.Symlink(target, filepath.Join(dir, FileName)))
 	if _, err := Claim(dir, "exp"); err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
 		t.Errorf("claim: %v", err)

@@ -14,13 +14,15 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/boxbench/boxbench/internal/testenv"
 )
 
 // A results.db that is a link, a FIFO, a device or a directory is refused by a reading open
 // before it is opened: the link's target is unchanged, the FIFO does not block.
 func TestReadOnlyRefusesNotRegular(t *testing.T) {
 	target := filepath.Join(t.TempDir(), "target")
-	check := canaryFile(t, target)
+	check := testenv.Canary(t, target)
 	cases := map[string]func(string) error{
 		"a symbolic link": func(p string) error { return os.Symlink(target, p) },
 		"a FIFO":          func(p string) error { return unix.Mkfifo(p, 0o644) },

@@ -13,38 +13,15 @@ import (
 
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
+
+	"github.com/boxbench/boxbench/internal/testenv"
 )
 
 // TestBoundedNoAnswer: against an engine that accepts and never answers (a unix socket of the
 // test's), Info ends with a NoAnswerError naming DOCKER_HOST; the next question, of another
 // kind, gets the same error without waiting again; a caller's own cancellation stays itself.
 func TestBoundedNoAnswer(t *testing.T) {
-	dir, err := os.MkdirTemp("", "silent-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	sock := filepath.Join(dir, "engine.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		var held []net.Conn
-		defer func() {
-			for _, c := range held {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			held = append(held, c)
-		}
-	}()
+	sock, _ := testenv.Silent(t, "unix")
 	t.Setenv("DOCKER_HOST", "unix://"+sock)
 
 	cancelled, err := Connect()
