@@ -14,13 +14,13 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/boxbench/boxbench/agent"
-	"github.com/boxbench/boxbench/agent/agenttest"
 	"github.com/boxbench/boxbench/builtin"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
-	"github.com/boxbench/boxbench/internal/testdb"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/spec"
+	"github.com/boxbench/boxbench/testkit/agenttest"
+	"github.com/boxbench/boxbench/testkit/testdb"
 	"github.com/boxbench/boxbench/workload"
 )
 

@@ -6,8 +6,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/boxbench/boxbench/internal/vocabtest"
 	"github.com/boxbench/boxbench/spec"
+	"github.com/boxbench/boxbench/testkit/vocabtest"
 )
 
 // TestExamples loads every file under examples/ against this build's vocabulary: a shipped

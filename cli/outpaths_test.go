@@ -15,9 +15,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/boxbench/boxbench/internal/hostenv"
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/report"
 	"github.com/boxbench/boxbench/results"
+	"github.com/boxbench/boxbench/testkit/testenv"
 	"github.com/boxbench/boxbench/workload"
 )
 

@@ -18,10 +18,10 @@ import (
 	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/internal/resource"
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/docker"
 	"github.com/boxbench/boxbench/platform/native"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 func TestCpusets(t *testing.T) {

@@ -16,9 +16,9 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/resource"
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/native"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // TestEtcdNoAuthWindow starts a 3-member etcd cluster with a password natively while a prober

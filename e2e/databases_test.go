@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // TestDatabases runs each database added after the first three (etcd, FerretDB, Cassandra)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/internal/storage"
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // ownDockerd is a dockerd of the test's own: its own data root, exec root, pid file and unix

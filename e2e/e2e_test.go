@@ -17,7 +17,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 var bin string

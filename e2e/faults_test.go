@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // box is a platform as the fault tests see it: what it needs, and where its server's

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // The multi-node local cluster's contract (docs/kubernetes.md): the test brings up two named

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // TestKubernetes runs experiments on the local cluster, one after another: a single node of 2

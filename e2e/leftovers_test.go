@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/platform/hostnet"
-	"github.com/boxbench/boxbench/platform/platformtest"
+	"github.com/boxbench/boxbench/testkit/platformtest"
 )
 
 // The package's one leftover check. Everything is scoped to the experiments run under the

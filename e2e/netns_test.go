@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // TestTopologyNetns runs a 3-member etcd cluster natively with each member in a network

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/internal/storage"
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // phaseSpec: two Redis runs on a platform, on storage=blockdev (an ext4 filesystem on a loop

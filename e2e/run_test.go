@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // TestRunAndResults: a fresh experiment stores ok runs for the supported cells, with the

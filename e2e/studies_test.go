@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // TestPublishedSection: a spec with a published: block (as every study under studies/ has)

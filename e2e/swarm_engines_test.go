@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // swarmEngines is scripts/swarm-multi.sh's contract: the manager's socket, node host names.

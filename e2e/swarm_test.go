@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // TestSwarm runs experiments on the engine's swarm, one after another: it holds the swarm

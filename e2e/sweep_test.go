@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // TestSweep runs a targetRate sweep on a real Redis: one seed for both rates, every run open

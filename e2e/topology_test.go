@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // topologySpec: a cluster of nodes with a short load phase on the matrix's platforms.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // TestVMRun runs Redis natively, in an (emulated) QEMU guest and in a container in such a guest

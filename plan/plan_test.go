@@ -5,7 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/boxbench/boxbench/internal/vocabtest"
+	"github.com/boxbench/boxbench/testkit/vocabtest"
 	"os"
 	"strconv"
 	"strings"

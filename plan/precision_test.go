@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/boxbench/boxbench/internal/vocabtest"
 	"github.com/boxbench/boxbench/spec"
+	"github.com/boxbench/boxbench/testkit/vocabtest"
 )
 
 func parse(t *testing.T, text string) *spec.Experiment {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/boxbench/boxbench/internal/vocabtest"
 	"github.com/boxbench/boxbench/spec"
+	"github.com/boxbench/boxbench/testkit/vocabtest"
 )
 
 // threadSweep is the scalability test of the orchestrator study: client threads growing by 5,

@@ -13,7 +13,7 @@
 //   - moves data in (Request.Seed) and out (Box.Capture) as snapshots;
 //   - tears down idempotently and removes what crashed experiments left (Cleanup).
 //
-// Every platform passes the conformance suite in platform/platformtest.
+// Every platform passes the conformance suite in testkit/platformtest.
 package platform
 
 import (

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // The HTML report is checked in a real browser: Debian's chromium, headless. The page's own

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // nothingIn fails when dir holds any of boxbench's names.

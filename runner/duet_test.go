@@ -7,11 +7,11 @@ import (
 	"testing"
 
 	"github.com/boxbench/boxbench/internal/placement"
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/plan"
-	"github.com/boxbench/boxbench/platform/platformtest"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/runner"
+	"github.com/boxbench/boxbench/testkit/platformtest"
+	"github.com/boxbench/boxbench/testkit/testenv"
 	"github.com/boxbench/boxbench/workload"
 )
 

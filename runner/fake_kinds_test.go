@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/internal/placement"
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/fake"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/runner"
 	"github.com/boxbench/boxbench/spec"
+	"github.com/boxbench/boxbench/testkit/testenv"
 	"github.com/boxbench/boxbench/workload"
 )
 

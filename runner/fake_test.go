@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/boxbench/boxbench/agent"
-	"github.com/boxbench/boxbench/agent/agenttest"
 	"github.com/boxbench/boxbench/builtin"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
@@ -19,6 +18,7 @@ import (
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/runner"
 	"github.com/boxbench/boxbench/spec"
+	"github.com/boxbench/boxbench/testkit/agenttest"
 	"github.com/boxbench/boxbench/workload/ycsb"
 )
 

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // limitSpec: native Redis held far below what it wants (1 % and 2 % of a core, so that it hits

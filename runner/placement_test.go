@@ -8,8 +8,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/boxbench/boxbench/internal/placement"
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/runner"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 const placedSpec = `apiVersion: boxbench/v1alpha1

@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/boxbench/boxbench/agent/agenttest"
 	"github.com/boxbench/boxbench/builtin"
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/runner"
 	"github.com/boxbench/boxbench/spec"
+	"github.com/boxbench/boxbench/testkit/agenttest"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // aaSpec is the spec of the real runs' A/A experiments: small Redis cells that differ only in

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/runner"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 const observedSpec = `apiVersion: boxbench/v1alpha1

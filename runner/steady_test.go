@@ -7,9 +7,9 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/boxbench/boxbench/internal/vocabtest"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/spec"
+	"github.com/boxbench/boxbench/testkit/vocabtest"
 	"github.com/boxbench/boxbench/workload"
 )
 

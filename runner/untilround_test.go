@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/boxbench/boxbench/internal/placement"
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/runner"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // UntilRound stops after the given round, and a resumed run with a later one continues from

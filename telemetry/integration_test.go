@@ -20,7 +20,7 @@ import (
 
 	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/internal/command"
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // Helper process: the test binary re-executed with helperEnv set spins instead of testing.

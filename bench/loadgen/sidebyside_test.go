@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/builtin/databases"
-	"github.com/boxbench/boxbench/internal/testdb"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/stats"
+	"github.com/boxbench/boxbench/testkit/testdb"
 	"github.com/boxbench/boxbench/workload"
 )
 

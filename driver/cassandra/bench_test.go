@@ -10,8 +10,8 @@ import (
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/driver/cassandra/cql"
-	"github.com/boxbench/boxbench/driver/drivertest"
-	"github.com/boxbench/boxbench/internal/testdb"
+	"github.com/boxbench/boxbench/testkit/drivertest"
+	"github.com/boxbench/boxbench/testkit/testdb"
 )
 
 // BenchmarkOps times each operation on one connection, with allocations: the hot path must

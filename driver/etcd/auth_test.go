@@ -9,7 +9,7 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
-	"github.com/boxbench/boxbench/internal/testdb"
+	"github.com/boxbench/boxbench/testkit/testdb"
 )
 
 // TestAuth runs against a real etcd with auth enabled (a run with a password): operations

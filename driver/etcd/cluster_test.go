@@ -12,9 +12,9 @@ import (
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/internal/cgroup"
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/native"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // TestCluster runs against a real 3-member etcd cluster (package cluster, natively, with a

@@ -9,9 +9,9 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
-	"github.com/boxbench/boxbench/internal/testdb"
+	"github.com/boxbench/boxbench/testkit/testdb"
 
-	"github.com/boxbench/boxbench/driver/drivertest"
+	"github.com/boxbench/boxbench/testkit/drivertest"
 )
 
 // binding is what the shared driver tests (drivertest) need to know of this driver.

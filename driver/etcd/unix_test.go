@@ -7,8 +7,8 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
-	"github.com/boxbench/boxbench/internal/testdb"
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testdb"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // TestUnixSocket: `network: unix` reaches etcd's unix listener (HTTP/2 on a unix socket,

@@ -9,8 +9,8 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
-	"github.com/boxbench/boxbench/internal/testdb"
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testdb"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // TestAuthentication: against FerretDB with a run's password (as the runner starts it), New

@@ -9,7 +9,7 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
-	"github.com/boxbench/boxbench/internal/testdb"
+	"github.com/boxbench/boxbench/testkit/testdb"
 )
 
 // TestAgainstServer checks, against a real FerretDB, what the conformance suite cannot see

@@ -11,7 +11,7 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
-	"github.com/boxbench/boxbench/internal/testdb"
+	"github.com/boxbench/boxbench/testkit/testdb"
 )
 
 // flakyProxy forwards connections on loopback to the server at target, except the first drop

@@ -3,7 +3,7 @@ package redis
 import (
 	"testing"
 
-	"github.com/boxbench/boxbench/driver/drivertest"
+	"github.com/boxbench/boxbench/testkit/drivertest"
 )
 
 // BenchmarkOps times each operation on one connection, with allocations: the hot path must

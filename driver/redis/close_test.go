@@ -3,7 +3,7 @@ package redis
 import (
 	"testing"
 
-	"github.com/boxbench/boxbench/driver/drivertest"
+	"github.com/boxbench/boxbench/testkit/drivertest"
 )
 
 // TestStoppedServer: against a stopped server, an operation whose context ends returns the

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/driver/drivertest"
+	"github.com/boxbench/boxbench/testkit/drivertest"
 )
 
 // binding is what the shared driver tests (drivertest) need to know of this driver.

@@ -11,7 +11,7 @@ import (
 	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/images/rootfs"
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // TestBuild builds every database's image (a no-op when the engine already has it), checks its

@@ -8,7 +8,7 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/images/rootfs"
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // TestTag: images keep the tag scheme they had before trees were cached, so existing images

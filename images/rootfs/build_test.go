@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // newRealCache is a Cache that really runs debootstrap, under a test directory; it skips (fails

@@ -10,7 +10,7 @@ import (
 
 	. "github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/internal/resource"
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // TestGroupLifecycle creates a real group with limits, reads them back from the kernel, puts a

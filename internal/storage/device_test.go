@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/boxbench/boxbench/internal/command"
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 func TestParseMountinfoAndSwaps(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/internal/command"
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // prepareLoop makes a blockdev box directory for real and returns it with its loop device.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 func TestParseMounts(t *testing.T) {

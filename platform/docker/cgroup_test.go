@@ -18,7 +18,7 @@ import (
 
 	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/internal/cgroup"
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // TestKillStrayOnlyItsGroup: a removed container's leftovers are the processes in the control

@@ -14,7 +14,7 @@ import (
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/platform/platformtest"
+	"github.com/boxbench/boxbench/testkit/platformtest"
 )
 
 // TestConformance runs the platform suite on the Docker platform with Redis.

@@ -25,8 +25,8 @@ import (
 	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/internal/command"
 	"github.com/boxbench/boxbench/internal/storage"
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 var (

@@ -12,9 +12,9 @@ import (
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/internal/resource"
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/telemetry"
+	"github.com/boxbench/boxbench/testkit/testenv"
 	"github.com/boxbench/boxbench/workload"
 )
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/images/rootfs"
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // TestCheck needs the engine for the runtimes it has registered.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/internal/placement"
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // A process that ignores SIGTERM is killed with its whole group: a child it forked (in its

@@ -15,9 +15,9 @@ import (
 	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/internal/flock"
 	"github.com/boxbench/boxbench/internal/resource"
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/platform/platformtest"
+	"github.com/boxbench/boxbench/testkit/platformtest"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // needCluster returns the platform over the local cluster of scripts/kube-local.sh (its

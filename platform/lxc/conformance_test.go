@@ -12,10 +12,10 @@ import (
 	"github.com/boxbench/boxbench/images/rootfs"
 	"github.com/boxbench/boxbench/internal/command"
 	"github.com/boxbench/boxbench/internal/resource"
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/hostnet"
-	"github.com/boxbench/boxbench/platform/platformtest"
+	"github.com/boxbench/boxbench/testkit/platformtest"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // TestConformance runs the platform suite on LXC with Redis, over every storage and both

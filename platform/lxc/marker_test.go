@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/platform/platformtest"
+	"github.com/boxbench/boxbench/testkit/platformtest"
 )
 
 // TestHostileMarkers: an LXC marker is acted on only when every field is what the box at its

@@ -15,8 +15,8 @@ import (
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/internal/resource"
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // TestPasswordOnBridge: a box on its bridge address listens on that address only, refuses

@@ -9,9 +9,9 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/resource"
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/platform/platformtest"
+	"github.com/boxbench/boxbench/testkit/platformtest"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 func exists(path string) bool { _, err := os.Lstat(path); return err == nil }

@@ -18,8 +18,8 @@ import (
 	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/internal/placement"
 	"github.com/boxbench/boxbench/internal/storage"
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 func TestCheck(t *testing.T) {

@@ -21,10 +21,10 @@ import (
 	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/internal/flock"
 	"github.com/boxbench/boxbench/internal/resource"
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/docker"
-	"github.com/boxbench/boxbench/platform/platformtest"
+	"github.com/boxbench/boxbench/testkit/platformtest"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 var (

@@ -16,10 +16,10 @@ import (
 	"github.com/boxbench/boxbench/internal/command"
 	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/internal/storage"
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/hostnet"
-	"github.com/boxbench/boxbench/platform/platformtest"
+	"github.com/boxbench/boxbench/testkit/platformtest"
+	"github.com/boxbench/boxbench/testkit/testenv"
 	"github.com/boxbench/boxbench/workload"
 	"github.com/boxbench/boxbench/workload/fio"
 )

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/platform/platformtest"
+	"github.com/boxbench/boxbench/testkit/platformtest"
 )
 
 // TestHostileMarkers: a VM marker is acted on only when every field is what the box at its place

@@ -14,9 +14,9 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/cgroup"
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/native"
+	"github.com/boxbench/boxbench/testkit/testenv"
 	"github.com/boxbench/boxbench/workload"
 )
 

@@ -26,8 +26,8 @@ import (
 	"github.com/boxbench/boxbench/driver/mysql"
 	"github.com/boxbench/boxbench/driver/postgres"
 	"github.com/boxbench/boxbench/driver/redis"
-	"github.com/boxbench/boxbench/internal/testdb"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/testkit/testdb"
 	"github.com/boxbench/boxbench/workload"
 )
 

@@ -19,7 +19,7 @@ import (
 	"github.com/boxbench/boxbench/images/rootfs"
 	"github.com/boxbench/boxbench/images/vmimage"
 	"github.com/boxbench/boxbench/internal/command"
-	"github.com/boxbench/boxbench/internal/testenv"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // Bounds of the test bed (measured times: docs/cgroup-v2.md). bedTimeout covers building the

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/internal/cgroup"
-	"github.com/boxbench/boxbench/internal/testenv"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 // Canaries are things a hostile marker names that boxbench did not create: each must be left as

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/driver"
-	"github.com/boxbench/boxbench/internal/testdb"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/testkit/testdb"
 )
 
 // StoppedServer checks that, against a stopped server, an operation whose context ends

@@ -1,6 +1,6 @@
 // Package drivertest is the conformance suite of the driver contract (driver.DB), run by each
-// driver's tests against a real server started by internal/testdb (skipped, or failed in CI,
-// by internal/testenv's rules when the host cannot run it). Import it from tests only.
+// driver's tests against a real server started by testkit/testdb (skipped, or failed in CI,
+// by testkit/testenv's rules when the host cannot run it). Import it from tests only.
 package drivertest
 
 import (
@@ -11,8 +11,8 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
-	"github.com/boxbench/boxbench/internal/testdb"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/testkit/testdb"
 )
 
 // Open is a driver's constructor (its New).
