@@ -43,4 +43,20 @@ func TestVocabularyFixture(t *testing.T) {
 			t.Errorf("platform %s: builtin %+v, fixture %+v", name, g, w)
 		}
 	}
+	for key := range want.Sections {
+		if got.Sections[key] == nil {
+			t.Errorf("section %s: the fixture decodes it, builtin does not", key)
+		}
+	}
+	// The topology rule is a function: the two must judge alike, a replication factor and a
+	// consistency level included (a fixture that dropped them once accepted what builtin refuses).
+	sync := false
+	for _, name := range append(want.DBMSs, "nosuchdb") {
+		for _, tp := range []spec.Topology{{Nodes: 3}, {Nodes: 1, Synchronous: &sync}, {Nodes: 3, ReplicationFactor: 5},
+			{Nodes: 3, ReplicationFactor: 3, Consistency: "all"}, {Nodes: 0}} {
+			if g, w := got.Topology(name, tp), want.Topology(name, tp); !reflect.DeepEqual(g, w) {
+				t.Errorf("topology %+v of %s: builtin %q, fixture %q", tp, name, g, w)
+			}
+		}
+	}
 }
