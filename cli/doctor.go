@@ -16,12 +16,12 @@ import (
 	"github.com/boxbench/boxbench/builtin"
 	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/blockdev"
 	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/internal/hostenv"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/runner"
-	"github.com/boxbench/boxbench/telemetry"
 )
 
 // tools boxbench runs, and the Debian package that provides each.
@@ -177,7 +177,7 @@ func ioWeightFinding(workRoot string) platform.Finding {
 	if _, err := os.Stat(dir); err != nil {
 		dir = "/var/tmp"
 	}
-	dev, err := telemetry.ResolveDevice(dir)
+	dev, err := blockdev.Resolve(dir)
 	if err != nil {
 		f.Detail = "cannot tell which device holds " + dir + ": " + err.Error()
 		return f

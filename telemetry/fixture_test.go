@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/procfs"
 	"github.com/prometheus/procfs/blockdevice"
 
+	"github.com/boxbench/boxbench/internal/blockdev"
 	"github.com/boxbench/boxbench/internal/cgroup"
 )
 
@@ -399,9 +400,9 @@ func TestDeviceOfCapturedMounts(t *testing.T) {
 		{path: "/dev/shm", noDevice: true},
 		{path: "/proc/1", noDevice: true},
 	} {
-		d, err := deviceOf(mounts, disks, s.rt.sys, tc.path, 0)
+		d, err := blockdev.Find(mounts, disks, s.rt.sys, tc.path)
 		if tc.noDevice {
-			if !errors.Is(err, ErrNoBlockDevice) {
+			if !errors.Is(err, blockdev.ErrNoBlockDevice) {
 				t.Errorf("%s: got %v, %v; want ErrNoBlockDevice", tc.path, d, err)
 			}
 			continue
@@ -429,7 +430,7 @@ func TestDiskCollectorOnCapturedLoopDevice(t *testing.T) {
 	var rs [2]reading
 	for i, s := range f.snap {
 		mounts, disks := readMountsAndDisks(t, s.rt)
-		dev, err := deviceOf(mounts, disks, s.rt.sys, f.meta["LOOP_MOUNT"], 0)
+		dev, err := blockdev.Find(mounts, disks, s.rt.sys, f.meta["LOOP_MOUNT"])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -464,7 +465,7 @@ func TestDiskCollectorOnCapturedLoopDevice(t *testing.T) {
 
 func readMountsAndDisks(t *testing.T, rt roots) ([]*procfs.MountInfo, []blockdevice.Diskstats) {
 	t.Helper()
-	mounts, disks, err := readMountsDisks(rt)
+	mounts, disks, err := blockdev.ReadTables(rt.proc, rt.sys)
 	if err != nil {
 		t.Fatal(err)
 	}

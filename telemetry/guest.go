@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/procfs/blockdevice"
 
+	"github.com/boxbench/boxbench/internal/blockdev"
 	"github.com/boxbench/boxbench/internal/cgroup"
 )
 
@@ -228,7 +229,7 @@ func (c guestDisks) collect(r reading) error {
 		if len(n) != 3 || !strings.HasPrefix(n, "vd") {
 			continue
 		}
-		if err := diskValues(r, disks, "disk_", &BlockDevice{Name: n, Major: d.Info.MajorNumber, Minor: d.Info.MinorNumber}); err != nil {
+		if err := diskValues(r, disks, "disk_", &blockdev.Device{Name: n, Major: d.Info.MajorNumber, Minor: d.Info.MinorNumber}); err != nil {
 			return err
 		}
 	}

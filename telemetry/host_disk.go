@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/prometheus/procfs/blockdevice"
+
+	"github.com/boxbench/boxbench/internal/blockdev"
 )
 
 // sectorBytes is the unit of the sector counts in /proc/diskstats, whatever the device's own
@@ -15,18 +17,18 @@ const sectorBytes = 512
 // name as Label; the backing device's metrics are named disk_backing_*.
 type diskCollector struct {
 	fs  blockdevice.FS
-	dev *BlockDevice
+	dev *blockdev.Device
 }
 
 func newDiskCollector(dir string, rt roots) (*diskCollector, error) {
-	dev, err := resolveDevice(rt, dir)
+	dev, err := blockdev.ResolveAt(rt.proc, rt.sys, dir)
 	if err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", dir, err)
 	}
 	return newDiskCollectorFor(dev, rt)
 }
 
-func newDiskCollectorFor(dev *BlockDevice, rt roots) (*diskCollector, error) {
+func newDiskCollectorFor(dev *blockdev.Device, rt roots) (*diskCollector, error) {
 	fs, err := blockdevice.NewFS(rt.proc, rt.sys)
 	if err != nil {
 		return nil, err
@@ -52,8 +54,8 @@ func (c *diskCollector) collect(r reading) error {
 	return nil
 }
 
-func diskValues(r reading, disks []blockdevice.Diskstats, prefix string, dev *BlockDevice) error {
-	d := diskByNumber(disks, dev.Major, dev.Minor)
+func diskValues(r reading, disks []blockdevice.Diskstats, prefix string, dev *blockdev.Device) error {
+	d := dev.Stats(disks)
 	if d == nil {
 		return fmt.Errorf("device %s (%d:%d) no longer in diskstats", dev.Name, dev.Major, dev.Minor)
 	}

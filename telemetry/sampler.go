@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/boxbench/boxbench/internal/blockdev"
 	"github.com/boxbench/boxbench/internal/recovery"
 	"github.com/boxbench/boxbench/workload"
 )
@@ -174,7 +175,7 @@ func collectorsFor(t Target, rt roots, log *slog.Logger) ([]collector, error) {
 	if t.DataDir != "" {
 		c, err := newDiskCollector(t.DataDir, rt)
 		switch {
-		case errors.Is(err, ErrNoBlockDevice):
+		case errors.Is(err, blockdev.ErrNoBlockDevice):
 			log.Info("telemetry: no block device under data directory; disk metrics absent",
 				"source", t.Source, "dir", t.DataDir, "reason", err)
 		case err != nil:

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/boxbench/boxbench/internal/blockdev"
 	"github.com/boxbench/boxbench/workload"
 )
 
@@ -86,9 +87,9 @@ func TestSamplerOnThisHost(t *testing.T) {
 			t.Errorf("%s absent", name)
 		}
 	}
-	dev, err := ResolveDevice(dir)
+	dev, err := blockdev.Resolve(dir)
 	switch {
-	case errors.Is(err, ErrNoBlockDevice):
+	case errors.Is(err, blockdev.ErrNoBlockDevice):
 		t.Logf("temp dir %s is on no block device: no disk metrics expected", dir)
 	case err != nil:
 		t.Fatal(err)

@@ -12,10 +12,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/boxbench/boxbench/internal/blockdev"
 	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/platform"
-	"github.com/boxbench/boxbench/telemetry"
 )
 
 // Device returns "major:minor" of the block device holding the host directory dir ("" when it
@@ -24,7 +24,7 @@ func Device(dir string) string {
 	if dir == "" {
 		return ""
 	}
-	dev, err := telemetry.ResolveDevice(dir)
+	dev, err := blockdev.Resolve(dir)
 	if err != nil {
 		return ""
 	}

@@ -1,4 +1,8 @@
-package telemetry
+// Package blockdev is OS plumbing: it finds the block device that holds a directory on this host
+// (through overlay mounts and loop devices), as /proc/self/mountinfo, /proc/diskstats and /sys
+// name it. Telemetry reads the device's counters; the platforms on this host's cgroup tree put
+// I/O weights and limits on it (platform/hostcg); doctor asks for its scheduler.
+package blockdev
 
 import (
 	"errors"
@@ -13,11 +17,11 @@ import (
 )
 
 // ErrNoBlockDevice means a directory lives on a file system without a block device (tmpfs,
-// a network file system): it has no disk metrics.
+// a network file system): it has no disk metrics and no device to limit.
 var ErrNoBlockDevice = errors.New("no block device")
 
-// BlockDevice is the block device holding a directory, as /proc/diskstats names it.
-type BlockDevice struct {
+// Device is the block device holding a directory, as /proc/diskstats names it.
+type Device struct {
 	Name         string `json:"name"` // "vda", "loop3p1"
 	Major, Minor uint32 `json:"-"`
 	Mount        string `json:"mount"`   // mount point the directory is under
@@ -27,10 +31,10 @@ type BlockDevice struct {
 	// BackingFile is the file a loop device reads and writes; "" when not a loop device.
 	BackingFile string `json:"backing_file,omitempty"`
 	// Backing is the device holding BackingFile, nil when not a loop device or not found.
-	Backing *BlockDevice `json:"backing,omitempty"`
+	Backing *Device `json:"backing,omitempty"`
 }
 
-func (d *BlockDevice) String() string {
+func (d *Device) String() string {
 	s := fmt.Sprintf("%s (%d:%d, %s on %s)", d.Name, d.Major, d.Minor, d.FSType, d.Mount)
 	if d.Backing != nil {
 		s += " backed by " + d.BackingFile + " on " + d.Backing.String()
@@ -38,16 +42,15 @@ func (d *BlockDevice) String() string {
 	return s
 }
 
-// ResolveDevice finds the block device that holds dir on this host: the mount it is under
+// Resolve finds the block device that holds dir on this host: the mount it is under
 // (/proc/self/mountinfo), through an overlay mount to its upper directory, the device number of
 // that mount, its /proc/diskstats name, the whole disk when it is a partition, and for a loop
 // device the device under its backing file. The error wraps ErrNoBlockDevice when the file
 // system has no block device.
-func ResolveDevice(dir string) (*BlockDevice, error) {
-	return resolveDevice(hostRoots, dir)
-}
+func Resolve(dir string) (*Device, error) { return ResolveAt("/proc", "/sys", dir) }
 
-func resolveDevice(rt roots, dir string) (*BlockDevice, error) {
+// ResolveAt is Resolve with /proc and /sys at procRoot and sysRoot.
+func ResolveAt(procRoot, sysRoot, dir string) (*Device, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -56,16 +59,17 @@ func resolveDevice(rt roots, dir string) (*BlockDevice, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	mounts, disks, err := readMountsDisks(rt)
+	mounts, disks, err := ReadTables(procRoot, sysRoot)
 	if err != nil {
 		return nil, err
 	}
-	return deviceOf(mounts, disks, rt.sys, path, 0)
+	return Find(mounts, disks, sysRoot, path)
 }
 
-// readMountsDisks reads this process's mount table and /proc/diskstats.
-func readMountsDisks(rt roots) ([]*procfs.MountInfo, []blockdevice.Diskstats, error) {
-	fs, err := procfs.NewFS(rt.proc)
+// ReadTables reads this process's mount table and /proc/diskstats (under procRoot; sysRoot
+// serves the block devices' attributes).
+func ReadTables(procRoot, sysRoot string) ([]*procfs.MountInfo, []blockdevice.Diskstats, error) {
+	fs, err := procfs.NewFS(procRoot)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -73,7 +77,7 @@ func readMountsDisks(rt roots) ([]*procfs.MountInfo, []blockdevice.Diskstats, er
 	if err != nil {
 		return nil, nil, fmt.Errorf("read mounts: %w", err)
 	}
-	bfs, err := blockdevice.NewFS(rt.proc, rt.sys)
+	bfs, err := blockdevice.NewFS(procRoot, sysRoot)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -84,10 +88,14 @@ func readMountsDisks(rt roots) ([]*procfs.MountInfo, []blockdevice.Diskstats, er
 	return mounts, disks, nil
 }
 
-// deviceOf does the work of resolveDevice on already read mounts and diskstats, so that it can
-// run on a captured tree: path is taken as given (no symlink evaluation), and sysRoot only
+// Find does the work of Resolve on already read mounts and diskstats (ReadTables), so that it
+// can run on a captured tree: path is taken as given (no symlink evaluation), and sysRoot only
 // serves /sys/dev/block links and loop backing files.
-func deviceOf(mounts []*procfs.MountInfo, disks []blockdevice.Diskstats, sysRoot, path string, depth int) (*BlockDevice, error) {
+func Find(mounts []*procfs.MountInfo, disks []blockdevice.Diskstats, sysRoot, path string) (*Device, error) {
+	return deviceOf(mounts, disks, sysRoot, path, 0)
+}
+
+func deviceOf(mounts []*procfs.MountInfo, disks []blockdevice.Diskstats, sysRoot, path string, depth int) (*Device, error) {
 	if depth > 4 {
 		return nil, fmt.Errorf("%s: overlay or loop devices nested too deep", path)
 	}
@@ -120,7 +128,7 @@ func deviceOf(mounts []*procfs.MountInfo, disks []blockdevice.Diskstats, sysRoot
 		return nil, fmt.Errorf("%s: device %s (%s) of mount %s not in diskstats: %w",
 			path, m.MajorMinorVer, m.Source, m.MountPoint, ErrNoBlockDevice)
 	}
-	dev := &BlockDevice{Name: d.DeviceName, Major: d.MajorNumber, Minor: d.MinorNumber, Mount: m.MountPoint, FSType: m.FSType}
+	dev := &Device{Name: d.DeviceName, Major: d.MajorNumber, Minor: d.MinorNumber, Mount: m.MountPoint, FSType: m.FSType}
 
 	// /sys/dev/block/M:m links to .../block/<disk> or .../block/<disk>/<partition>.
 	sysDev, err := filepath.EvalSymlinks(filepath.Join(sysRoot, "dev", "block", fmt.Sprintf("%d:%d", dev.Major, dev.Minor)))
@@ -170,6 +178,11 @@ func parseMajorMinor(s string) (uint32, uint32, error) {
 		return 0, 0, fmt.Errorf("bad device number %q: %w", s, err)
 	}
 	return uint32(major), uint32(minor), nil
+}
+
+// Stats is d's row of disks (a read of /proc/diskstats), nil when the device is gone.
+func (d *Device) Stats(disks []blockdevice.Diskstats) *blockdevice.Diskstats {
+	return diskByNumber(disks, d.Major, d.Minor)
 }
 
 func diskByNumber(disks []blockdevice.Diskstats, major, minor uint32) *blockdevice.Diskstats {
