@@ -146,7 +146,7 @@ func diagnose(ctx context.Context, ps map[string]platform.Platform, workRoot str
 			}
 		} else {
 			f.OK = true
-			env := hostenv.DBMS(ctx, d)
+			env := hostenv.DBMS(ctx, d.VersionCommand(), d.ServerPackage())
 			f.Detail = env["dbms_package"]
 			if len(dbms.BuiltFiles(d)) > 0 { // not only a Debian package: say which build
 				f.Detail = env["dbms_version"] + "; " + env["dbms_package"]

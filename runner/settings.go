@@ -28,7 +28,7 @@ func envOfDBMS(ctx context.Context, d dbms.DBMS) map[string]string {
 	if v, ok := dbmsEnv.Load(d.Name()); ok {
 		return v.(map[string]string)
 	}
-	env := hostenv.DBMS(ctx, d)
+	env := hostenv.DBMS(ctx, d.VersionCommand(), d.ServerPackage())
 	dbmsEnv.Store(d.Name(), env)
 	return env
 }

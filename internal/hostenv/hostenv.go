@@ -12,7 +12,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/internal/command"
 	"github.com/boxbench/boxbench/version"
@@ -52,15 +51,17 @@ func Capture() map[string]string {
 	return env
 }
 
-// DBMS records the native build of d: the server's own version string and the Debian package
-// version, which images must match.
-func DBMS(ctx context.Context, d dbms.DBMS) map[string]string {
+// DBMS records the native build of a database server: what versionCommand prints (the
+// server's own version string) and the version of its Debian package pkg, which images must
+// match. The caller names both (dbms.DBMS's VersionCommand and ServerPackage), so that this
+// plumbing knows no database. A value that cannot be read is left out.
+func DBMS(ctx context.Context, versionCommand []string, pkg string) map[string]string {
 	env := map[string]string{}
-	if out, err := command.Run(ctx, d.VersionCommand()...); err == nil {
+	if out, err := command.Run(ctx, versionCommand...); err == nil {
 		env["dbms_version"] = strings.TrimSpace(string(out))
 	}
-	if v, err := PackageVersion(ctx, d.ServerPackage()); err == nil {
-		env["dbms_package"] = d.ServerPackage() + " " + v
+	if v, err := PackageVersion(ctx, pkg); err == nil {
+		env["dbms_package"] = pkg + " " + v
 	}
 	return env
 }
