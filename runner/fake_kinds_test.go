@@ -96,7 +96,7 @@ func TestFakeDuet(t *testing.T) {
 		}
 	})
 	t.Run("box with a client site", func(t *testing.T) {
-		f := newFake(t, duetAxes, duetExtra+"repetitions: 1\n", fake.Options{Site: fakeSet.Workload})
+		f := newFake(t, duetAxes, duetExtra+"repetitions: 1\n", fake.Options{Agent: serveFakeAgent})
 		f.cfg.Agent = fakeAgent()
 		if _, err := f.run(context.Background(), false); err != nil {
 			t.Fatal(err)
@@ -114,7 +114,7 @@ func TestFakeDuet(t *testing.T) {
 // recorded, and the host's client telemetry is recorded as missing rather than showing
 // boxbench's idle process.
 func TestFakeRemoteClient(t *testing.T) {
-	f := newFake(t, "", "repetitions: 2\n", fake.Options{Site: fakeSet.Workload})
+	f := newFake(t, "", "repetitions: 2\n", fake.Options{Agent: serveFakeAgent})
 	sum, err := f.run(context.Background(), false)
 	if err != nil || sum.OK != 2 {
 		t.Fatalf("%+v, %v", sum, err)

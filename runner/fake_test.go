@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -42,6 +43,12 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// serveFakeAgent serves the agent's protocol in this process with the fake set's workloads (the fake
+// platform's client sites: fake.Options.Agent).
+func serveFakeAgent(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+	return agent.Serve(ctx, stdin, stdout, fakeSet.Workload, slog.New(slog.DiscardHandler))
 }
 
 // fakeSet is this build's databases and the fake one, added as one row.

@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/boxbench/boxbench/agent"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/internal/resource"
@@ -106,8 +104,8 @@ func (b *Box) Applied() resource.Applied {
 
 func (b *Box) Traits() platform.Traits {
 	t := platform.Traits{Emulated: b.p.o.Emulated}
-	if b.p.o.Site != nil {
-		t.Site = &site{build: b.p.o.Site, ep: b.Endpoint()}
+	if b.p.o.Agent != nil {
+		t.Site = &site{serve: b.p.o.Agent, ep: b.Endpoint()}
 	}
 	return t
 }
@@ -195,7 +193,7 @@ func (b *Box) Teardown(context.Context) error {
 
 // site is a client site whose agent runs in this process, speaking the agent's protocol.
 type site struct {
-	build agent.Builder
+	serve func(ctx context.Context, stdin io.Reader, stdout io.Writer) error
 	ep    driver.Endpoint
 }
 
@@ -206,5 +204,5 @@ func (s *site) ClientPlace() (string, driver.Endpoint) {
 func (s *site) ClientCPUs() string { return "" }
 
 func (s *site) RunAgent(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
-	return agent.Serve(ctx, stdin, stdout, s.build, slog.New(slog.DiscardHandler))
+	return s.serve(ctx, stdin, stdout)
 }

@@ -13,10 +13,10 @@ package fake
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 
-	"github.com/boxbench/boxbench/agent"
 	"github.com/boxbench/boxbench/platform"
 )
 
@@ -42,10 +42,11 @@ type Options struct {
 	Fault func(point string, r platform.Request) error
 	// Cluster offers topologies (Info.Cluster) on the host's network.
 	Cluster bool
-	// Site gives every box a client site where the agent runs in this process with this
-	// builder, through the agent's own protocol (a job on stdin, a reply on stdout); nil:
-	// the client runs in the runner's process.
-	Site agent.Builder
+	// Agent gives every box a client site where the agent runs in this process, through the
+	// agent's own protocol: it reads a job on stdin and writes the reply on stdout, as
+	// agent.Serve does (the test passes it, so that this platform, below the agent, does not
+	// import it); nil: the client runs in the runner's process.
+	Agent func(ctx context.Context, stdin io.Reader, stdout io.Writer) error
 	// Emulated marks every box's CPU as emulated (platform.Traits.Emulated).
 	Emulated bool
 	// Warnings are every box's doubts.
