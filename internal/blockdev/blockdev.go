@@ -1,7 +1,10 @@
-// Package blockdev is OS plumbing: it finds the block device that holds a directory on this host
-// (through overlay mounts and loop devices), as /proc/self/mountinfo, /proc/diskstats and /sys
-// name it. Telemetry reads the device's counters; the platforms on this host's cgroup tree put
-// I/O weights and limits on it (platform/hostcg); doctor asks for its scheduler.
+// Package blockdev finds the block device that holds a directory on this host (through overlay
+// mounts and loop devices), as /proc/self/mountinfo, /proc/diskstats and /sys name it. Telemetry
+// reads the device's counters; the platforms on this host's cgroup tree put I/O weights and limits
+// on it (platform/hostcg); doctor asks for its scheduler.
+//
+// Layer (docs/architecture.md): OS plumbing — it talks to the host and imports only leaves;
+// the spec and everything above may import it.
 package blockdev
 
 import (

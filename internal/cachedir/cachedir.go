@@ -3,6 +3,9 @@
 // build, runsc (docs/ci.md lists them). BOXBENCH_CACHE moves it, so that a cold build can be
 // measured, or a second cache kept, without touching the machine's shared one; the scripts
 // under scripts/ read the same variable.
+//
+// Layer (docs/architecture.md): a leaf — it imports no other package of boxbench, so any
+// package may import it.
 package cachedir
 
 import (

@@ -1,5 +1,8 @@
 // Package cgroup puts boxes under resource limits and finds their control groups, on cgroup v1,
 // hybrid and v2 hosts, behind one interface.
+//
+// Layer (docs/architecture.md): OS plumbing — it talks to the host and imports only leaves
+// (internal/resource); the spec and everything above may import it.
 package cgroup
 
 import (

@@ -1,6 +1,9 @@
 // Package command is the one place boxbench runs external programs. Every failure carries the
 // argv and the tail of the program's output, so an error message alone says what went wrong.
 // Arguments are passed as a vector, never through a shell.
+//
+// Layer (docs/architecture.md): OS plumbing — it talks to the host and imports only leaves;
+// the spec and everything above may import it.
 package command
 
 import (

@@ -5,6 +5,9 @@
 // Only the runtime names boxbench owns (Runtime.Name) are added or replaced; every other key and
 // every other runtime a user registered is kept as it was (numbers verbatim). The file is
 // replaced atomically (a temporary file in the same directory, then rename), keeping its mode.
+//
+// Layer (docs/architecture.md): OS plumbing — it talks to the host and imports only leaves;
+// the spec and everything above may import it.
 package dockerconf
 
 import (

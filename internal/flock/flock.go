@@ -1,7 +1,10 @@
-// Package flock takes exclusive (and shared) advisory locks on lock files, across processes: the build locks
-// of the root filesystem and guest image caches. Closing the returned unlock releases the lock.
-// Lock files are never removed by this package: deleting one while another process waits on it
-// would let two holders in.
+// Package flock takes exclusive (and shared) advisory locks on lock files, across processes: the
+// build locks of the root filesystem and guest image caches. Closing the returned unlock releases
+// the lock. Lock files are never removed by this package: deleting one while another process waits
+// on it would let two holders in.
+//
+// Layer (docs/architecture.md): a leaf — it imports no other package of boxbench, so any
+// package may import it.
 package flock
 
 import (

@@ -1,5 +1,9 @@
 // Package hostenv records the environment a measurement was taken in: kernel, cgroup layout,
 // CPU, memory, the database build, and boxbench's own version. It is stored with every run.
+//
+// Layer (docs/architecture.md): OS plumbing — it talks to the host and imports only plumbing
+// (internal/cgroup, internal/command) and a leaf (version); the spec and everything above may
+// import it.
 package hostenv
 
 import (

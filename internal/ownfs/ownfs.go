@@ -5,6 +5,9 @@
 // are equivalent: neither walks through a link, neither leaves the directory. A directory's
 // missing components are made with mkdirat, one at a time, and each is opened the same way
 // before the next is made under it.
+//
+// Layer (docs/architecture.md): OS plumbing — it talks to the host and imports only leaves
+// (internal/safefile); the spec and everything above may import it.
 package ownfs
 
 import (

@@ -3,6 +3,9 @@
 // reason instead of the process ending without teardown. Every goroutine boxbench starts for
 // a run (the runner's execute, neighbours, the telemetry sampler, the generator's workers)
 // goes through this one helper.
+//
+// Layer (docs/architecture.md): a leaf — it imports no other package of boxbench, so any
+// package may import it.
 package recovery
 
 import (

@@ -6,6 +6,9 @@
 //
 // The spec's `limits:` block is the file syntax of this type (sizes with units); spec.Limits
 // converts to it.
+//
+// Layer (docs/architecture.md): a leaf — it imports no other package of boxbench, so any
+// package may import it.
 package resource
 
 import (

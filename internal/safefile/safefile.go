@@ -5,6 +5,9 @@
 // through a symbolic link when asked, no larger than a cap (checked before and while
 // reading), and — when owners are given — owned by one of them and not writable by group or
 // others, in directories that only they can change (sticky ones such as /tmp excepted).
+//
+// Layer (docs/architecture.md): a leaf — it imports no other package of boxbench, so any
+// package may import it.
 package safefile
 
 import (

@@ -2,6 +2,9 @@
 // a tmpfs mount, or a dedicated filesystem on a loop device or a named device (blockdev), and
 // restores a seed data directory into it. Native boxes use the directory directly; container
 // boxes bind-mount it, so both sides are created the same way on the same filesystem.
+//
+// Layer (docs/architecture.md): OS plumbing — it talks to the host and imports only leaves and
+// plumbing (internal/command); the spec and everything above may import it.
 package storage
 
 import (

@@ -2,6 +2,9 @@
 // record (apt, builds from the module proxy, images, guest images, the Kubernetes build, the
 // cluster) and every package's and every slow test's wall time from `go test -json`.
 // scripts/timing is its command; scripts/setup.sh and scripts/test.sh feed it.
+//
+// Layer (docs/architecture.md): a leaf — it imports no other package of boxbench, so any
+// package may import it.
 package timing
 
 import (
