@@ -2,7 +2,7 @@
 # Captures the sysbench outputs the parser tests read. Usage:
 #   capture.sh PGPORT MYPORT
 # with a PostgreSQL (user boxbench, database postgres) and a MariaDB (user boxbench, database
-# ycsb) listening on 127.0.0.1, e.g. the servers internal/testdb starts. Files are written to
+# ycsb) listening on 127.0.0.1, e.g. the servers testkit/testdb starts. Files are written to
 # the current directory: NAME.txt is sysbench's standard output (sysbench writes everything,
 # errors included, to stdout), NAME.cmd the exact command.
 set -u
