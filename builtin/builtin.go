@@ -48,12 +48,16 @@ func Platforms(log *slog.Logger) map[string]platform.Platform {
 	return ps
 }
 
-// Configure gives each platform that has a section of its own in the spec (platform.Settings:
-// kubernetes's cluster and client pods) what it decoded from e. Call it once the spec is parsed.
+// Configure configures each platform that has a section of its own in the spec
+// (platform.Settings: kubernetes's cluster and client pods) with what it decoded from e. Call it
+// once the spec is parsed, with the platforms whose Vocabulary e was parsed against: a decoded
+// section configures the platform that decoded it.
 func Configure(ps map[string]platform.Platform, e *spec.Experiment) {
 	for _, p := range ps {
 		if s := p.Info().Settings; s != nil {
-			s.ConfigureSection(e.Sections[s.SectionKey()])
+			if c := e.Sections[s.SectionKey()].Configure; c != nil {
+				c()
+			}
 		}
 	}
 }
@@ -78,7 +82,7 @@ func (t table) vocabulary(ps map[string]platform.Platform) spec.Vocabulary {
 		Sections: map[string]spec.SectionDecoder{}}
 	for name, p := range ps {
 		i := p.Info()
-		w := spec.PlatformWords{Storages: i.Storages, Networks: i.Networks}
+		w := spec.PlatformWords{Storages: i.Storages, Networks: i.Networks, Client: i.Client, StorageParams: i.StorageParams}
 		if clu := i.Cluster; clu != nil {
 			w.Clusters, w.ClusterRefuses = true, clu.ClusterRefuses()
 		}

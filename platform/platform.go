@@ -42,6 +42,13 @@ type Info struct {
 	// Runtimes says the platform takes the runtime key: an open vocabulary (whatever an engine
 	// has registered), probed by Check and Probe.
 	Runtimes bool
+	// Client says the spec's client.platform may name this platform: the load generator then
+	// runs in a place of the platform's own (kubernetes: a pod, on the node client.node names),
+	// which its section learns from the spec's client: block (section.Context).
+	Client bool
+	// StorageParams say what the parameter of each parametric storage (an entry of Storages
+	// ending in ':', "pvc:") names, with an example, for spec validation's words.
+	StorageParams map[string]section.Param
 	// NamedClusters says the platform runs a cell on the cluster its cluster key names
 	// (Choice.Cluster); a platform without it refuses a cell that names one.
 	NamedClusters bool
@@ -87,18 +94,17 @@ type CommandRefuser interface{ NoCredentialCommands() }
 
 // Settings is a platform's own top-level section of the spec, so that no other package knows
 // its fields. The spec's vocabulary holds DecodeSection (builtin.Vocabulary): every parse
-// calls it once, with the section's node or nil when the spec leaves the section out, and it
-// keeps no state. Before an experiment's first Check or Provision, builtin.Configure passes
-// ConfigureSection the value DecodeSection returned for that experiment's spec.
+// calls it once, with the section's node or nil when the spec leaves the section out. Before
+// an experiment's first Check or Provision, builtin.Configure calls the Configure of what
+// DecodeSection returned for that experiment's spec.
 type Settings interface {
 	// SectionKey is the section's key at the spec's top level.
 	SectionKey() string
 	// DecodeSection decodes and validates the section (section.Decode and section.Checker
-	// place each problem on its line and field), returning what ConfigureSection takes and
-	// every problem.
-	DecodeSection(n *yaml.Node, c section.Context) (any, []section.Problem)
-	// ConfigureSection takes a value DecodeSection returned, replacing an earlier one.
-	ConfigureSection(v any)
+	// place each problem on its line and field), returning the decoded section (what spec
+	// must know of it as data, and a Configure that configures this platform with the
+	// platform's own typed value) and every problem. It changes nothing until Configure.
+	DecodeSection(n *yaml.Node, c section.Context) (section.Decoded, []section.Problem)
 }
 
 // Offers says whether the platform offers storage s and network n.

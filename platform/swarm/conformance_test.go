@@ -68,7 +68,7 @@ func newEnv(t *testing.T) *env {
 	// The suite keeps Docker clusters on bridge networks apart from swarm tests with a lock
 	// (testenv.HoldShared), so these tests accept the leave's loss of bridge names
 	// (bridges.go); TestBridgeGuard checks the refusal itself.
-	e.p.ConfigureSection(Section{AcceptBridgeDNSLoss: true})
+	e.p.Configure(Section{AcceptBridgeDNSLoss: true})
 	var d dbms.DBMS = dbms.Redis{}
 	if _, err := e.p.d.Image(context.Background(), d); errors.Is(err, image.ErrNotBuilt) {
 		testenv.Skip(t, err.Error()+" (or run go test ./images/image/, which builds them)")
