@@ -27,6 +27,7 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/images/rootfs"
 	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/spec/section"
@@ -82,6 +83,13 @@ type Info struct {
 	// Settings: the platform has a section of its own in the spec (kubernetes:), which it
 	// decodes, validates and is configured with itself; nil: none.
 	Settings Settings
+	// Host: the platform needs something of this host beyond its own lines (vm: /dev/kvm),
+	// which `boxbench doctor` lists in its host area; nil: nothing.
+	Host HostChecker
+	// Images: its boxes boot images of their own, built from a database's root filesystem
+	// (vm's guest disks) by `boxbench images build`; nil: the tree and the engine's image are
+	// all it needs.
+	Images ImageBuilder
 	// Commands: checking a choice may run a program the user's own configuration names (a
 	// kubeconfig's credential plugin); nil: the platform never runs one.
 	Commands CommandRefuser
@@ -334,6 +342,28 @@ type Finding struct {
 	OK     bool
 	Detail string // what was found (a version, the engine's own error)
 	Fix    string // the command that fixes it, when there is one
+}
+
+// HostChecker is offered (Info.Host) by platforms that need something of this host that is
+// no platform's own (a device, a kernel feature): `boxbench doctor` lists the findings in its
+// host area, before the tools. Platforms that share a need (vm and vm-docker) return the same
+// finding (the same Area and Name), which doctor lists once, from the first platform by name.
+type HostChecker interface {
+	HostFindings() []Finding
+}
+
+// ImageBuilder is offered (Info.Images) by platforms whose boxes boot images of their own,
+// made from a database's root filesystem tree. `boxbench images build` registers each
+// ImageFlag once (platforms that share one, vm and vm-docker, return the same name and help)
+// and, when the flag is given, calls BuildImages of every platform that offers it after the
+// database's tree and engine image, all at once.
+type ImageBuilder interface {
+	// ImageFlag is the flag of `boxbench images build` that asks for these images, and its help.
+	ImageFlag() (name, usage string)
+	// BuildImages builds the images of tree's database (a no-op for one whose inputs are
+	// unchanged), honouring ctx; it calls done once per image, with the line `images build`
+	// prints of it after the database's name, whether it was built now, or the error.
+	BuildImages(ctx context.Context, tree rootfs.Tree, done func(line string, built bool, err error))
 }
 
 // Diagnoser is offered (Info.Diagnoser) by platforms that can say what they can do on this host.
