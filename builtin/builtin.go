@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/docker/docker/client"
+
 	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/images/image"
@@ -34,10 +36,20 @@ const Baseline = native.Name
 // can be made (DOCKER_HOST honoured); an unreachable engine is reported by Check with the
 // engine's error.
 func Platforms(log *slog.Logger) map[string]platform.Platform {
+	engine, err := image.Connect()
+	if err != nil {
+		return PlatformsOn(nil, log)
+	}
+	return PlatformsOn(engine, log)
+}
+
+// PlatformsOn returns every platform of this build by name, those of a container engine on
+// engine (nil: none, and kubernetes takes user-named images only).
+func PlatformsOn(engine client.APIClient, log *slog.Logger) map[string]platform.Platform {
 	trees := rootfs.NewCache(rootfs.DefaultRoot, log)
 	ps := map[string]platform.Platform{native.Name: native.New(), lxc.Name: lxc.New(trees, log),
 		vm.Name: vm.New(trees, vmimage.Cache{}, log), vm.NameDocker: vm.NewDocker(trees, vmimage.Cache{}, log)}
-	if engine, err := image.Connect(); err == nil {
+	if engine != nil {
 		d := docker.New(engine, log)
 		ps[docker.Name] = d
 		ps[swarm.Name] = swarm.New(d, log)

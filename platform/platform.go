@@ -90,6 +90,10 @@ type Info struct {
 	// (vm's guest disks) by `boxbench images build`; nil: the tree and the engine's image are
 	// all it needs.
 	Images ImageBuilder
+	// Leftovers: the platform makes things outside boxbench's own places on the host (the
+	// control groups, mounts and work directories platformtest.HostLeftovers looks at):
+	// containers, services, a cluster's objects, LXC's lock directories; nil: it makes none.
+	Leftovers LeftoverLister
 	// Commands: checking a choice may run a program the user's own configuration names (a
 	// kubeconfig's credential plugin); nil: the platform never runs one.
 	Commands CommandRefuser
@@ -364,6 +368,17 @@ type ImageBuilder interface {
 	// unchanged), honouring ctx; it calls done once per image, with the line `images build`
 	// prints of it after the database's name, whether it was built now, or the error.
 	BuildImages(ctx context.Context, tree rootfs.Tree, done func(line string, built bool, err error))
+}
+
+// LeftoverLister is offered (Info.Leftovers) by platforms that can say what an experiment left
+// in their own places: the check of the conformance suite (platformtest) and of the end-to-end
+// tests that nothing outlives an experiment, whichever platforms it ran on.
+type LeftoverLister interface {
+	// Leftovers lists what of experiment exp, run under workRoot, the platform's own places
+	// still hold, one line per thing, naming it; it starts and removes nothing. The error says
+	// where it could not look (an engine or a cluster that does not answer), beside what it
+	// found elsewhere.
+	Leftovers(ctx context.Context, workRoot, exp string) ([]string, error)
 }
 
 // Diagnoser is offered (Info.Diagnoser) by platforms that can say what they can do on this host.

@@ -215,7 +215,7 @@ func (p *Platform) config() Config {
 // Info: storages and networks; boxes are groups on this host's tree only when the node is this
 // host, which the description cannot know, so HostCgroup is false (Observe says per box).
 func (p *Platform) Info() platform.Info {
-	return platform.Info{Name: Name, Cluster: p, Diagnoser: p, BoxCleaner: p, Settings: p, Commands: p,
+	return platform.Info{Name: Name, Cluster: p, Diagnoser: p, BoxCleaner: p, Settings: p, Commands: p, Leftovers: p,
 		Storages: []string{StorageHostPath, StorageLocalPV, StorageEmptyDir, StorageTmpfs, StoragePVC},
 		Networks: []string{NetworkHost, NetworkPod, NetworkService, NetworkNodePort}, Runtimes: true, NamedClusters: true,
 		Fallback: map[string]string{"bind": StorageHostPath}, Client: true,
