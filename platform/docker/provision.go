@@ -321,10 +321,11 @@ func (b *box) start(ctx context.Context) error {
 	b.facts["data_dir"] = b.layout.DataDir
 	b.dataOnHost = b.hostDataDir(ins)
 	b.facts["host_data_dir"] = b.dataOnHost
-	b.facts["runtime"] = ins.HostConfig.Runtime
-	if b.facts["runtime"] == "" {
-		b.facts["runtime"] = b.defaultRuntime
+	runtime := ins.HostConfig.Runtime
+	if runtime == "" {
+		runtime = b.defaultRuntime
 	}
+	b.facts["runtime"] = runtime
 	if ins.State == nil || ins.State.Pid == 0 {
 		return fmt.Errorf("container %s is not running after start (%+v)", b.facts["container"], ins.State)
 	}
