@@ -103,7 +103,8 @@ func runNames() []string {
 // had nothing to leave, and is given a short while only (the objects swarm cells make on the
 // engine are the docker platform's to list, so every platform is asked).
 func (e *env) platformLeftovers(exp string) []string {
-	ps, used := e.platforms()
+	ps, used, done := e.platforms()
+	defer done()
 	var left []string
 	for _, n := range slices.Sorted(maps.Keys(ps)) {
 		l := ps[n].Info().Leftovers
@@ -126,9 +127,9 @@ func (e *env) platformLeftovers(exp string) []string {
 }
 
 // platforms are the build's platforms on the env's engine, configured with the env's spec as
-// `boxbench run` configures them, and the platforms the spec's cells run on (none when the
-// spec does not parse: then nothing ran).
-func (e *env) platforms() (map[string]platform.Platform, map[string]bool) {
+// `boxbench run` configures them, the platforms the spec's cells run on (none when the spec
+// does not parse: then nothing ran), and what closes the engine's client.
+func (e *env) platforms() (map[string]platform.Platform, map[string]bool, func()) {
 	var engine client.APIClient
 	if e.dockerHost != "" {
 		if c, err := client.NewClientWithOpts(client.WithHost(e.dockerHost), client.WithAPIVersionNegotiation()); err == nil {
@@ -137,15 +138,20 @@ func (e *env) platforms() (map[string]platform.Platform, map[string]bool) {
 	} else if c, err := image.Connect(); err == nil {
 		engine = c
 	}
+	done := func() {
+		if engine != nil {
+			engine.Close()
+		}
+	}
 	ps := builtin.PlatformsOn(engine, nil)
 	used := map[string]bool{}
 	data, err := os.ReadFile(e.specFile)
 	if err != nil {
-		return ps, used
+		return ps, used, done
 	}
 	sp, err := boxspec.Parse(data, e.specFile, builtin.Vocabulary(ps))
 	if err != nil {
-		return ps, used
+		return ps, used, done
 	}
 	builtin.Configure(ps, sp)
 	names := sp.ValuesOf("platform")
@@ -155,7 +161,7 @@ func (e *env) platforms() (map[string]platform.Platform, map[string]bool) {
 	for _, n := range names {
 		used[n] = true
 	}
-	return ps, used
+	return ps, used, done
 }
 
 // kubeconfig is the local cluster's (scripts/kube-local.sh's contract).
