@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/docker/docker/client"
+
 	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/images/image"
@@ -34,10 +36,20 @@ const Baseline = native.Name
 // can be made (DOCKER_HOST honoured); an unreachable engine is reported by Check with the
 // engine's error.
 func Platforms(log *slog.Logger) map[string]platform.Platform {
+	engine, err := image.Connect()
+	if err != nil {
+		return PlatformsOn(nil, log)
+	}
+	return PlatformsOn(engine, log)
+}
+
+// PlatformsOn returns every platform of this build by name, those of a container engine on
+// engine (nil: none, and kubernetes takes user-named images only).
+func PlatformsOn(engine client.APIClient, log *slog.Logger) map[string]platform.Platform {
 	trees := rootfs.NewCache(rootfs.DefaultRoot, log)
 	ps := map[string]platform.Platform{native.Name: native.New(), lxc.Name: lxc.New(trees, log),
 		vm.Name: vm.New(trees, vmimage.Cache{}, log), vm.NameDocker: vm.NewDocker(trees, vmimage.Cache{}, log)}
-	if engine, err := image.Connect(); err == nil {
+	if engine != nil {
 		d := docker.New(engine, log)
 		ps[docker.Name] = d
 		ps[swarm.Name] = swarm.New(d, log)
@@ -48,12 +60,16 @@ func Platforms(log *slog.Logger) map[string]platform.Platform {
 	return ps
 }
 
-// Configure gives each platform that has a section of its own in the spec (platform.Settings:
-// kubernetes's cluster and client pods) what it decoded from e. Call it once the spec is parsed.
+// Configure configures each platform that has a section of its own in the spec
+// (platform.Settings: kubernetes's cluster and client pods) with what it decoded from e. Call it
+// once the spec is parsed, with the platforms whose Vocabulary e was parsed against: a decoded
+// section configures the platform that decoded it.
 func Configure(ps map[string]platform.Platform, e *spec.Experiment) {
 	for _, p := range ps {
 		if s := p.Info().Settings; s != nil {
-			s.ConfigureSection(e.Sections[s.SectionKey()])
+			if c := e.Sections[s.SectionKey()].Configure; c != nil {
+				c()
+			}
 		}
 	}
 }
@@ -78,7 +94,7 @@ func (t table) vocabulary(ps map[string]platform.Platform) spec.Vocabulary {
 		Sections: map[string]spec.SectionDecoder{}}
 	for name, p := range ps {
 		i := p.Info()
-		w := spec.PlatformWords{Storages: i.Storages, Networks: i.Networks}
+		w := spec.PlatformWords{Storages: i.Storages, Networks: i.Networks, Client: i.Client, StorageParams: i.StorageParams}
 		if clu := i.Cluster; clu != nil {
 			w.Clusters, w.ClusterRefuses = true, clu.ClusterRefuses()
 		}

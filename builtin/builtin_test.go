@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/boxbench/boxbench/spec"
@@ -58,5 +59,35 @@ func TestVocabularyFixture(t *testing.T) {
 				t.Errorf("topology %+v of %s: builtin %q, fixture %q", tp, name, g, w)
 			}
 		}
+	}
+}
+
+// TestVocabularyFromInfo: every platform's words in the spec vocabulary are its own Info's —
+// storages, networks, client words, parametric storages, its section's decoder — so that spec
+// names none of them.
+func TestVocabularyFromInfo(t *testing.T) {
+	ps := Platforms(nil)
+	v := Vocabulary(ps)
+	clients := 0
+	for name, p := range ps {
+		i, w := p.Info(), v.Platforms[name]
+		if !reflect.DeepEqual(w.Storages, i.Storages) || !reflect.DeepEqual(w.Networks, i.Networks) ||
+			w.Client != i.Client || !reflect.DeepEqual(w.StorageParams, i.StorageParams) {
+			t.Errorf("platform %s: words %+v, Info %+v", name, w, i)
+		}
+		if i.Client {
+			clients++
+		}
+		for _, s := range i.Storages {
+			if strings.HasSuffix(s, ":") && i.StorageParams[s].What == "" {
+				t.Errorf("platform %s: parametric storage %q says not what its parameter names", name, s)
+			}
+		}
+		if s := i.Settings; s != nil && v.Sections[s.SectionKey()] == nil {
+			t.Errorf("platform %s: no decoder for its section %s", name, s.SectionKey())
+		}
+	}
+	if clients == 0 {
+		t.Error("no platform of the build takes the client (client.platform has only host)")
 	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,11 +124,7 @@ func diagnose(ctx context.Context, ps map[string]platform.Platform, workRoot str
 	}
 	fs = append(fs, ioWeightFinding(workRoot))
 	fs = append(fs, v2ControllerFindings()...)
-	if _, err := os.Stat("/dev/kvm"); err == nil {
-		fs = append(fs, platform.Finding{Area: "host", Name: "kvm", OK: true, Detail: "/dev/kvm present (whether a guest boots under it needs a trial)"})
-	} else {
-		fs = append(fs, platform.Finding{Area: "host", Name: "kvm", OK: false, Detail: "no /dev/kvm: a VM platform would run emulated (TCG)"})
-	}
+	fs = append(fs, hostFindings(ps)...)
 	for _, t := range tools {
 		_, err := exec.LookPath(t.bin)
 		f := platform.Finding{Area: "tools", Name: t.bin, OK: err == nil, Detail: t.why}
@@ -164,6 +161,24 @@ func diagnose(ctx context.Context, ps map[string]platform.Platform, workRoot str
 			fs = append(fs, d.Diagnose(ctx, databases.DBMSs())...)
 		} else {
 			fs = append(fs, platform.Finding{Area: n, Name: "platform", OK: true, Detail: "available"})
+		}
+	}
+	return fs
+}
+
+// hostFindings are the platforms' needs of this host (platform.HostChecker), by platform name,
+// each (area, name) once.
+func hostFindings(ps map[string]platform.Platform) []platform.Finding {
+	var fs []platform.Finding
+	seen := map[[2]string]bool{}
+	for _, n := range slices.Sorted(maps.Keys(ps)) {
+		if h := ps[n].Info().Host; h != nil {
+			for _, f := range h.HostFindings() {
+				if k := [2]string{f.Area, f.Name}; !seen[k] {
+					seen[k] = true
+					fs = append(fs, f)
+				}
+			}
 		}
 	}
 	return fs

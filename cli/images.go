@@ -9,11 +9,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/boxbench/boxbench/agent"
+	"github.com/boxbench/boxbench/builtin"
 	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/images/rootfs"
-	"github.com/boxbench/boxbench/images/vmimage"
 )
 
 func (a *app) imagesCmd() *cobra.Command {
@@ -22,8 +22,10 @@ func (a *app) imagesCmd() *cobra.Command {
 		Short: "Build and list the database root filesystems and images, offline, from Debian packages",
 	}
 	var only []string
-	var vm bool
 	var jobs int
+	// The flags that ask for a platform's own images (platform.ImageBuilder: --vm) come from
+	// the platforms of the build; a platform only describes itself here, nothing is started.
+	extra := imageFlags(builtin.Platforms(nil))
 	build := &cobra.Command{
 		Use:   "build",
 		Short: "Build each database's root filesystem and image; a no-op when the inputs are unchanged",
@@ -62,7 +64,12 @@ func (a *app) imagesCmd() *cobra.Command {
 			}
 			defer engine.Close()
 			store := image.NewStore(engine, a.log)
-			b := &imageBuild{store: store, vm: vm, out: a.stdout, warn: a.stderr}
+			b := &imageBuild{store: store, out: a.stdout, warn: a.stderr}
+			for _, f := range extra {
+				if f.on {
+					b.platforms = append(b.platforms, f.builders...)
+				}
+			}
 			errs := b.all(cmd.Context(), ds, jobs)
 			if cmd.Context().Err() != nil {
 				return interrupted("the image builds were stopped; boxbench images build builds what is missing")
@@ -73,7 +80,9 @@ func (a *app) imagesCmd() *cobra.Command {
 			return nil
 		},
 	}
-	build.Flags().BoolVar(&vm, "vm", false, "also build each database's guest images for the vm and vm-docker platforms (the tree plus Debian's kernel and the QEMU guest agent, and with dockerd and the image loaded, under "+vmimage.DefaultRoot+")")
+	for _, f := range extra {
+		build.Flags().BoolVar(&f.on, f.name, false, f.usage)
+	}
 	build.Flags().IntVar(&jobs, "jobs", 3, "build this many databases at once (their trees share one Debian base, built once; apt's downloads and dpkg wait on the network and the disk as much as on the CPU)")
 	build.Flags().StringSliceVar(&only, "dbms", nil, "only these databases (default: all: "+strings.Join(databases.Names(), ", ")+")")
 	list := &cobra.Command{

@@ -87,8 +87,6 @@ type env struct {
 	// swarmHost is the manager engine of the swarm of several engines platform swarm uses
 	// (BOXBENCH_SWARM_HOST; "": a single-node swarm on the host's engine).
 	swarmHost string
-	// kube: the experiments use the local cluster, whose objects the leftover check lists.
-	kube bool
 	// kubeMulti: they use these instances of the multi-node local cluster (scripts/kube-multi.sh).
 	kubeMulti []multiInstance
 	// after runs once the leftover check is done (unmount what the test mounted).

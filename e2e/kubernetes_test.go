@@ -28,12 +28,10 @@ func TestKubernetes(t *testing.T) {
 	t.Run("topology-crash-cleanup", kubeTopologyCrashCleanup)
 }
 
-// kubeEnv is an env whose leftover check lists the cluster's objects too.
-func kubeEnv(t *testing.T, s spec) *env {
-	e := newEnv(t, s)
-	e.kube = true
-	return e
-}
+// kubeEnv is an env of a spec that runs on the local cluster: its leftover check lists the
+// cluster's objects too, through the kubernetes platform's own lister, as for every env whose
+// spec runs on a platform.
+func kubeEnv(t *testing.T, s spec) *env { return newEnv(t, s) }
 
 // kubeSpec: Redis in pods on the local cluster (hostPath over hostNetwork, emptyDir through a
 // ClusterIP service) beside the native baseline; kube is more of the kubernetes map, client

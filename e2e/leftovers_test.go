@@ -8,15 +8,23 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/docker/docker/client"
+
+	"github.com/boxbench/boxbench/builtin"
+	"github.com/boxbench/boxbench/images/image"
+	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/hostnet"
+	boxspec "github.com/boxbench/boxbench/spec"
 	"github.com/boxbench/boxbench/testkit/platformtest"
 )
 
@@ -45,8 +53,9 @@ func (e *env) assertClean(t *testing.T) {
 // leftovers lists what experiment exp left anywhere boxbench puts things: its cgroups (in any
 // hierarchy) and their processes, mounts under the work root and loop devices over files in
 // it, its work directory, its runs' socket directories and host interfaces (bridges, veths,
-// taps), LXC lock directories, the engine's containers, volumes, networks and swarm services
-// labelled with it, and (env.kube) the local cluster's objects of it.
+// taps), what every platform's own places hold of it (platform.LeftoverLister: an engine's
+// containers, volumes, networks and services, a cluster's objects, LXC's lock directories),
+// and the objects of it in the multi-node clusters the env made.
 func (e *env) leftovers(exp string) []string {
 	left := platformtest.HostLeftovers(e.work, exp)
 	mounts, _ := os.ReadFile("/proc/self/mounts")
@@ -67,13 +76,7 @@ func (e *env) leftovers(exp string) []string {
 			}
 		}
 	}
-	if lock := filepath.Join("/run/lxc/lock", e.work, exp); exists(lock) {
-		left = append(left, "LXC lock directory "+lock)
-	}
-	left = append(left, e.engineLeftovers(exp)...)
-	if e.kube {
-		left = append(left, kubeObjects(exp)...)
-	}
+	left = append(left, e.platformLeftovers(exp)...)
 	for _, m := range e.kubeMulti {
 		left = append(left, clusterObjects(m.kubectl(), m.kubeconfig(), exp)...)
 	}
@@ -93,39 +96,72 @@ func runNames() []string {
 	return names
 }
 
-// engineLeftovers lists the engine's objects labelled with exp (none when no engine answers:
-// then the test had none to use either; a test that needs one has said so).
-func (e *env) engineLeftovers(exp string) []string {
-	if e.docker("version").Run() != nil {
-		return nil
-	}
+// platformLeftovers asks every platform of the build what its own places hold of exp
+// (platform.LeftoverLister), the platforms made as boxbench makes them for the env (its
+// engine, its spec's sections). Where a platform could not look counts only for one the spec
+// runs on: a platform the experiment never used (an engine that does not answer, no cluster)
+// had nothing to leave, and is given a short while only (the objects swarm cells make on the
+// engine are the docker platform's to list, so every platform is asked).
+func (e *env) platformLeftovers(exp string) []string {
+	ps, used, done := e.platforms()
+	defer done()
 	var left []string
-	swarmActive := func() bool {
-		st, _ := e.docker("info", "--format", "{{.Swarm.LocalNodeState}}").Output()
-		return strings.TrimSpace(string(st)) == "active"
-	}
-	lists := [][]string{{"ps", "-aq"}, {"volume", "ls", "-q"}, {"network", "ls", "-q"}}
-	if swarmActive() {
-		lists = append(lists, []string{"service", "ls", "-q"})
-	}
-	for _, argv := range lists {
-		out, err := e.docker(append(argv, "--filter", "label=boxbench.experiment="+exp)...).Output()
-		if err != nil && argv[0] == "service" && !swarmActive() {
-			// Another package's test left the engine's swarm between the two calls (they run at
-			// once): its services went with it.
+	for _, n := range slices.Sorted(maps.Keys(ps)) {
+		l := ps[n].Info().Leftovers
+		if l == nil {
 			continue
 		}
-		if err != nil {
-			var stderr []byte
-			if x, ok := err.(*exec.ExitError); ok {
-				stderr = bytes.TrimSpace(x.Stderr)
-			}
-			left = append(left, fmt.Sprintf("docker %s: %v %s", strings.Join(argv, " "), err, stderr))
-		} else if ids := strings.Fields(string(out)); len(ids) > 0 {
-			left = append(left, fmt.Sprintf("docker %s: %v", argv[0], ids))
+		limit := 10 * time.Second
+		if used[n] {
+			limit = time.Minute
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		found, err := l.Leftovers(ctx, e.work, exp)
+		cancel()
+		left = append(left, found...)
+		if err != nil && used[n] {
+			left = append(left, n+": "+err.Error())
 		}
 	}
 	return left
+}
+
+// platforms are the build's platforms on the env's engine, configured with the env's spec as
+// `boxbench run` configures them, the platforms the spec's cells run on (none when the spec
+// does not parse: then nothing ran), and what closes the engine's client.
+func (e *env) platforms() (map[string]platform.Platform, map[string]bool, func()) {
+	var engine client.APIClient
+	if e.dockerHost != "" {
+		if c, err := client.NewClientWithOpts(client.WithHost(e.dockerHost), client.WithAPIVersionNegotiation()); err == nil {
+			engine = image.Bound(c)
+		}
+	} else if c, err := image.Connect(); err == nil {
+		engine = c
+	}
+	done := func() {
+		if engine != nil {
+			engine.Close()
+		}
+	}
+	ps := builtin.PlatformsOn(engine, nil)
+	used := map[string]bool{}
+	data, err := os.ReadFile(e.specFile)
+	if err != nil {
+		return ps, used, done
+	}
+	sp, err := boxspec.Parse(data, e.specFile, builtin.Vocabulary(ps))
+	if err != nil {
+		return ps, used, done
+	}
+	builtin.Configure(ps, sp)
+	names := sp.ValuesOf("platform")
+	if names == nil {
+		names = []string{sp.DefaultPlatform()}
+	}
+	for _, n := range names {
+		used[n] = true
+	}
+	return ps, used, done
 }
 
 // kubeconfig is the local cluster's (scripts/kube-local.sh's contract).

@@ -27,6 +27,7 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/images/rootfs"
 	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/spec/section"
@@ -42,6 +43,13 @@ type Info struct {
 	// Runtimes says the platform takes the runtime key: an open vocabulary (whatever an engine
 	// has registered), probed by Check and Probe.
 	Runtimes bool
+	// Client says the spec's client.platform may name this platform: the load generator then
+	// runs in a place of the platform's own (kubernetes: a pod, on the node client.node names),
+	// which its section learns from the spec's client: block (section.Context).
+	Client bool
+	// StorageParams say what the parameter of each parametric storage (an entry of Storages
+	// ending in ':', "pvc:") names, with an example, for spec validation's words.
+	StorageParams map[string]section.Param
 	// NamedClusters says the platform runs a cell on the cluster its cluster key names
 	// (Choice.Cluster); a platform without it refuses a cell that names one.
 	NamedClusters bool
@@ -75,6 +83,17 @@ type Info struct {
 	// Settings: the platform has a section of its own in the spec (kubernetes:), which it
 	// decodes, validates and is configured with itself; nil: none.
 	Settings Settings
+	// Host: the platform needs something of this host beyond its own lines (vm: /dev/kvm),
+	// which `boxbench doctor` lists in its host area; nil: nothing.
+	Host HostChecker
+	// Images: its boxes boot images of their own, built from a database's root filesystem
+	// (vm's guest disks) by `boxbench images build`; nil: the tree and the engine's image are
+	// all it needs.
+	Images ImageBuilder
+	// Leftovers: the platform makes things outside boxbench's own places on the host (the
+	// control groups, mounts and work directories platformtest.HostLeftovers looks at):
+	// containers, services, a cluster's objects, LXC's lock directories; nil: it makes none.
+	Leftovers LeftoverLister
 	// Commands: checking a choice may run a program the user's own configuration names (a
 	// kubeconfig's credential plugin); nil: the platform never runs one.
 	Commands CommandRefuser
@@ -87,18 +106,17 @@ type CommandRefuser interface{ NoCredentialCommands() }
 
 // Settings is a platform's own top-level section of the spec, so that no other package knows
 // its fields. The spec's vocabulary holds DecodeSection (builtin.Vocabulary): every parse
-// calls it once, with the section's node or nil when the spec leaves the section out, and it
-// keeps no state. Before an experiment's first Check or Provision, builtin.Configure passes
-// ConfigureSection the value DecodeSection returned for that experiment's spec.
+// calls it once, with the section's node or nil when the spec leaves the section out. Before
+// an experiment's first Check or Provision, builtin.Configure calls the Configure of what
+// DecodeSection returned for that experiment's spec.
 type Settings interface {
 	// SectionKey is the section's key at the spec's top level.
 	SectionKey() string
 	// DecodeSection decodes and validates the section (section.Decode and section.Checker
-	// place each problem on its line and field), returning what ConfigureSection takes and
-	// every problem.
-	DecodeSection(n *yaml.Node, c section.Context) (any, []section.Problem)
-	// ConfigureSection takes a value DecodeSection returned, replacing an earlier one.
-	ConfigureSection(v any)
+	// place each problem on its line and field), returning the decoded section (what spec
+	// must know of it as data, and a Configure that configures this platform with the
+	// platform's own typed value) and every problem. It changes nothing until Configure.
+	DecodeSection(n *yaml.Node, c section.Context) (section.Decoded, []section.Problem)
 }
 
 // Offers says whether the platform offers storage s and network n.
@@ -328,6 +346,39 @@ type Finding struct {
 	OK     bool
 	Detail string // what was found (a version, the engine's own error)
 	Fix    string // the command that fixes it, when there is one
+}
+
+// HostChecker is offered (Info.Host) by platforms that need something of this host that is
+// no platform's own (a device, a kernel feature): `boxbench doctor` lists the findings in its
+// host area, before the tools. Platforms that share a need (vm and vm-docker) return the same
+// finding (the same Area and Name), which doctor lists once, from the first platform by name.
+type HostChecker interface {
+	HostFindings() []Finding
+}
+
+// ImageBuilder is offered (Info.Images) by platforms whose boxes boot images of their own,
+// made from a database's root filesystem tree. `boxbench images build` registers each
+// ImageFlag once (platforms that share one, vm and vm-docker, return the same name and help)
+// and, when the flag is given, calls BuildImages of every platform that offers it after the
+// database's tree and engine image, all at once.
+type ImageBuilder interface {
+	// ImageFlag is the flag of `boxbench images build` that asks for these images, and its help.
+	ImageFlag() (name, usage string)
+	// BuildImages builds the images of tree's database (a no-op for one whose inputs are
+	// unchanged), honouring ctx; it calls done once per image, with the line `images build`
+	// prints of it after the database's name, whether it was built now, or the error.
+	BuildImages(ctx context.Context, tree rootfs.Tree, done func(line string, built bool, err error))
+}
+
+// LeftoverLister is offered (Info.Leftovers) by platforms that can say what an experiment left
+// in their own places: the check of the conformance suite (platformtest) and of the end-to-end
+// tests that nothing outlives an experiment, whichever platforms it ran on.
+type LeftoverLister interface {
+	// Leftovers lists what of experiment exp, run under workRoot, the platform's own places
+	// still hold, one line per thing, naming it; it starts and removes nothing. The error says
+	// where it could not look (an engine or a cluster that does not answer), beside what it
+	// found elsewhere.
+	Leftovers(ctx context.Context, workRoot, exp string) ([]string, error)
 }
 
 // Diagnoser is offered (Info.Diagnoser) by platforms that can say what they can do on this host.

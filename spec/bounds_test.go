@@ -76,7 +76,7 @@ repetitions: 3
 		t.Run(tc.name, func(t *testing.T) {
 			voc := v
 			if strings.Contains(tc.name, "kubernetes") {
-				voc.Platforms = map[string]PlatformWords{"native": v.Platforms["native"], "docker": v.Platforms["docker"], "kubernetes": {Storages: []string{"bind"}, Networks: []string{"host"}}}
+				voc.Platforms = map[string]PlatformWords{"native": v.Platforms["native"], "docker": v.Platforms["docker"], "kubernetes": {Storages: []string{"bind"}, Networks: []string{"host"}, Client: true}}
 			}
 			_, err := Parse([]byte(tc.edit(base)), "b.yaml", voc)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -49,8 +49,9 @@ const nameRule = "use 1-63 lower-case letters, digits, '.', '_' or '-', starting
 // starting with '-' never match.
 func ValidName(s string) bool { return nameRe.MatchString(s) }
 
-// validValue: a limit key's value is a limit (512MiB, 0.5), every other value a plain name.
-func validValue(key, v string) bool {
+// validValue: a limit key's value is a limit (512MiB, 0.5), every other value a plain name
+// or, for storage, one of the parametric storages (pvc:<name>).
+func validValue(key, v string, storages []string) bool {
 	if contains(LimitKeys, key) {
 		var l resource.Limits
 		return setLimit(&l, key, v) == nil
@@ -58,7 +59,7 @@ func validValue(key, v string) bool {
 	if IsSweepKey(key) {
 		return checkSweepValue(key, v) == nil
 	}
-	return ValidName(v) || (key == "storage" && parametric(StorageParams, v))
+	return ValidName(v) || (key == "storage" && parametric(storages, v))
 }
 
 var deviceRe = regexp.MustCompile(`^/dev/[A-Za-z0-9][A-Za-z0-9._/-]*$`)
@@ -171,13 +172,13 @@ func (c *checker) safety() {
 	}
 	for i, ex := range e.Matrix.Exclude {
 		for _, k := range SortedKeys(ex) {
-			if !validValue(k, ex[k]) {
+			if !validValue(k, ex[k], e.Values("storage")) {
 				c.add("matrix.exclude", "entry %d: %s=%q is not a valid value: %s", i+1, section.SafeText(k), ex[k], nameRule)
 			}
 		}
 	}
 	for _, k := range SortedKeys(e.Baseline) {
-		if !validValue(k, e.Baseline[k]) {
+		if !validValue(k, e.Baseline[k], e.Values("storage")) {
 			c.add("baseline", "%s=%q is not a valid value: %s", section.SafeText(k), e.Baseline[k], nameRule)
 		}
 	}

@@ -60,10 +60,10 @@ type Experiment struct {
 	Published *study.Published `yaml:"published"`
 
 	// Raw holds the top-level keys spec has no field for: platforms' sections (kubernetes:),
-	// which decodeSections hands to their decoders, or mistakes it reports. Sections are the
-	// values those decoders returned, by key: what builtin.Configure gives each platform.
+	// which decodeSections hands to their decoders, or mistakes it reports. Sections are what
+	// those decoders returned, by key: what builtin.Configure configures each platform with.
 	Raw      map[string]yaml.Node `yaml:",inline" json:"-"`
-	Sections map[string]any       `yaml:"-" json:"-"`
+	Sections map[string]Decoded   `yaml:"-" json:"-"`
 
 	lines  map[string]int       // field path → line, for semantic errors
 	fields map[lineValue]string // (line, scalar value) → field path, to name the field of a decode error

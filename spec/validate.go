@@ -80,6 +80,9 @@ type PlatformWords struct {
 	Clusters bool
 	// ClusterRefuses are its networks that cannot carry a cluster, each with the reason.
 	ClusterRefuses map[string]string
+	// Client and StorageParams: the platform's client words (spec/client.go, platform.Info).
+	Client        bool
+	StorageParams map[string]section.Param
 }
 
 // PlatformNames returns the platforms in sorted order.

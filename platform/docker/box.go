@@ -53,6 +53,9 @@ type box struct {
 	hostDir    string       // host path of the storage root when this process can reach it
 	dataOnHost string       // host path of the data directory (any storage), "" when not visible
 	volume     string       // engine volume (storage=volume)
+	// volumeDir is the volume's mountpoint as the engine reports it (fact
+	// storage_volume_mountpoint), a host path only where the engine runs on this host.
+	volumeDir string
 
 	defaultRuntime string
 

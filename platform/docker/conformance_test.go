@@ -6,11 +6,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/network"
-	"github.com/docker/docker/api/types/volume"
-
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/platform"
@@ -49,24 +44,13 @@ func TestConformanceGVisor(t *testing.T) {
 }
 
 // leftovers lists what of experiment exp remains: host directories, mounts, loop devices, and
-// the engine's containers, networks and volumes labelled with it.
+// what the platform's own lister finds (the engine's containers, networks and volumes labelled
+// with it).
 func (e *env) leftovers(ctx context.Context, exp string) []string {
 	left := platformtest.HostLeftovers(e.root, exp)
-	f := filters.NewArgs(filters.Arg("label", LabelExperiment+"="+exp))
-	cs, err := e.engine.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
-	for _, c := range cs {
-		left = append(left, "container "+c.Names[0])
+	l, err := e.p.Info().Leftovers.Leftovers(ctx, e.root, exp)
+	if err != nil {
+		l = append(l, "engine: "+err.Error())
 	}
-	ns, err3 := e.engine.NetworkList(ctx, network.ListOptions{Filters: f})
-	for _, n := range ns {
-		left = append(left, "network "+n.Name)
-	}
-	vs, err2 := e.engine.VolumeList(ctx, volume.ListOptions{Filters: f})
-	for _, v := range vs.Volumes {
-		left = append(left, "volume "+v.Name)
-	}
-	if err != nil || err2 != nil || err3 != nil {
-		left = append(left, fmt.Sprintf("engine: %v %v %v", err, err2, err3))
-	}
-	return left
+	return append(left, l...)
 }

@@ -1,11 +1,19 @@
 package docker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
 
 	"github.com/boxbench/boxbench/internal/cgroup"
 )
@@ -68,4 +76,40 @@ func subtree(ref cgroup.Ref) []cgroup.Ref {
 		}
 	}
 	return append(refs, ref)
+}
+
+// Leftovers: platform.LeftoverLister. The engine's containers, networks and volumes labelled
+// with experiment exp (swarm's services are the swarm platform's).
+func (p *Platform) Leftovers(ctx context.Context, _, exp string) ([]string, error) {
+	return EngineLeftovers(ctx, p.engine, exp)
+}
+
+// EngineLeftovers lists engine's containers (running or not), networks and volumes labelled
+// with experiment exp; the error names the lists the engine did not give.
+func EngineLeftovers(ctx context.Context, engine client.APIClient, exp string) ([]string, error) {
+	f := filters.NewArgs(filters.Arg("label", LabelExperiment+"="+exp))
+	var left []string
+	cs, err1 := engine.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	for _, c := range cs {
+		left = append(left, "container "+firstName(c.Names, c.ID))
+	}
+	ns, err2 := engine.NetworkList(ctx, network.ListOptions{Filters: f})
+	for _, n := range ns {
+		left = append(left, "network "+n.Name)
+	}
+	vs, err3 := engine.VolumeList(ctx, volume.ListOptions{Filters: f})
+	for _, v := range vs.Volumes {
+		left = append(left, "volume "+v.Name)
+	}
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return left, fmt.Errorf("list the engine's objects of %s: %w", exp, err)
+	}
+	return left, nil
+}
+
+func firstName(names []string, id string) string {
+	if len(names) > 0 {
+		return strings.TrimPrefix(names[0], "/")
+	}
+	return id
 }

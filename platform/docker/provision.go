@@ -190,6 +190,7 @@ func (b *box) prepareStorage(ctx context.Context) ([]mount.Mount, error) {
 		b.facts["storage_volume"] = v.Name
 		b.facts["storage_volume_driver"] = v.Driver
 		b.facts["storage_volume_mountpoint"] = v.Mountpoint
+		b.volumeDir = v.Mountpoint
 		b.facts["storage_mount"] = "volume " + v.Name + " on " + dataMount
 		// The local driver keeps the volume in a host directory: restore there with the same cp
 		// as every host-side storage when this process can see it. Otherwise copy through the API.
@@ -320,10 +321,11 @@ func (b *box) start(ctx context.Context) error {
 	b.facts["data_dir"] = b.layout.DataDir
 	b.dataOnHost = b.hostDataDir(ins)
 	b.facts["host_data_dir"] = b.dataOnHost
-	b.facts["runtime"] = ins.HostConfig.Runtime
-	if b.facts["runtime"] == "" {
-		b.facts["runtime"] = b.defaultRuntime
+	runtime := ins.HostConfig.Runtime
+	if runtime == "" {
+		runtime = b.defaultRuntime
 	}
+	b.facts["runtime"] = runtime
 	if ins.State == nil || ins.State.Pid == 0 {
 		return fmt.Errorf("container %s is not running after start (%+v)", b.facts["container"], ins.State)
 	}
@@ -364,7 +366,7 @@ func (b *box) hostDataDir(ins container.InspectResponse) string {
 	if b.hostDir != "" {
 		return filepath.Join(b.hostDir, "db")
 	}
-	if mp := b.facts["storage_volume_mountpoint"]; mp != "" {
+	if mp := b.volumeDir; mp != "" {
 		if _, err := os.Stat(mp); err == nil {
 			return filepath.Join(mp, "db")
 		}

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/images/image"
@@ -56,45 +54,17 @@ func needCluster(t *testing.T, dbName string) *Platform {
 	return p
 }
 
-// clusterLeftovers lists the objects labelled with experiment exp in the cluster, and what
-// platformtest finds on the host.
+// clusterLeftovers lists what platformtest finds on the host and what the platform's own
+// lister finds in the cluster (the objects of experiment exp).
 func clusterLeftovers(p *Platform, root string) func(ctx context.Context, exp string) []string {
 	return func(ctx context.Context, exp string) []string {
 		left := platformtest.HostLeftovers(root, exp)
-		cl, err := p.connect("")
+		objects, err := p.Info().Leftovers.Leftovers(ctx, root, exp)
 		if err != nil {
-			return append(left, "cluster: "+err.Error())
+			objects = append(objects, "cluster: "+err.Error())
 		}
-		sel := metav1.ListOptions{LabelSelector: LabelExperiment + "=" + labelValue(exp)}
-		core := cl.cs.CoreV1()
-		add := func(kind string, names []string, err error) {
-			if err != nil {
-				left = append(left, kind+": "+err.Error())
-			}
-			for _, n := range names {
-				left = append(left, kind+" "+n)
-			}
-		}
-		pods, err := core.Pods("").List(ctx, sel)
-		add("pod", names(pods.Items, func(i int) string { return pods.Items[i].Namespace + "/" + pods.Items[i].Name }), err)
-		svcs, err := core.Services("").List(ctx, sel)
-		add("service", names(svcs.Items, func(i int) string { return svcs.Items[i].Namespace + "/" + svcs.Items[i].Name }), err)
-		pvcs, err := core.PersistentVolumeClaims("").List(ctx, sel)
-		add("claim", names(pvcs.Items, func(i int) string { return pvcs.Items[i].Namespace + "/" + pvcs.Items[i].Name }), err)
-		pvs, err := core.PersistentVolumes().List(ctx, sel)
-		add("persistent volume", names(pvs.Items, func(i int) string { return pvs.Items[i].Name }), err)
-		nss, err := core.Namespaces().List(ctx, sel)
-		add("namespace", names(nss.Items, func(i int) string { return nss.Items[i].Name }), err)
-		return left
+		return append(left, objects...)
 	}
-}
-
-func names[T any](items []T, name func(int) string) []string {
-	var out []string
-	for i := range items {
-		out = append(out, name(i))
-	}
-	return out
 }
 
 // TestConformance runs the platform suite on the local cluster with Redis, over every storage

@@ -47,6 +47,7 @@ import (
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/platform"
+	"github.com/boxbench/boxbench/spec/section"
 )
 
 // Name is the platform's name in specs.
@@ -129,7 +130,7 @@ type ClusterRef struct {
 }
 
 // ClusterNames are the names of kubernetes.clusters, sorted: the values the spec's cluster key
-// may take besides "none" (spec.ClusterNamer).
+// may take besides "none" (the decoded section's Clusters).
 func (c Config) ClusterNames() []string {
 	var out []string
 	for _, n := range slices.Sorted(maps.Keys(c.Clusters)) {
@@ -214,10 +215,11 @@ func (p *Platform) config() Config {
 // Info: storages and networks; boxes are groups on this host's tree only when the node is this
 // host, which the description cannot know, so HostCgroup is false (Observe says per box).
 func (p *Platform) Info() platform.Info {
-	return platform.Info{Name: Name, Cluster: p, Diagnoser: p, BoxCleaner: p, Settings: p, Commands: p,
+	return platform.Info{Name: Name, Cluster: p, Diagnoser: p, BoxCleaner: p, Settings: p, Commands: p, Leftovers: p,
 		Storages: []string{StorageHostPath, StorageLocalPV, StorageEmptyDir, StorageTmpfs, StoragePVC},
 		Networks: []string{NetworkHost, NetworkPod, NetworkService, NetworkNodePort}, Runtimes: true, NamedClusters: true,
-		Fallback: map[string]string{"bind": StorageHostPath}}
+		Fallback: map[string]string{"bind": StorageHostPath}, Client: true,
+		StorageParams: map[string]section.Param{StoragePVC: {What: "StorageClass name", Example: "standard"}}}
 }
 
 // kubeconfigPath is the kubeconfig used: the configured one, KUBECONFIG's first entry,

@@ -70,21 +70,16 @@ const dnsLabelRule = "a DNS-1123 label: 1-63 lower-case letters, digits or '-', 
 func (p *Platform) SectionKey() string { return SectionKey }
 
 // DecodeSection decodes and checks the kubernetes: block (n nil: the defaults) into the Config
-// ConfigureSection takes, with the spec's client: block (a client pod, its node).
-func (p *Platform) DecodeSection(n *yaml.Node, c section.Context) (any, []section.Problem) {
+// its Configure configures the platform with, with the spec's client: block (a client pod, its
+// node); the cluster key's values are kubernetes.clusters.
+func (p *Platform) DecodeSection(n *yaml.Node, c section.Context) (section.Decoded, []section.Problem) {
 	var s Section
 	ps := section.Decode(n, SectionKey, &s)
 	ps = append(ps, s.check(section.NewChecker(n, SectionKey), c)...)
-	return Config{Kubeconfig: s.Kubeconfig, Context: s.Context, Namespace: s.Namespace, Node: s.Node,
+	cfg := Config{Kubeconfig: s.Kubeconfig, Context: s.Context, Namespace: s.Namespace, Node: s.Node,
 		Images: s.Images, VolumeSize: int64(s.VolumeSize), ClientInCluster: c.ClientPlatform == Name,
-		ClientNode: c.ClientNode, AgentImage: s.AgentImage, Telemetry: s.Telemetry, Clusters: s.Clusters}, ps
-}
-
-// ConfigureSection configures the platform with a Config DecodeSection returned.
-func (p *Platform) ConfigureSection(v any) {
-	if c, ok := v.(Config); ok {
-		p.Configure(c)
-	}
+		ClientNode: c.ClientNode, AgentImage: s.AgentImage, Telemetry: s.Telemetry, Clusters: s.Clusters}
+	return section.Decoded{Clusters: cfg.ClusterNames(), Configure: func() { p.Configure(cfg) }}, ps
 }
 
 // check validates a decoded section, every problem at once.

@@ -1,23 +1,26 @@
 package kubernetes
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/boxbench/boxbench/spec"
 )
 
-// kubeVocab is a vocabulary with this platform's words and its section's decoder, as
+// kubeVocab is a vocabulary with the words of p and its section's decoder, as
 // builtin.Vocabulary makes it.
-var kubeVocab = spec.Vocabulary{
-	DBMSs:    []string{"mariadb", "postgresql", "redis"},
-	Baseline: "native",
-	Sections: map[string]spec.SectionDecoder{SectionKey: New(nil, nil).DecodeSection},
-	Platforms: map[string]spec.PlatformWords{
-		"native": {Storages: []string{"bind"}, Networks: []string{"host"}},
-		"kubernetes": {Storages: []string{"hostpath", "localpv", "emptydir", "tmpfs", "pvc:"},
-			Networks: []string{"host", "pod", "service", "nodeport"}},
-	},
+func kubeVocab(p *Platform) spec.Vocabulary {
+	i := p.Info()
+	return spec.Vocabulary{
+		DBMSs:    []string{"mariadb", "postgresql", "redis"},
+		Baseline: "native",
+		Sections: map[string]spec.SectionDecoder{SectionKey: p.DecodeSection},
+		Platforms: map[string]spec.PlatformWords{
+			"native": {Storages: []string{"bind"}, Networks: []string{"host"}},
+			Name:     {Storages: i.Storages, Networks: i.Networks, Client: i.Client, StorageParams: i.StorageParams},
+		},
+	}
 }
 
 const kubeSpec = `apiVersion: boxbench/v1alpha1
@@ -48,26 +51,41 @@ repetitions: 1
 // with the spec's client: block; a spec without the section gets the defaults.
 func TestSection(t *testing.T) {
 	text := strings.Replace(kubeSpec, "exclude:\n", "", 1)
-	e, err := spec.Parse([]byte(text), "k.yaml", kubeVocab)
+	p := New(nil, nil)
+	e, err := spec.Parse([]byte(text), "k.yaml", kubeVocab(p))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, ok := e.Sections[SectionKey].(Config)
-	if !ok || c.Node != "boxbench-node" || !c.ClientInCluster || c.ClientNode != "boxbench-node" || c.VolumeSize != 2<<30 ||
-		c.Telemetry != "summary" || c.AgentImage == "" || c.Images["redis"] == "" || c.Namespace != "bench" {
-		t.Errorf("decoded %#v", e.Sections[SectionKey])
+	if got := p.config(); got.Node != "" || got.VolumeSize != 0 {
+		t.Errorf("configured by the parse alone: %+v", got)
 	}
-	p := New(nil, nil)
-	p.ConfigureSection(c)
-	if got := p.config(); got.Node != c.Node || got.VolumeSize != c.VolumeSize {
-		t.Errorf("configured %+v", got)
+	d := e.Sections[SectionKey]
+	if d.Configure == nil || d.Clusters != nil {
+		t.Fatalf("decoded %+v", d)
+	}
+	d.Configure()
+	if c := p.config(); c.Node != "boxbench-node" || !c.ClientInCluster || c.ClientNode != "boxbench-node" || c.VolumeSize != 2<<30 ||
+		c.Telemetry != "summary" || c.AgentImage == "" || c.Images["redis"] == "" || c.Namespace != "bench" {
+		t.Errorf("configured %+v", c)
 	}
 	without := text[:strings.Index(text, "kubernetes:\n")] + text[strings.Index(text, "matrix:\n"):]
-	if e, err = spec.Parse([]byte(without), "k.yaml", kubeVocab); err != nil {
+	if e, err = spec.Parse([]byte(without), "k.yaml", kubeVocab(p)); err != nil {
 		t.Fatal(err)
 	}
-	if c, ok := e.Sections[SectionKey].(Config); !ok || c.Node != "" || c.ClientInCluster {
-		t.Errorf("defaults %#v", e.Sections[SectionKey])
+	e.Sections[SectionKey].Configure()
+	if c := p.config(); c.Node != "" || c.ClientInCluster {
+		t.Errorf("defaults %+v", c)
+	}
+	// The section's clusters are the cluster key's values, as data (no one asserts its type).
+	with := strings.Replace(text, "  telemetry: summary\n", "  telemetry: summary\n  clusters: {b: {context: b}, a: {context: a}}\n", 1)
+	if e, err = spec.Parse([]byte(with), "k.yaml", kubeVocab(p)); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Sections[SectionKey].Clusters; !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("clusters %v, want [a b]", got)
+	}
+	if got := e.Values("cluster"); !slices.Equal(got, []string{spec.NoCluster, "a", "b"}) {
+		t.Errorf("cluster values %v", got)
 	}
 }
 
@@ -83,7 +101,7 @@ func TestKubernetesProblems(t *testing.T) {
 		"telemetry: summary", "telemetry: prometheus",
 		"exclude:\n", "",
 	).Replace(kubeSpec)
-	_, err := spec.Parse([]byte(bad), "k.yaml", kubeVocab)
+	_, err := spec.Parse([]byte(bad), "k.yaml", kubeVocab(New(nil, nil)))
 	if err == nil {
 		t.Fatal("accepted")
 	}
@@ -96,7 +114,7 @@ func TestKubernetesProblems(t *testing.T) {
 		}
 	}
 	bad = strings.NewReplacer("pvc:standard", "pvc:Bad/Class", "exclude:\n", "").Replace(kubeSpec)
-	if _, err := spec.Parse([]byte(bad), "k.yaml", kubeVocab); err == nil || !strings.Contains(err.Error(), `"pvc:Bad/Class" is not valid`) {
+	if _, err := spec.Parse([]byte(bad), "k.yaml", kubeVocab(New(nil, nil))); err == nil || !strings.Contains(err.Error(), `"pvc:Bad/Class" is not valid`) {
 		t.Errorf("a StorageClass name that is not a DNS name: %v", err)
 	}
 }
@@ -112,7 +130,7 @@ func TestSectionDecodeProblems(t *testing.T) {
 		"threads: 2", "threads: many",
 		"exclude:\n", "",
 	).Replace(kubeSpec)
-	_, err := spec.Parse([]byte(bad), "k.yaml", kubeVocab)
+	_, err := spec.Parse([]byte(bad), "k.yaml", kubeVocab(New(nil, nil)))
 	if err == nil {
 		t.Fatal("accepted")
 	}
@@ -127,7 +145,7 @@ func TestSectionDecodeProblems(t *testing.T) {
 		}
 	}
 	// A key no part of the build knows is refused at the top, naming the platforms' sections.
-	_, err = spec.Parse([]byte(strings.NewReplacer("kubernetes:\n", "kubernets:\n", "exclude:\n", "").Replace(kubeSpec)), "k.yaml", kubeVocab)
+	_, err = spec.Parse([]byte(strings.NewReplacer("kubernetes:\n", "kubernets:\n", "exclude:\n", "").Replace(kubeSpec)), "k.yaml", kubeVocab(New(nil, nil)))
 	if err == nil || !strings.Contains(err.Error(), `line 8: kubernets: unknown field "kubernets" (did you mean "kubernetes"?); valid here:`) {
 		t.Errorf("misspelt section: %v", err)
 	}

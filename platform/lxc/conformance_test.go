@@ -46,10 +46,8 @@ func leftovers(ctx context.Context, root, exp string) []string {
 			}
 		}
 	}
-	if _, err := os.Stat(lockRoot + root + "/" + exp); err == nil {
-		left = append(left, "LXC lock directory "+lockRoot+root+"/"+exp)
-	}
-	return left
+	locks, _ := (&Platform{}).Info().Leftovers.Leftovers(ctx, root, exp) // it never fails
+	return append(left, locks...)
 }
 
 // needLXC returns the platform when LXC and the database's root filesystem are here.

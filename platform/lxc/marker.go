@@ -137,3 +137,14 @@ func (m marker) Remove(ctx context.Context) ([]string, error) {
 	errs = append(errs, m.removeLocks())
 	return done, errors.Join(errs...)
 }
+
+// Leftovers: platform.LeftoverLister. LXC's lock directory of the experiment's container
+// paths, which LXC leaves behind when a monitor is killed (removeLocks removes it).
+func (p *Platform) Leftovers(_ context.Context, workRoot, exp string) ([]string, error) {
+	if dir := filepath.Join(lockRoot, workRoot, exp); fileExists(dir) {
+		return []string{"LXC lock directory " + dir}, nil
+	}
+	return nil, nil
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

@@ -38,6 +38,7 @@ type box struct {
 	layout  dbms.Layout
 	ep      driver.Endpoint // from the host
 	siteEP  driver.Endpoint // from the client's container on the overlay (overlay, vip)
+	taskIP  string          // the task container's overlay address (fact task_ip), checkPath's first hop
 	group   cgroup.Ref
 	applied resource.Applied
 	warns   []platform.Warning

@@ -37,20 +37,19 @@ type Section struct {
 // SectionKey: platform.Settings.
 func (p *Platform) SectionKey() string { return SectionKey }
 
-// DecodeSection decodes the swarm: block (n nil: the defaults) into a Section.
-func (p *Platform) DecodeSection(n *yaml.Node, _ section.Context) (any, []section.Problem) {
+// DecodeSection decodes the swarm: block (n nil: the defaults) into the Section its Configure
+// configures the platform with.
+func (p *Platform) DecodeSection(n *yaml.Node, _ section.Context) (section.Decoded, []section.Problem) {
 	var s Section
 	ps := section.Decode(n, SectionKey, &s)
-	return s, ps
+	return section.Decoded{Configure: func() { p.Configure(s) }}, ps
 }
 
-// ConfigureSection configures the platform with a Section DecodeSection returned.
-func (p *Platform) ConfigureSection(v any) {
-	if s, ok := v.(Section); ok {
-		p.mu.Lock()
-		p.section = s
-		p.mu.Unlock()
-	}
+// Configure configures the platform with a swarm: block, replacing an earlier one.
+func (p *Platform) Configure(s Section) {
+	p.mu.Lock()
+	p.section = s
+	p.mu.Unlock()
 }
 
 func (p *Platform) acceptsDNSLoss() bool {

@@ -31,7 +31,7 @@ func TestBridgeGuard(t *testing.T) {
 	single := e.container(t, im.Ref, "bbguard-single-"+suffix, "bbguard-single-net-"+suffix,
 		map[string]string{"boxbench": "1"}, map[string]string{"com.docker.network.bridge.enable_icc": "false"})
 
-	e.p.ConfigureSection(Section{})
+	e.p.Configure(Section{})
 	err = e.p.guardBridges(ctx)
 	for _, want := range []string{user + " (network bbguard-net-" + suffix + ")", "moby/moby#45144",
 		"acceptBridgeDNSLoss: true", EnvHost} {
@@ -50,7 +50,7 @@ func TestBridgeGuard(t *testing.T) {
 			t.Errorf("after the refusal the engine's swarm is %q (%v), want inactive", info.Swarm.LocalNodeState, err)
 		}
 	}
-	e.p.ConfigureSection(Section{AcceptBridgeDNSLoss: true})
+	e.p.Configure(Section{AcceptBridgeDNSLoss: true})
 	if err := e.p.guardBridges(ctx); err != nil {
 		t.Errorf("guard with the spec's acceptance: %v", err)
 	}

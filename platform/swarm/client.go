@@ -86,7 +86,7 @@ func (b *box) checkPath(ctx context.Context) error {
 	if b.req.Network == NetworkHost {
 		return nil
 	}
-	task := driver.Endpoint{Host: b.facts["task_ip"], Port: b.layout.Port}
+	task := driver.Endpoint{Host: b.taskIP, Port: b.layout.Port}
 	if err := b.connect(ctx, task); err != nil {
 		return fmt.Errorf("the task's overlay address %s does not answer from a container on %s: %w", task, b.netName, err)
 	}

@@ -10,11 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/swarm"
-	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 
 	"github.com/boxbench/boxbench/dbms"
@@ -68,7 +64,7 @@ func newEnv(t *testing.T) *env {
 	// The suite keeps Docker clusters on bridge networks apart from swarm tests with a lock
 	// (testenv.HoldShared), so these tests accept the leave's loss of bridge names
 	// (bridges.go); TestBridgeGuard checks the refusal itself.
-	e.p.ConfigureSection(Section{AcceptBridgeDNSLoss: true})
+	e.p.Configure(Section{AcceptBridgeDNSLoss: true})
 	var d dbms.DBMS = dbms.Redis{}
 	if _, err := e.p.d.Image(context.Background(), d); errors.Is(err, image.ErrNotBuilt) {
 		testenv.Skip(t, err.Error()+" (or run go test ./images/image/, which builds them)")
@@ -100,34 +96,15 @@ func (w testWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// leftovers lists what of experiment exp the engine and the host still hold.
+// leftovers lists what of experiment exp the engine and the host still hold: the platform's
+// own lister (its services) and the docker platform's (the engine's containers, networks and
+// volumes).
 func (e *env) leftovers(ctx context.Context, exp string) []string {
 	left := platformtest.HostLeftovers(e.root, exp)
-	f := filters.NewArgs(filters.Arg("label", docker.LabelExperiment+"="+exp))
-	var errs []error
-	if info, err := e.engine.Info(ctx); err == nil && info.Swarm.LocalNodeState == swarm.LocalNodeStateActive {
-		ss, err := e.engine.ServiceList(ctx, swarm.ServiceListOptions{Filters: f})
-		errs = append(errs, err)
-		for _, s := range ss {
-			left = append(left, "service "+s.Spec.Name)
-		}
-	}
-	cs, err := e.engine.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
-	errs = append(errs, err)
-	for _, c := range cs {
-		left = append(left, "container "+c.Names[0])
-	}
-	ns, err := e.engine.NetworkList(ctx, network.ListOptions{Filters: f})
-	errs = append(errs, err)
-	for _, n := range ns {
-		left = append(left, "network "+n.Name)
-	}
-	vs, err := e.engine.VolumeList(ctx, volume.ListOptions{Filters: f})
-	errs = append(errs, err)
-	for _, v := range vs.Volumes {
-		left = append(left, "volume "+v.Name)
-	}
-	if err := errors.Join(errs...); err != nil {
+	services, err1 := e.p.Info().Leftovers.Leftovers(ctx, e.root, exp)
+	objects, err2 := docker.EngineLeftovers(ctx, e.engine, exp)
+	left = append(append(left, services...), objects...)
+	if err := errors.Join(err1, err2); err != nil {
 		left = append(left, "engine: "+err.Error())
 	}
 	return left

@@ -447,7 +447,7 @@ func (b *box) endpoints(ctx context.Context, ins container.InspectResponse) erro
 	if hostIP == "" {
 		return fmt.Errorf("task container %s has no address on %s", b.task[:12], gwBridge)
 	}
-	b.facts["task_ip"] = taskIP
+	b.taskIP, b.facts["task_ip"] = taskIP, taskIP
 	b.ep = driver.Endpoint{Host: hostIP, Port: port}
 	b.siteEP = driver.Endpoint{Host: taskIP, Port: port}
 	b.facts["network_path"] = "a container on overlay network " + b.netName + " to the task's overlay address " + b.siteEP.String() + " (one node: through the overlay's bridge in its own namespace; VXLAN carries only traffic between nodes)"

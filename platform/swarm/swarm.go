@@ -97,7 +97,7 @@ func New(d *docker.Platform, log *slog.Logger) *Platform {
 // Info: task containers of a local engine are groups on this host's tree. A service spec has
 // no OCI runtime field (the engine's default runtime runs every task), so no runtime key.
 func (p *Platform) Info() platform.Info {
-	return platform.Info{Name: Name, Cluster: p, Prober: p, Diagnoser: p, BoxCleaner: p, Settings: p,
+	return platform.Info{Name: Name, Cluster: p, Prober: p, Diagnoser: p, BoxCleaner: p, Settings: p, Leftovers: p,
 		Storages:   []string{StorageVolume, StorageBind, StorageTmpfs},
 		Networks:   []string{NetworkHost, NetworkOverlay, NetworkVIP},
 		HostCgroup: true,

@@ -3,9 +3,12 @@ package vm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/images/rootfs"
+	"github.com/boxbench/boxbench/images/vmimage"
 	"github.com/boxbench/boxbench/platform"
 )
 
@@ -54,6 +57,30 @@ func (p *Platform) Diagnose(ctx context.Context, dbs []dbms.DBMS) []platform.Fin
 			Fix: "boxbench images build --vm"})
 	}
 	return fs
+}
+
+// HostFindings: platform.HostChecker. Whether this host has KVM at all, the same finding for vm
+// and vm-docker (doctor lists it once).
+func (p *Platform) HostFindings() []platform.Finding {
+	if _, err := os.Stat("/dev/kvm"); err == nil {
+		return []platform.Finding{{Area: "host", Name: "kvm", OK: true, Detail: "/dev/kvm present (whether a guest boots under it needs a trial)"}}
+	}
+	return []platform.Finding{{Area: "host", Name: "kvm", OK: false, Detail: "no /dev/kvm: a VM platform would run emulated (TCG)"}}
+}
+
+// ImageFlag and BuildImages: platform.ImageBuilder, the guest image of p's variant (vm and
+// vm-docker share the flag --vm).
+func (p *Platform) ImageFlag() (string, string) {
+	return "vm", "also build each database's guest images for the vm and vm-docker platforms (the tree plus Debian's kernel and the QEMU guest agent, and with dockerd and the image loaded, under " + vmimage.DefaultRoot + ")"
+}
+
+func (p *Platform) BuildImages(ctx context.Context, tree rootfs.Tree, done func(line string, built bool, err error)) {
+	g, built, err := p.images.Get(ctx, tree, p.variant)
+	if err != nil {
+		done("", false, err)
+		return
+	}
+	done(fmt.Sprintf("%s  kernel %s %s", g.Disk, g.KernelVersion, g.DockerImage), built, nil)
 }
 
 func labelOf(a AccelChoice) string {

@@ -92,7 +92,7 @@ func (p *Platform) docker() bool { return p.variant == vmimage.Docker }
 // directory lives on a guest disk).
 func (p *Platform) Info() platform.Info {
 	i := platform.Info{Name: p.name, Networks: []string{NetworkNAT, NetworkBridge}, HostCgroup: true,
-		Diagnoser: p, BoxCleaner: p}
+		Diagnoser: p, BoxCleaner: p, Host: p, Images: p}
 	if p.docker() {
 		i.Storages = []string{StorageOverlay, StorageBind}
 		i.Fallback = map[string]string{"volume": StorageBind, StorageRootfs: StorageOverlay, storage.Tmpfs: StorageBind, storage.Blockdev: StorageBind}
