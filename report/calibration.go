@@ -2,8 +2,8 @@ package report
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
+	"html/template"
 	"io"
 	"maps"
 	"math"
@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/boxbench/boxbench/calibration"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/stats"
 )
@@ -24,7 +25,7 @@ import (
 // into disjoint blocks of that many consecutive rounds, each block one test.
 type Calibration struct {
 	// Series is what was compared: "throughput" (the report's figure) or "throughput without
-	// the steady-state cut" (the metric throughput_untruncated_ops_per_second, when stored).
+	// the steady-state cut" (the metric results.MetricUntruncated, when stored).
 	Series string          `json:"series"`
 	Sizes  []CalibrationAt `json:"sizes"`
 	// PairsLeftOut counts the A/A pairs of cells beyond MaxAAPairs, which were not tested.
@@ -299,19 +300,14 @@ func compareBlock(blk [][2]float64) (stats.Comparison, stats.Paired, bool) {
 	return u, p, true
 }
 
-// untruncated reads each ok run's throughput before the steady-state cut (NaN when the run did
-// not store it: steadyState off, or an older boxbench), in the order of ok.
-func untruncated(ok []results.RunRow) []float64 {
-	out := make([]float64, len(ok))
-	for i, run := range ok {
+// untruncated is each ok run's throughput before the steady-state cut (NaN when the run did
+// not store it: steadyState off, or an older boxbench), from the runs' metrics (runMetrics).
+func untruncated(metrics []map[string]float64) []float64 {
+	out := make([]float64, len(metrics))
+	for i, m := range metrics {
 		out[i] = math.NaN()
-		var res struct {
-			Metrics map[string]float64 `json:"metrics"`
-		}
-		if len(run.Result) > 0 && json.Unmarshal(run.Result, &res) == nil {
-			if v, found := res.Metrics["throughput_untruncated_ops_per_second"]; found {
-				out[i] = v
-			}
+		if v, found := m[results.MetricUntruncated]; found {
+			out[i] = v
 		}
 	}
 	return out
@@ -319,19 +315,65 @@ func untruncated(ok []results.RunRow) []float64 {
 
 // calibrationSection shows the calibration (with the matrix key replica) as text in the
 // terminal and on the page, and in JSON as the key "calibration": the A/A noise floor, false
-// positives and known-effect detection per sample size and analysis.
-type calibrationSection struct{ textSection }
+// positives and known-effect detection per sample size and analysis. Its model is the
+// calibrations, computed once when Build builds it (nil without the replica key).
+type calibrationSection struct{ cals []Calibration }
 
-func (calibrationSection) JSON(r *Report) (string, any) {
-	if cals := r.calibrations(); len(cals) > 0 {
-		return "calibration", cals
+var _ = addSection(60, "calibration", func(r *Report) (Section, error) {
+	return calibrationSection{r.calibrations()}, nil
+})
+
+func (calibrationSection) Head() Head         { return Head{Anchor: "calibration", Title: "Calibration"} }
+func (s calibrationSection) Text(w io.Writer) { writeTextCalibration(w, s.cals) }
+func (calibrationSection) CSV() []CSVForm     { return nil }
+
+func (s calibrationSection) JSON() (string, any) {
+	if len(s.cals) > 0 {
+		return "calibration", s.cals
 	}
 	return "", nil
 }
 
+func (s calibrationSection) HTML() (template.HTML, error) {
+	var b strings.Builder
+	writeTextCalibration(&b, s.cals)
+	return preHTML(s.Head(), b.String())
+}
+
+// Stored is the report's calibration in the shape that is kept (the headline series); false
+// when the experiment has no A/A test.
+func (r *Report) Stored() (*calibration.Stored, bool) {
+	var cals []Calibration
+	if sections, err := r.sections(); err == nil {
+		for _, s := range sections {
+			if c, ok := s.(calibrationSection); ok {
+				cals = c.cals
+			}
+		}
+	}
+	if len(cals) == 0 {
+		return nil, false
+	}
+	c := cals[0]
+	s := &calibration.Stored{Experiment: r.Experiment.ID, CreatedAt: r.Experiment.CreatedAt, Series: c.Series,
+		Host: calibration.Host(r.Env), DBMS: r.Experiment.DBMS, Workload: r.Experiment.Workload}
+	for _, cell := range r.Cells {
+		for _, t := range cell.Duets {
+			s.Duet = s.Duet || t.Pair != ""
+		}
+	}
+	for _, at := range c.Sizes {
+		if at.AATests == 0 {
+			continue
+		}
+		s.Floors = append(s.Floors, calibration.Floor{N: at.N, Tests: at.AATests,
+			Unpaired: at.NoiseFloorUnpaired.Median, Paired: at.NoiseFloorPaired.Median})
+	}
+	return s, len(s.Floors) > 0
+}
+
 // writeTextCalibration prints the calibration section.
-func writeTextCalibration(w io.Writer, r *Report) {
-	cals := r.calibrations()
+func writeTextCalibration(w io.Writer, cals []Calibration) {
 	if len(cals) == 0 {
 		return
 	}
