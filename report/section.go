@@ -36,8 +36,9 @@ type Section interface {
 	CSV() []CSVForm
 }
 
-// Head names a section: Anchor is the id of its <section> on the page, Title its heading;
-// with Nav the page's navigation links to it whenever the section is on the page.
+// Head names a section: Anchor is the id of its <section> on the page, Title its name (the
+// link's text in the page's navigation, and a textSection's h2); with Nav the navigation links
+// to it whenever the section is on the page.
 type Head struct {
 	Anchor, Title string
 	Nav           bool
