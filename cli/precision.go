@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/boxbench/boxbench/calibration"
 	"github.com/boxbench/boxbench/internal/hostenv"
 	"github.com/boxbench/boxbench/report"
 	"github.com/boxbench/boxbench/spec"
@@ -26,7 +27,7 @@ type hostPrecision struct {
 	busy      float64
 	steal     float64
 	looked    bool // busy and steal were read
-	cal       *report.StoredCalibration
+	cal       *calibration.Stored
 	calErr    error
 	otherHost bool // the calibration was taken on another host
 }
@@ -47,7 +48,7 @@ func lookAtHost(workRoot string) hostPrecision {
 			h.busy, h.steal, h.looked = (b.CPUBusy-a.CPUBusy)/dt, (b.CPUSteal-a.CPUSteal)/dt, true
 		}
 	}
-	h.cal, h.calErr = report.LoadCalibration(workRoot)
+	h.cal, h.calErr = calibration.Load(workRoot)
 	h.otherHost = h.cal != nil && !h.cal.SameHost(h.env)
 	return h
 }
@@ -164,9 +165,9 @@ func (a *app) keepCalibration(r *report.Report, resultsFile string) {
 		resultsFile = abs
 	}
 	s.Results = resultsFile
-	if err := report.SaveCalibration(a.workRoot, s); err != nil {
+	if err := calibration.Save(a.workRoot, s); err != nil {
 		fmt.Fprintf(a.stderr, "keeping the calibration for plan and doctor: %v\n", err)
 		return
 	}
-	fmt.Fprintf(a.stderr, "calibration kept as this host's last: %s\n", filepath.Join(a.workRoot, report.CalibrationFile))
+	fmt.Fprintf(a.stderr, "calibration kept as this host's last: %s\n", filepath.Join(a.workRoot, calibration.File))
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxbench/boxbench/calibration"
 	"github.com/boxbench/boxbench/internal/hostenv"
 	"github.com/boxbench/boxbench/report"
 	"github.com/boxbench/boxbench/spec"
@@ -18,8 +19,8 @@ import (
 // says that there is none.
 func TestForecast(t *testing.T) {
 	env := map[string]string{"cpu_model": "AMD EPYC", "num_cpu": "2", "kernel": "6.18"}
-	cal := &report.StoredCalibration{Experiment: "calibrate-1", Host: env,
-		Floors: []report.StoredFloor{{N: 4, Tests: 4, Unpaired: 40, Paired: 38}, {N: 10, Tests: 2, Unpaired: 14, Paired: 9}}}
+	cal := &calibration.Stored{Experiment: "calibrate-1", Host: env,
+		Floors: []calibration.Floor{{N: 4, Tests: 4, Unpaired: 40, Paired: 38}, {N: 10, Tests: 2, Unpaired: 14, Paired: 9}}}
 	h := hostPrecision{env: env, cal: cal}
 	e := &spec.Experiment{Order: "randomized", Repetitions: spec.Repetitions{Min: 10, Max: 10, TargetEffect: 0.03}}
 	got := strings.Join(h.forecast(e), "\n")
@@ -95,7 +96,7 @@ func TestKeepCalibration(t *testing.T) {
 	var stderr bytes.Buffer
 	a := &app{stderr: &stderr, workRoot: t.TempDir()}
 	a.keepCalibration(rep, "/srv/out/cal/results.db")
-	got, err := report.LoadCalibration(a.workRoot)
+	got, err := calibration.Load(a.workRoot)
 	if err != nil || got == nil || got.Experiment != "cal-1" || got.Results != "/srv/out/cal/results.db" || len(got.Floors) != 1 || got.Floors[0].N != 4 {
 		t.Fatalf("kept %+v %v (%s)", got, err, stderr.String())
 	}
@@ -103,7 +104,7 @@ func TestKeepCalibration(t *testing.T) {
 	rep.Env = map[string]string{"cpu_model": "elsewhere"}
 	rep.Experiment.ID = "cal-2"
 	a.keepCalibration(rep, "/srv/out/cal-2/results.db")
-	if got, _ := report.LoadCalibration(a.workRoot); got == nil || got.Experiment != "cal-1" {
+	if got, _ := calibration.Load(a.workRoot); got == nil || got.Experiment != "cal-1" {
 		t.Errorf("another host's calibration replaced this host's: %+v", got)
 	}
 }

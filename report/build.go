@@ -71,12 +71,15 @@ func Build(store *results.Store) (*Report, error) {
 		return nil, fmt.Errorf("report %s: sweeps: %w", store.Path(), err)
 	}
 	r.Runs = runs
-	r.Sections = defaultSections()
 	r.series = map[string]*runSeries{}
 	for _, run := range runs {
 		if r.series[run.ID], err = loadRunSeries(store, run.ID); err != nil {
 			return nil, fmt.Errorf("report %s: %w", store.Path(), err)
 		}
+	}
+	r.decodeResults()
+	if r.Sections, err = buildSections(r); err != nil {
+		return nil, fmt.Errorf("report %s: %w", store.Path(), err)
 	}
 	return r, nil
 }
@@ -151,7 +154,8 @@ func (r *Report) buildCell(rec results.CellRecord, runs []results.RunRow) *Cell 
 		c.Emulated = c.Emulated || run.Emulated
 	}
 	c.Throughput = stats.Summarize(c.Samples)
-	c.Untruncated = untruncated(ok)
+	metrics := runMetrics(ok)
+	c.Untruncated = untruncated(metrics)
 	for _, run := range ok {
 		if run.Steady.NotApplied() {
 			if c.SteadyNotApplied == nil {
@@ -168,7 +172,7 @@ func (r *Report) buildCell(rec results.CellRecord, runs []results.RunRow) *Cell 
 			Message: fmt.Sprintf("%d latency histogram(s) could not be read; the cell's percentiles leave those runs out", broken)})
 	}
 	c.Env = cellEnv(ok, r.Env)
-	c.Metrics = cellMetrics(ok)
+	c.Metrics = cellMetrics(metrics)
 	return c
 }
 

@@ -66,7 +66,7 @@ func TestCalibration(t *testing.T) {
 		t.Errorf("n=4: unpaired detected the cut in %d of 2 despite the drift", k.DetectedUnpaired)
 	}
 	var text strings.Builder
-	writeTextCalibration(&text, rep)
+	writeTextCalibration(&text, rep.calibrations())
 	for _, want := range []string{"n=4: noise floor unpaired", "false positives unpaired 0/2, paired 0/2", "known effect 10.0 %"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
@@ -75,5 +75,34 @@ func TestCalibration(t *testing.T) {
 	rep.Keys = []string{"cpus"}
 	if rep.calibrations() != nil {
 		t.Error("a calibration without the replica key")
+	}
+}
+
+// The calibration kept for plan and doctor is the headline series' floors of the section
+// Build computed, with the host that measured them.
+func TestStored(t *testing.T) {
+	const base = "cpus=0.50/replica=a"
+	var a, b []float64
+	for r := 0; r < 8; r++ {
+		a = append(a, 40000*(1+0.03*float64(r%3)))
+		b = append(b, 40000*(1+0.03*float64((r+1)%3)))
+	}
+	env := map[string]string{"cpu_model": "AMD EPYC", "num_cpu": "2", "kernel": "6.18"}
+	rep := &Report{Keys: []string{"cpus", "replica"}, Env: env, Experiment: Experiment{ID: "calibrate-1", CreatedAt: "2026-11-27T00:00:00Z"},
+		Cells: []*Cell{calCell("a", "0.50", base, a), calCell("b", "0.50", base, b)}}
+	s, ok := rep.Stored()
+	if !ok {
+		t.Fatal("no calibration to keep")
+	}
+	cal := rep.calibrations()[0]
+	if len(s.Floors) != 2 || s.Floors[1].N != 8 || s.Floors[1].Unpaired != cal.Sizes[1].NoiseFloorUnpaired.Median ||
+		s.Floors[1].Paired != cal.Sizes[1].NoiseFloorPaired.Median || math.IsNaN(s.Floors[1].Unpaired) || s.Duet {
+		t.Fatalf("kept %+v from %+v", s, cal.Sizes)
+	}
+	if s.Experiment != "calibrate-1" || !s.SameHost(env) {
+		t.Errorf("kept %+v: not the experiment's or not its host's", s)
+	}
+	if _, ok := (&Report{Keys: []string{"cpus"}}).Stored(); ok {
+		t.Error("an experiment without the replica key kept a calibration")
 	}
 }

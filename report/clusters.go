@@ -17,6 +17,8 @@ var clusterFacts = []struct{ key, label string }{
 	{"kubernetes_nodes", "nodes"},
 }
 
+var _ = addSection(40, "clusters", textBuilder("clusters", "Orchestrator clusters", writeTextClusters))
+
 // writeTextClusters prints, under each cell that ran on a Kubernetes cluster, what its runs
 // recorded of that cluster: its name (the cell's cluster key), CNI, kube-proxy mode, version and
 // nodes with their addresses. Each fact once when every run of the cell agrees, else every value

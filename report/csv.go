@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"slices"
@@ -23,6 +24,9 @@ var csvOpFields = []string{"count", "errors", "ops_per_second", "p50_us", "p90_u
 // every matrix param, throughput (ops/s), per op type and series the count, errors, rate and
 // latency percentiles (µs), the client's CPU, and the warnings. Missing values are empty.
 func WriteCSV(w io.Writer, r *Report) error {
+	if len(r.decoded) != len(r.Runs) { // a Report not made by Build
+		r.decodeResults()
+	}
 	runs, keys := r.Runs, r.Keys
 	params := map[string]map[string]string{}
 	for _, c := range r.Cells {
@@ -69,14 +73,13 @@ func WriteCSV(w io.Writer, r *Report) error {
 	if err := cw.Write(head); err != nil {
 		return err
 	}
-	for _, run := range runs {
+	for i, run := range runs {
 		row := []string{run.ID, run.CellID, strconv.Itoa(run.Rep), strconv.Itoa(run.Seq), run.Status,
 			oneLine(run.Reason), stamp(run.Started), stamp(run.Ended)}
 		for _, k := range keys {
 			row = append(row, params[run.CellID][k])
 		}
-		var res workload.Result
-		hasRes := len(run.Result) > 0 && json.Unmarshal(run.Result, &res) == nil
+		res, hasRes := r.decoded[i].res, r.decoded[i].ok
 		if hasRes {
 			row = append(row, string(res.Mode), strconv.Itoa(res.Threads), num(res.Measured.Seconds()))
 		} else {
@@ -131,4 +134,43 @@ func stamp(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// runResult is a run's stored result, decoded; ok is false when the run stored none or it
+// does not decode.
+type runResult struct {
+	res workload.Result
+	ok  bool
+}
+
+// decodeResults decodes every run's stored result once, for the per-run CSV.
+func (r *Report) decodeResults() {
+	r.decoded = make([]runResult, len(r.Runs))
+	for i, run := range r.Runs {
+		d := &r.decoded[i]
+		d.ok = len(run.Result) > 0 && json.Unmarshal(run.Result, &d.res) == nil
+	}
+}
+
+// WriteCSVForm writes the CSV form name: "csv" (WriteCSV, the report's own, one row per run)
+// or one a section offers (Section.CSV: "sweep-csv"). An unknown name is an error listing the
+// valid ones.
+func WriteCSVForm(w io.Writer, r *Report, name string) error {
+	if name == "csv" {
+		return WriteCSV(w, r)
+	}
+	sections, err := r.sections()
+	if err != nil {
+		return err
+	}
+	valid := []string{"csv"}
+	for _, s := range sections {
+		for _, f := range s.CSV() {
+			if f.Name == name {
+				return f.Write(w)
+			}
+			valid = append(valid, f.Name)
+		}
+	}
+	return fmt.Errorf("no CSV form %q (valid: %s)", name, strings.Join(valid, ", "))
 }

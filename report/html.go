@@ -30,9 +30,12 @@ const HTMLGenerator = `<meta name="generator" content="boxbench report">`
 // report not built from a results file leaves out). The page is deterministic for a given
 // results file.
 func WriteHTML(w io.Writer, r *Report) error {
+	sections, err := r.sections()
+	if err != nil {
+		return err
+	}
 	v := newPage(r)
-	var err error
-	if v.Sections, err = sectionsHTML(r); err != nil {
+	if v.Sections, v.Nav, err = sectionsHTML(sections); err != nil {
 		return err
 	}
 	bw := bufio.NewWriter(w)
@@ -45,6 +48,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 // page is the template's view of a report: every number formatted, every chart drawn.
 type page struct {
 	Sections     []template.HTML // the Report's sections' own parts
+	Nav          []Head          // the sections the navigation links to, after Overhead
 	Title        string
 	Name         string
 	Meta         []kv
@@ -62,7 +66,6 @@ type page struct {
 	HasForest    bool
 	Groups       []groupView
 	Spectra      []spectrumOp
-	HasSweeps    bool // the nav links to the sweeps section
 	Stats        []statRow
 	Adaptive     []string
 	Runs         []cellRuns
@@ -201,7 +204,6 @@ func newPage(r *Report) *page {
 	v.findings(r)
 	v.overview(r, cols)
 	v.spectra(r)
-	v.HasSweeps = len(r.Sweeps) > 0
 	v.stats(r)
 	v.Adaptive = r.adaptiveEvents()
 	v.runs(r)

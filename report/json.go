@@ -87,6 +87,10 @@ type jsonSkipped struct {
 // (absent for a baseline and when there is no comparison: the warnings say why), latency per
 // op type (µs, merged histograms) and warnings; ci95 is null where no interval exists.
 func WriteJSON(w io.Writer, r *Report) error {
+	sections, err := r.sections()
+	if err != nil {
+		return err
+	}
 	out := jsonReport{Experiment: r.Experiment, Environment: r.Env, Keys: format.NonNil(r.Keys),
 		Cells: []jsonCell{}, Skipped: []jsonSkipped{}, Warnings: format.NonNil(r.Warnings)}
 	for _, e := range r.Events {
@@ -129,7 +133,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 	if err := enc.Encode(out); err != nil {
 		return JSONError(err)
 	}
-	b, err := appendSectionsJSON(doc.Bytes(), r)
+	b, err := appendSectionsJSON(doc.Bytes(), sections)
 	if err != nil {
 		return err
 	}

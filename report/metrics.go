@@ -18,17 +18,30 @@ var metricsTmpl = sectionTemplate("metrics")
 // metricsSection shows the workload's own figures: in the terminal the adaptive repetitions,
 // the shares beside a neighbour, the CPU per operation and the neighbours' figures (the rest
 // would bury the table); in the page every metric and share. Its JSON is per cell
-// (cells[].metrics), not a key of its own.
-type metricsSection struct{}
+// (cells[].metrics), not a key of its own. Its model is the terminal text and the page's rows,
+// made once from the cells' metrics.
+type metricsSection struct {
+	text  string
+	views []metricView
+}
 
-func (metricsSection) Text(w io.Writer, r *Report) { writeTextMetrics(w, r) }
-func (metricsSection) JSON(*Report) (string, any)  { return "", nil }
-func (metricsSection) HTML(r *Report) (template.HTML, error) {
-	views := r.metricViews()
-	if len(views) == 0 {
+var _ = addSection(20, "metrics", func(r *Report) (Section, error) {
+	var b strings.Builder
+	writeTextMetrics(&b, r)
+	return metricsSection{b.String(), r.metricViews()}, nil
+})
+
+func (metricsSection) Head() Head {
+	return Head{Anchor: "metrics", Title: "Workload metrics and shares"}
+}
+func (s metricsSection) Text(w io.Writer)  { io.WriteString(w, s.text) }
+func (metricsSection) JSON() (string, any) { return "", nil }
+func (metricsSection) CSV() []CSVForm      { return nil }
+func (s metricsSection) HTML() (template.HTML, error) {
+	if len(s.views) == 0 {
 		return "", nil
 	}
-	return renderHTML(metricsTmpl, struct{ Metrics []metricView }{views})
+	return renderHTML(metricsTmpl, struct{ Metrics []metricView }{s.views})
 }
 
 // Metric is one workload-specific figure of a cell (fio IOPS, sysbench tps, configured and
@@ -38,17 +51,26 @@ type Metric struct {
 	Summary stats.Summary
 }
 
-// cellMetrics summarises every metric the ok runs' results carry, by name.
-func cellMetrics(ok []results.RunRow) []Metric {
-	byName := map[string][]float64{}
-	for _, run := range ok {
+// runMetrics are the metrics each ok run's result carries, decoded once, in the order of ok;
+// nil for a run whose result is absent or does not decode.
+func runMetrics(ok []results.RunRow) []map[string]float64 {
+	out := make([]map[string]float64, len(ok))
+	for i, run := range ok {
 		var res struct {
 			Metrics map[string]float64 `json:"metrics"`
 		}
-		if len(run.Result) == 0 || json.Unmarshal(run.Result, &res) != nil {
-			continue
+		if len(run.Result) > 0 && json.Unmarshal(run.Result, &res) == nil {
+			out[i] = res.Metrics
 		}
-		for k, v := range res.Metrics {
+	}
+	return out
+}
+
+// cellMetrics summarises every metric the ok runs' results carry (runMetrics), by name.
+func cellMetrics(metrics []map[string]float64) []Metric {
+	byName := map[string][]float64{}
+	for _, m := range metrics {
+		for k, v := range m {
 			byName[k] = append(byName[k], v)
 		}
 	}

@@ -18,8 +18,28 @@ var publishedTmpl = sectionTemplate("published")
 // publishedSection sets each effect of the spec's published: block (the study the experiment
 // reproduces, package study) beside this host's estimate of the same comparison, with the
 // verdict. It reads the block from the spec the results file stores, so a report of an old
-// file shows it as that run's spec had it; a spec without the block shows nothing.
-type publishedSection struct{}
+// file shows it as that run's spec had it; a spec without the block shows nothing. Its model
+// is the block and its rows, decoded and judged once when Build builds it.
+type publishedSection struct {
+	p    *study.Published // nil: the spec has no (valid) published: block
+	rows []PublishedRow
+}
+
+var _ = addSection(70, "published", func(r *Report) (Section, error) { return newPublishedSection(r), nil })
+
+// newPublishedSection decodes the block of r's spec and judges its effects on r's cells.
+func newPublishedSection(r *Report) publishedSection {
+	p := publishedOf(r.Spec)
+	if p == nil {
+		return publishedSection{}
+	}
+	return publishedSection{p, r.publishedRows(p)}
+}
+
+func (publishedSection) Head() Head {
+	return Head{Anchor: "published", Title: "Published vs this host"}
+}
+func (publishedSection) CSV() []CSVForm { return nil }
 
 // PublishedRow is one published effect against one compared cell of this experiment.
 type PublishedRow struct {
@@ -173,14 +193,13 @@ func (row PublishedRow) estimateText() string {
 	return fmt.Sprintf("%s %% %s (n %d vs %d)", format.Signed(e.OverheadPct), ci, e.N, e.BaselineN)
 }
 
-func (publishedSection) Text(w io.Writer, r *Report) {
-	p := publishedOf(r.Spec)
-	if p == nil {
+func (s publishedSection) Text(w io.Writer) {
+	if s.p == nil {
 		return
 	}
 	fmt.Fprintln(w, "\npublished vs this host (overhead in % of the baseline's throughput, positive = slower; 95% interval):")
-	format.Wrap(w, "  study: ", p.Study, 100)
-	for _, row := range r.publishedRows(p) {
+	format.Wrap(w, "  study: ", s.p.Study, 100)
+	for _, row := range s.rows {
 		fmt.Fprintf(w, "  %s", row.Effect)
 		if row.label != "" {
 			fmt.Fprintf(w, ": %s vs %s", row.label, format.OrDash(row.baseLabel))
@@ -192,21 +211,19 @@ func (publishedSection) Text(w io.Writer, r *Report) {
 	}
 }
 
-func (publishedSection) JSON(r *Report) (string, any) {
-	p := publishedOf(r.Spec)
-	if p == nil {
+func (s publishedSection) JSON() (string, any) {
+	if s.p == nil {
 		return "", nil
 	}
 	return "published", struct {
 		Study string         `json:"study"`
 		Where string         `json:"where,omitempty"`
 		Rows  []PublishedRow `json:"rows"`
-	}{p.Study, p.Where, r.publishedRows(p)}
+	}{s.p.Study, s.p.Where, s.rows}
 }
 
-func (publishedSection) HTML(r *Report) (template.HTML, error) {
-	p := publishedOf(r.Spec)
-	if p == nil {
+func (s publishedSection) HTML() (template.HTML, error) {
+	if s.p == nil {
 		return "", nil
 	}
 	type view struct {
@@ -214,11 +231,11 @@ func (publishedSection) HTML(r *Report) (template.HTML, error) {
 		Label, BaseLabel, EstimateText string
 	}
 	var rows []view
-	for _, row := range r.publishedRows(p) {
+	for _, row := range s.rows {
 		rows = append(rows, view{row, row.label, row.baseLabel, row.estimateText()})
 	}
 	return renderHTML(publishedTmpl, struct {
 		Study, Where string
 		Rows         []view
-	}{p.Study, p.Where, rows})
+	}{s.p.Study, s.p.Where, rows})
 }

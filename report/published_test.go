@@ -112,10 +112,11 @@ func TestPublishedEmulated(t *testing.T) {
 // TestPublishedNone: a spec without a published block shows no section in any format.
 func TestPublishedNone(t *testing.T) {
 	r := &Report{Spec: "name: x\n"}
+	s := newPublishedSection(r)
 	var b bytes.Buffer
-	publishedSection{}.Text(&b, r)
-	key, _ := publishedSection{}.JSON(r)
-	h, err := publishedSection{}.HTML(r)
+	s.Text(&b)
+	key, _ := s.JSON()
+	h, err := s.HTML()
 	if b.Len() != 0 || key != "" || h != "" || err != nil {
 		t.Errorf("text %q, key %q, html %q, %v", b.String(), key, h, err)
 	}
@@ -124,17 +125,17 @@ func TestPublishedNone(t *testing.T) {
 // TestGoldenPublished keeps the section's text, JSON and HTML (go test ./report -run
 // TestGoldenPublished -update rewrites them).
 func TestGoldenPublished(t *testing.T) {
-	r := publishedFixture(t)
+	s := newPublishedSection(publishedFixture(t))
 	var text bytes.Buffer
-	publishedSection{}.Text(&text, r)
+	s.Text(&text)
 	golden(t, "published.section.txt.golden", text.Bytes())
-	_, v := publishedSection{}.JSON(r)
+	_, v := s.JSON()
 	js, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "published.section.json.golden", append(js, '\n'))
-	h, err := publishedSection{}.HTML(r)
+	h, err := s.HTML()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,9 +50,12 @@ type Report struct {
 	// and the HTML's run panels show them all).
 	Runs []results.RunRow
 	// Sections are the parts after the overview table, in order, each rendering itself in
-	// every format (report/section.go); Build sets defaultSections.
+	// every format (report/section.go): the models Build computed, once, for every registered
+	// section (addSection), in their order.
 	Sections []Section
 
+	// decoded are the runs' stored results, decoded once (decodeResults), in the order of Runs.
+	decoded []runResult
 	// series are the runs' time series, by run id, for the HTML's run panels; nil for a
 	// report not built from a results file.
 	series map[string]*runSeries

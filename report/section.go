@@ -2,60 +2,122 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 )
 
-// Section is one part of the report after the overview table that renders itself in every
-// format, from the Report that Build computed (it never reads the results file). Adding a
-// section is one file with its type and one entry in defaultSections, plus its golden output:
-// the text, JSON and HTML writers take every section from Report.Sections.
+// Section is one part of the report after the overview table: the model Build computed for it
+// (once, from the Report and what Build loaded), which renders itself in every format from
+// that model alone. Adding a section is one file: its builder, registered with addSection
+// where its place in the order is, and its rendering; plus its golden output.
 //
 // Each method is called once per rendering, in the order of Report.Sections, and must be
 // deterministic (golden files).
 type Section interface {
+	// Head names the section: its anchor on the page and its title.
+	Head() Head
 	// Text writes the section to the terminal report, starting with a blank line; nothing
 	// when it has nothing to say.
-	Text(w io.Writer, r *Report)
+	Text(w io.Writer)
 	// JSON returns the section's key and value in the JSON report; key "" leaves it out. Keys
 	// follow the report's own, in section order.
-	JSON(r *Report) (key string, v any)
-	// HTML returns the section's part of the page (a <section> element with its own h2);
-	// "" leaves it out. An error is a template's, a defect of the section.
-	HTML(r *Report) (template.HTML, error)
+	JSON() (key string, v any)
+	// HTML returns the section's part of the page (a <section> element with id Head().Anchor
+	// and its own h2); "" leaves it out. An error is a template's, a defect of the section.
+	HTML() (template.HTML, error)
+	// CSV are the tables the section offers as a CSV form of its own (report --format
+	// NAME); nil for none. A form's name is unique in the report.
+	CSV() []CSVForm
 }
 
-// defaultSections are the report's sections in the order every format shows them.
-func defaultSections() []Section {
-	return []Section{
-		sweepsSection{},
-		metricsSection{},
-		textSection{id: "nodes", title: "Nodes of each cluster", text: writeTextNodes},
-		textSection{id: "clusters", title: "Orchestrator clusters", text: writeTextClusters},
-		textSection{id: "window", title: "Measured window", text: writeTextWindow},
-		calibrationSection{textSection{id: "calibration", title: "Calibration", text: writeTextCalibration}},
-		publishedSection{}, // report/published.go
+// Head names a section: Anchor is the id of its <section> on the page, Title its name (the
+// link's text in the page's navigation, and a textSection's h2); with Nav the navigation links
+// to it whenever the section is on the page.
+type Head struct {
+	Anchor, Title string
+	Nav           bool
+}
+
+// CSVForm is one CSV table a section offers: Name is the --format that writes it.
+type CSVForm struct {
+	Name  string
+	Write func(w io.Writer) error
+}
+
+// builder computes a section's model from a Report whose own parts Build has made (cells,
+// groups, warnings, sweeps, runs); an error fails Build.
+type builder func(r *Report) (Section, error)
+
+type rankedBuilder struct {
+	rank int
+	name string
+	b    builder
+}
+
+var builders []rankedBuilder
+
+// addSection registers a section's builder: rank is its place in the report's order (every
+// format shows the sections by rank), name says which section it is in a panic. Called from a
+// package-level var of the section's own file; a rank taken twice is a defect of the build.
+func addSection(rank int, name string, b builder) bool {
+	for _, o := range builders {
+		if o.rank == rank {
+			panic(fmt.Sprintf("report: sections %s and %s both have rank %d", o.name, name, rank))
+		}
 	}
+	builders = append(builders, rankedBuilder{rank, name, b})
+	slices.SortFunc(builders, func(a, b rankedBuilder) int { return cmp.Compare(a.rank, b.rank) })
+	return true
 }
 
-// sections are r.Sections, or defaultSections for a Report not made by Build.
-func (r *Report) sections() []Section {
+// buildSections computes every registered section's model from r, in order.
+func buildSections(r *Report) ([]Section, error) {
+	out := make([]Section, 0, len(builders))
+	for _, rb := range builders {
+		s, err := rb.b(r)
+		if err != nil {
+			return nil, fmt.Errorf("section %s: %w", rb.name, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// sections are r.Sections; for a Report not made by Build (r.Sections nil) they are built
+// now, and kept.
+func (r *Report) sections() ([]Section, error) {
 	if r.Sections == nil {
-		return defaultSections()
+		s, err := buildSections(r)
+		if err != nil {
+			return nil, err
+		}
+		r.Sections = s
 	}
-	return r.Sections
+	return r.Sections, nil
 }
 
 // textSection is a section whose page part is its terminal text, preformatted, under a heading
-// of its own, and which adds no JSON key: the blocks whose figures the cells' metrics already
-// carry in JSON (a cluster's node_ metrics; the measured window's cut and quiet-start wait).
+// of its own, and which adds no JSON key nor CSV form: the blocks whose figures the cells'
+// metrics already carry in JSON (a cluster's node_ metrics; the measured window's cut and
+// quiet-start wait). Its model is the text, written once when Build builds it.
 type textSection struct {
-	id, title string
-	text      func(w io.Writer, r *Report)
+	head Head
+	text string
+}
+
+// textBuilder builds a textSection from what write prints of r.
+func textBuilder(anchor, title string, write func(w io.Writer, r *Report)) builder {
+	return func(r *Report) (Section, error) {
+		var b strings.Builder
+		write(&b, r)
+		return textSection{Head{Anchor: anchor, Title: title}, b.String()}, nil
+	}
 }
 
 var preTmpl = template.Must(template.New("pre").Parse(`<section id="{{.ID}}">
@@ -63,25 +125,27 @@ var preTmpl = template.Must(template.New("pre").Parse(`<section id="{{.ID}}">
   <pre>{{.Text}}</pre>
 </section>`))
 
-func (s textSection) Text(w io.Writer, r *Report) { s.text(w, r) }
-func (textSection) JSON(*Report) (string, any)    { return "", nil }
+func (s textSection) Head() Head                   { return s.head }
+func (s textSection) Text(w io.Writer)             { io.WriteString(w, s.text) }
+func (textSection) JSON() (string, any)            { return "", nil }
+func (textSection) CSV() []CSVForm                 { return nil }
+func (s textSection) HTML() (template.HTML, error) { return preHTML(s.head, s.text) }
 
-func (s textSection) HTML(r *Report) (template.HTML, error) {
-	var b strings.Builder
-	s.text(&b, r)
-	if strings.TrimSpace(b.String()) == "" {
+// preHTML is text, preformatted, under the section's heading; "" when text is blank.
+func preHTML(h Head, text string) (template.HTML, error) {
+	if strings.TrimSpace(text) == "" {
 		return "", nil
 	}
-	return renderHTML(preTmpl, struct{ ID, Title, Text string }{s.id, s.title, strings.TrimSpace(b.String())})
+	return renderHTML(preTmpl, struct{ ID, Title, Text string }{h.Anchor, h.Title, strings.TrimSpace(text)})
 }
 
 // appendSectionsJSON adds the sections' keys to doc, the report's JSON object as json.Encoder
 // wrote it with a two-space indent, keeping that layout; doc is returned as is when no section
 // has a key.
-func appendSectionsJSON(doc []byte, r *Report) ([]byte, error) {
+func appendSectionsJSON(doc []byte, sections []Section) ([]byte, error) {
 	var extra bytes.Buffer
-	for _, s := range r.sections() {
-		key, v := s.JSON(r)
+	for _, s := range sections {
+		key, v := s.JSON()
 		if key == "" {
 			continue
 		}
@@ -105,19 +169,23 @@ func appendSectionsJSON(doc []byte, r *Report) ([]byte, error) {
 	return append(append(body, extra.Bytes()...), "\n}\n"...), nil
 }
 
-// sectionsHTML are the sections' parts of the page, in order.
-func sectionsHTML(r *Report) ([]template.HTML, error) {
-	var out []template.HTML
-	for _, s := range r.sections() {
-		h, err := s.HTML(r)
+// sectionsHTML are the sections' parts of the page, in order, and the page's navigation links
+// to those that ask for one (Head.Nav) and are on the page.
+func sectionsHTML(sections []Section) (parts []template.HTML, nav []Head, err error) {
+	for _, s := range sections {
+		h, err := s.HTML()
 		if err != nil {
-			return nil, fmt.Errorf("html: %w", err)
+			return nil, nil, fmt.Errorf("html: %w", err)
 		}
-		if h != "" {
-			out = append(out, h)
+		if h == "" {
+			continue
+		}
+		parts = append(parts, h)
+		if head := s.Head(); head.Nav {
+			nav = append(nav, head)
 		}
 	}
-	return out, nil
+	return parts, nav, nil
 }
 
 //go:embed assets/*.html.tmpl

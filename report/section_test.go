@@ -6,27 +6,34 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// fakeSection counts the report's cells: a section added in one place, Report.Sections.
-type fakeSection struct{}
+// fakeSection counts the report's cells when Build builds it: a section added the way the
+// recipe says (docs/architecture.md), by one addSection with its builder.
+type fakeSection struct{ cells int }
 
-func (fakeSection) Text(w io.Writer, r *Report) {
-	fmt.Fprintf(w, "\nfake section: %d cells\n", len(r.Cells))
+func (fakeSection) Head() Head { return Head{Anchor: "fake", Title: "Fake", Nav: true} }
+
+func (s fakeSection) Text(w io.Writer) { fmt.Fprintf(w, "\nfake section: %d cells\n", s.cells) }
+
+func (s fakeSection) JSON() (string, any) { return "fake", map[string]int{"cells": s.cells} }
+
+func (s fakeSection) HTML() (template.HTML, error) {
+	return template.HTML(fmt.Sprintf(`<section id="fake"><h2>Fake</h2><p>%d cells</p></section>`, s.cells)), nil
 }
 
-func (fakeSection) JSON(r *Report) (string, any) {
-	return "fake", map[string]int{"cells": len(r.Cells)}
+func (s fakeSection) CSV() []CSVForm {
+	return []CSVForm{{Name: "fake-csv", Write: func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "cells\n%d\n", s.cells)
+		return err
+	}}}
 }
 
-func (fakeSection) HTML(r *Report) (template.HTML, error) {
-	return template.HTML(fmt.Sprintf(`<section id="fake"><h2>Fake</h2><p>%d cells</p></section>`, len(r.Cells))), nil
-}
-
-// A section added to the list appears in the text, the JSON and the HTML report, and the rest
-// of each stays as it was.
+// A section registered with addSection appears in the text, the JSON and the HTML report (and
+// in the page's navigation), offers its CSV form, and the rest of each stays as it was.
 func TestSectionInEveryFormat(t *testing.T) {
 	r, err := Build(openFixture(t, "edge"))
 	if err != nil {
@@ -46,7 +53,15 @@ func TestSectionInEveryFormat(t *testing.T) {
 		return a.String(), b.String(), c.String()
 	}
 	txt0, js0, html0 := render()
-	r.Sections = append(r.Sections, fakeSection{})
+	if err := WriteCSVForm(io.Discard, r, "fake-csv"); err == nil {
+		t.Fatal("a CSV form no section offers was written")
+	}
+	saved := slices.Clone(builders)
+	t.Cleanup(func() { builders = saved })
+	addSection(1000, "fake", func(r *Report) (Section, error) { return fakeSection{len(r.Cells)}, nil })
+	if r.Sections, err = buildSections(r); err != nil {
+		t.Fatal(err)
+	}
 	txt, js, html := render()
 	n := len(r.Cells)
 	want := fmt.Sprintf("\nfake section: %d cells\n", n)
@@ -65,7 +80,13 @@ func TestSectionInEveryFormat(t *testing.T) {
 		t.Errorf("JSON: the section is not appended after the report's keys:\n%s", js[max(0, len(js)-200):])
 	}
 	wantHTML := fmt.Sprintf(`<section id="fake"><h2>Fake</h2><p>%d cells</p></section>`, n)
-	if !strings.Contains(html, wantHTML) || strings.Replace(html, wantHTML+"\n", "", 1) != html0 {
-		t.Errorf("HTML: the section is missing or changed the rest")
+	const wantNav = `<a href="#fake">Fake</a>`
+	rest := strings.Replace(strings.Replace(html, wantHTML+"\n", "", 1), wantNav, "", 1)
+	if !strings.Contains(html, wantHTML) || !strings.Contains(html, wantNav) || rest != html0 {
+		t.Errorf("HTML: the section or its link is missing, or it changed the rest")
+	}
+	var csv bytes.Buffer
+	if err := WriteCSVForm(&csv, r, "fake-csv"); err != nil || csv.String() != fmt.Sprintf("cells\n%d\n", n) {
+		t.Errorf("CSV form fake-csv: %q, %v", csv.String(), err)
 	}
 }

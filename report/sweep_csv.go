@@ -13,12 +13,14 @@ var sweepResources = []struct{ name, col string }{
 	{ResServerCPU, "server_cpu"}, {ResServerQuota, "server_cpu_throttled"}, {ResHostCPU, "host_cpu"}, {ResOtherCPU, "other_cpu"}, {ResDisk, "disk"}, {ResSoftirq, "softirq"}, {ResClientCPU, "client_cpu"},
 }
 
-// WriteSweepCSV writes one row per point of every sweep curve (tidy): the sweep key, the
+// WriteSweepCSV writes the sweeps section's CSV form sweep-csv (WriteCSVForm): one row per point of every sweep curve (tidy): the sweep key, the
 // curve, the point's cell and value, n, throughput (ops/s) and latency p50/p99 corrected and
 // service (µs) each as mean and 95 % CI bounds over the ok runs, every resource's share of its
 // capacity (mean), and whether the point is the curve's saturation point or past it, with the
 // bottleneck named on the saturation point's row. Missing values are empty.
-func WriteSweepCSV(w io.Writer, r *Report) error {
+func WriteSweepCSV(w io.Writer, r *Report) error { return WriteCSVForm(w, r, "sweep-csv") }
+
+func writeSweepCSV(w io.Writer, sweeps []*Sweep) error {
 	cw := csv.NewWriter(w)
 	head := []string{"key", "curve", "cell", "x", "n"}
 	for _, m := range []string{"throughput_ops_per_second", "latency_p50_us", "latency_p99_us", "service_p50_us", "service_p99_us"} {
@@ -31,7 +33,7 @@ func WriteSweepCSV(w io.Writer, r *Report) error {
 	if err := cw.Write(head); err != nil {
 		return err
 	}
-	for _, sw := range r.Sweeps {
+	for _, sw := range sweeps {
 		for _, cv := range sw.Curves {
 			for i, p := range cv.Points {
 				row := []string{sw.Key, cv.Label, p.Cell, num(p.X), strconv.Itoa(p.Throughput.N)}

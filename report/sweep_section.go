@@ -15,29 +15,39 @@ var sweepsTmpl = sectionTemplate("sweeps")
 // sweepsSection shows every sweep (report/sweep.go): in the terminal a table per curve, in
 // JSON the key "sweeps" (per sweep key, one curve per combination of the other keys, with the
 // points' throughput in ops/s, latency in µs and resource shares as summaries over the ok
-// runs, and the saturation point; docs/report.md), on the page two charts and a table per sweep.
-type sweepsSection struct{}
+// runs, and the saturation point; docs/report.md), on the page two charts and a table per
+// sweep, and as the CSV form sweep-csv one row per point (sweep_csv.go). Its model is the
+// report's sweeps, which Build computes (sweep.go).
+type sweepsSection struct{ sweeps []*Sweep }
 
-func (sweepsSection) Text(w io.Writer, r *Report) { writeTextSweeps(w, r) }
+var _ = addSection(10, "sweeps", func(r *Report) (Section, error) { return sweepsSection{r.Sweeps}, nil })
 
-func (sweepsSection) JSON(r *Report) (string, any) {
-	if len(r.Sweeps) == 0 {
+func (sweepsSection) Head() Head { return Head{Anchor: "sweeps", Title: "Sweeps", Nav: true} }
+
+func (s sweepsSection) Text(w io.Writer) { writeTextSweeps(w, s.sweeps) }
+
+func (s sweepsSection) JSON() (string, any) {
+	if len(s.sweeps) == 0 {
 		return "", nil
 	}
-	return "sweeps", r.Sweeps
+	return "sweeps", s.sweeps
 }
 
-func (sweepsSection) HTML(r *Report) (template.HTML, error) {
-	if len(r.Sweeps) == 0 {
+func (s sweepsSection) HTML() (template.HTML, error) {
+	if len(s.sweeps) == 0 {
 		return "", nil
 	}
-	return renderHTML(sweepsTmpl, struct{ Sweeps []sweepView }{sweepViews(r)})
+	return renderHTML(sweepsTmpl, struct{ Sweeps []sweepView }{sweepViews(s.sweeps)})
+}
+
+func (s sweepsSection) CSV() []CSVForm {
+	return []CSVForm{{Name: "sweep-csv", Write: func(w io.Writer) error { return writeSweepCSV(w, s.sweeps) }}}
 }
 
 // writeTextSweeps prints each sweep's curves as tables, with the saturation point and the
 // resource telemetry saw saturated there.
-func writeTextSweeps(w io.Writer, r *Report) {
-	for _, sw := range r.Sweeps {
+func writeTextSweeps(w io.Writer, sweeps []*Sweep) {
+	for _, sw := range sweeps {
 		what := "the swept value"
 		if sw.Offered {
 			what = "offered load, ops/s"
@@ -131,10 +141,10 @@ type sweepRow struct {
 
 // sweepViews draws every sweep: throughput against the key, and latency against throughput
 // with the corrected and the service series apart.
-func sweepViews(r *Report) []sweepView {
+func sweepViews(sweeps []*Sweep) []sweepView {
 	var out []sweepView
 	col := &colors{}
-	for _, sw := range r.Sweeps {
+	for _, sw := range sweeps {
 		sv := sweepView{Key: sw.Key, What: "the swept value"}
 		if sw.Offered {
 			sv.What = "offered load, ops/s"

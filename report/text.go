@@ -17,6 +17,10 @@ import (
 // baseline with its CI and verdict, p99 per op type and warning markers, grouped by baseline,
 // then the warnings as footnotes and the skipped cells.
 func WriteText(w io.Writer, r *Report) error {
+	sections, err := r.sections()
+	if err != nil {
+		return err
+	}
 	tw := format.Terminal(w) // strings from results files reach a terminal escaped
 	bw := bufio.NewWriter(tw)
 	writeTextHeader(bw, r)
@@ -80,8 +84,8 @@ func WriteText(w io.Writer, r *Report) error {
 	if len(rows) == 0 {
 		fmt.Fprintln(bw, "no runnable cells")
 	}
-	for _, s := range r.sections() {
-		s.Text(bw, r)
+	for _, s := range sections {
+		s.Text(bw)
 	}
 	writeTextNotes(bw, r, notes)
 	if err := bw.Flush(); err != nil {

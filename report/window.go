@@ -9,13 +9,14 @@ import (
 	"github.com/boxbench/boxbench/stats"
 )
 
-// The measured window section (a textSection in defaultSections): where each cell's window
-// started and how long its runs waited for a quiet host.
+// The measured window section (a textSection): where each cell's window started and how long
+// its runs waited for a quiet host.
+var _ = addSection(50, "window", textBuilder("window", "Measured window", writeTextWindow))
 
-// Metric names the runner stores for the measured window (runner/steady.go, runner/quiet.go).
+// The metrics the runner stores for the measured window, by their one name (results/names.go).
 const (
-	metricTruncated = "steady_state_truncated_seconds"
-	metricQuietWait = "quiet_start_wait_seconds"
+	metricTruncated = results.MetricTruncated
+	metricQuietWait = results.MetricQuietWait
 )
 
 // windowRows are the per-cell steady-state cuts and quiet-start waits (seconds over the ok

@@ -75,3 +75,14 @@ func ShareMetric(resource string, obtained bool) string {
 
 // IsShareMetric says whether name is a ShareMetric.
 func IsShareMetric(name string) bool { return strings.Contains(name, "_share_") }
+
+// The measured window's metrics: the runner stores them in a run's result (runner/steady.go,
+// runner/quiet.go) and the report reads them by these names.
+const (
+	// MetricTruncated is the steady-state cut, seconds from the window's start.
+	MetricTruncated = "steady_state_truncated_seconds"
+	// MetricUntruncated is the run's throughput before the steady-state cut (ops/s).
+	MetricUntruncated = "throughput_untruncated_ops_per_second"
+	// MetricQuietWait is how long the run waited for a quiet host (seconds).
+	MetricQuietWait = "quiet_start_wait_seconds"
+)

@@ -13,7 +13,7 @@ import (
 
 // The quiet start's metric and warning codes (docs/precision.md).
 const (
-	MetricQuietWait   = "quiet_start_wait_seconds"
+	MetricQuietWait   = results.MetricQuietWait
 	WarnHostNotQuiet  = "host_not_quiet"
 	WarnPageCacheKept = "page_cache_not_dropped"
 	dropCachesFile    = "/proc/sys/vm/drop_caches"

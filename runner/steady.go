@@ -11,8 +11,8 @@ import (
 
 // The steady-state cut's metrics and warning code (docs/precision.md).
 const (
-	MetricTruncated   = "steady_state_truncated_seconds"
-	MetricUntruncated = "throughput_untruncated_ops_per_second"
+	MetricTruncated   = results.MetricTruncated
+	MetricUntruncated = results.MetricUntruncated
 	WarnNotSteady     = "steady_state_not_reached"
 	steadyStateOff    = "off"
 )

@@ -1,4 +1,9 @@
-package report
+// Package calibration keeps a host's last calibration: the A/A noise floors an experiment with
+// the matrix key replica measured (report.Report.Stored computes them), written under the work
+// root by the run that measured them and read back, as untrusted input, by plan and doctor to
+// forecast what a spec can resolve on the same host (docs/precision.md). It knows nothing of
+// the report's writers.
+package calibration
 
 import (
 	"encoding/json"
@@ -13,14 +18,14 @@ import (
 	"github.com/boxbench/boxbench/internal/safefile"
 )
 
-// CalibrationFile is where the last calibration of this host is kept, under the work root
+// File is where the last calibration of this host is kept, under the work root
 // (a directory of boxbench's own on this host, like the seeds and locks): `plan` and `doctor`
 // read it to say what a spec can resolve before it runs (docs/precision.md).
-const CalibrationFile = "calibration.json"
+const File = "calibration.json"
 
-// StoredCalibration is the part of a calibration that forecasts other experiments on the
+// Stored is the part of a calibration that forecasts other experiments on the
 // same host: the A/A noise floors by sample size, and which host they were taken on.
-type StoredCalibration struct {
+type Stored struct {
 	// Experiment is the id of the experiment that measured it, Results its results file (the
 	// run that measured it kept it: docs/precision.md).
 	Experiment string `json:"experiment"`
@@ -32,15 +37,15 @@ type StoredCalibration struct {
 	Duet bool `json:"duet"`
 	// DBMS and Workload are what the calibration measured (its spec's database and workload
 	// type): another database's noise is not this one's.
-	DBMS     string        `json:"dbms,omitempty"`
-	Workload string        `json:"workload,omitempty"`
-	Series   string        `json:"series"`
-	Floors   []StoredFloor `json:"floors"`
+	DBMS     string  `json:"dbms,omitempty"`
+	Workload string  `json:"workload,omitempty"`
+	Series   string  `json:"series"`
+	Floors   []Floor `json:"floors"`
 }
 
-// StoredFloor is the median A/A noise floor (95 % CI half-width of the ratio, percent) at N
+// Floor is the median A/A noise floor (95 % CI half-width of the ratio, percent) at N
 // runs per cell over Tests A/A tests, unpaired and paired.
-type StoredFloor struct {
+type Floor struct {
 	N        int     `json:"n"`
 	Tests    int     `json:"aa_tests"`
 	Unpaired float64 `json:"unpaired_pct"`
@@ -50,36 +55,18 @@ type StoredFloor struct {
 // hostKeys identify a host in a stored calibration.
 var hostKeys = []string{"cpu_model", "num_cpu", "kernel"}
 
-// Stored is the report's calibration in the shape that is kept (the headline series); false
-// when the experiment has no A/A test.
-func (r *Report) Stored() (*StoredCalibration, bool) {
-	cals := r.calibrations()
-	if len(cals) == 0 {
-		return nil, false
-	}
-	c := cals[0]
-	s := &StoredCalibration{Experiment: r.Experiment.ID, CreatedAt: r.Experiment.CreatedAt, Series: c.Series,
-		Host: map[string]string{}, DBMS: r.Experiment.DBMS, Workload: r.Experiment.Workload}
+// Host is the part of env, a recorded environment, that identifies the host in a kept
+// calibration (hostKeys).
+func Host(env map[string]string) map[string]string {
+	out := make(map[string]string, len(hostKeys))
 	for _, k := range hostKeys {
-		s.Host[k] = r.Env[k]
+		out[k] = env[k]
 	}
-	for _, cell := range r.Cells {
-		for _, t := range cell.Duets {
-			s.Duet = s.Duet || t.Pair != ""
-		}
-	}
-	for _, at := range c.Sizes {
-		if at.AATests == 0 {
-			continue
-		}
-		s.Floors = append(s.Floors, StoredFloor{N: at.N, Tests: at.AATests,
-			Unpaired: at.NoiseFloorUnpaired.Median, Paired: at.NoiseFloorPaired.Median})
-	}
-	return s, len(s.Floors) > 0
+	return out
 }
 
 // SameHost says whether the calibration was taken on a host whose environment env matches.
-func (s *StoredCalibration) SameHost(env map[string]string) bool {
+func (s *Stored) SameHost(env map[string]string) bool {
 	for _, k := range hostKeys {
 		if s.Host[k] != env[k] {
 			return false
@@ -88,9 +75,9 @@ func (s *StoredCalibration) SameHost(env map[string]string) bool {
 	return true
 }
 
-// SaveCalibration keeps s as the last calibration under dir (written whole through an
+// Save keeps s as the last calibration under dir (written whole through an
 // exclusive temporary file, then renamed; never through a link at its name).
-func SaveCalibration(dir string, s *StoredCalibration) error {
+func Save(dir string, s *Stored) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
@@ -100,7 +87,7 @@ func SaveCalibration(dir string, s *StoredCalibration) error {
 		return err
 	}
 	defer d.Close()
-	return d.WriteAtomic(CalibrationFile, 0o644, func(f *os.File) error {
+	return d.WriteAtomic(File, 0o644, func(f *os.File) error {
 		_, err := f.Write(append(b, '\n'))
 		return err
 	})
@@ -113,12 +100,12 @@ const (
 	maxFloors           = 1000
 )
 
-// LoadCalibration reads the last calibration kept under dir; nil without error when none is.
+// Load reads the last calibration kept under dir; nil without error when none is.
 // The file is read as untrusted: a regular file (not a link, FIFO or device) of at most 1 MiB,
 // owned by root or the invoking user and unwritable by others, with sane floors; a planted or
 // edited one is an error, never a forecast.
-func LoadCalibration(dir string) (*StoredCalibration, error) {
-	path := filepath.Join(dir, CalibrationFile)
+func Load(dir string) (*Stored, error) {
+	path := filepath.Join(dir, File)
 	b, err := safefile.Read(path, safefile.Rule{Max: maxCalibrationBytes, NoFollow: true, Owners: safefile.InvokingUsers()})
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -126,7 +113,7 @@ func LoadCalibration(dir string) (*StoredCalibration, error) {
 	if err != nil {
 		return nil, err
 	}
-	var s StoredCalibration
+	var s Stored
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -137,7 +124,7 @@ func LoadCalibration(dir string) (*StoredCalibration, error) {
 }
 
 // validate refuses floors no calibration could have measured.
-func (s *StoredCalibration) validate() error {
+func (s *Stored) validate() error {
 	if len(s.Floors) > maxFloors {
 		return fmt.Errorf("%d floors, more than the %d a calibration may hold", len(s.Floors), maxFloors)
 	}
