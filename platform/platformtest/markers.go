@@ -176,7 +176,7 @@ func inGroup(t *testing.T, path string) *exec.Cmd {
 }
 
 // alive says whether proc runs now. A cleanup that acted on a group waited for it to empty
-// (cgroup.Kill), so a process the cleanup killed is gone or a zombie by the time it returns.
+// (cgroup.Ref.Kill), so a process the cleanup killed is gone or a zombie by the time it returns.
 func alive(proc *exec.Cmd) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(proc.Process.Pid) + "/stat")
 	return err == nil && !bytes.Contains(b, []byte(") Z "))
