@@ -118,7 +118,7 @@ func diagnose(ctx context.Context, ps map[string]platform.Platform, workRoot str
 	env := hostenv.Capture()
 	fs := []platform.Finding{
 		{Area: "host", Name: "kernel", OK: true, Detail: env["kernel"]},
-		{Area: "host", Name: "cgroups", OK: cgroup.HostMode() != "unavailable", Detail: cgroup.HostMode() + " (controllers on " + fmt.Sprint("v", int(cgroup.HostVersion())) + ")"},
+		{Area: "host", Name: "cgroups", OK: cgroup.HostMode() != "unavailable", Detail: cgroup.HostMode() + " (controllers on " + cgroup.HostVersion().String() + ")"},
 		{Area: "host", Name: "cpus", OK: true, Detail: env["num_cpu"] + " online (" + env["cpus_online"] + "), " + env["cpu_model"]},
 		{Area: "host", Name: "root", OK: os.Geteuid() == 0, Detail: "cgroups, mounts and loop devices need root", Fix: "run boxbench as root"},
 	}
@@ -229,11 +229,11 @@ func printFindings(w interface{ Write([]byte) (int, error) }, fs []platform.Find
 	tw.Flush()
 }
 
-// v2ControllerFindings reports, on a cgroup v2 host, each controller boxbench delegates down
-// its /boxbench subtree: offered by the root or not (then the limits or telemetry that need it
-// cannot work, and creating a group is refused naming it).
+// v2ControllerFindings reports, on a host whose layout delegates controllers (cgroup v2), each
+// controller boxbench delegates down its /boxbench subtree: offered by the root or not (then the
+// limits or telemetry that need it cannot work, and creating a group is refused naming it).
 func v2ControllerFindings() []platform.Finding {
-	if cgroup.HostVersion() != cgroup.V2 {
+	if !cgroup.HostVersion().Delegates() {
 		return nil
 	}
 	missing, err := cgroup.MissingControllers()

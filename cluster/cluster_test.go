@@ -136,7 +136,7 @@ func assertNothingLeft(t *testing.T, exp, work string) {
 	if runs, _ := os.ReadDir(dir); len(runs) > 0 {
 		t.Errorf("cgroups left under %s: %v", dir, runs)
 	}
-	_ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + exp})
+	_ = cgroup.At("/boxbench/" + exp).Remove()
 	for _, what := range [][]string{{"ps", "-a"}, {"network", "ls"}} {
 		out, err := exec.Command("docker", append(what, "--filter", "label=boxbench.experiment="+exp, "--format", "{{.Names}}")...).Output()
 		if err == nil && strings.TrimSpace(string(out)) != "" {

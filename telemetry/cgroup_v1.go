@@ -17,9 +17,10 @@ import (
 	"github.com/boxbench/boxbench/internal/cgroup"
 )
 
-// newCgroupCollector picks the v1 or v2 reader for ref.
+// newCgroupCollector picks the reader for ref's layout, once: the one place in telemetry that
+// knows there are two (each parses its layout's own files; see v1Collector and v2Collector).
 func newCgroupCollector(ref cgroup.Ref, rt roots) (collector, error) {
-	if ref.Version == cgroup.V2 {
+	if ref.Layout() == cgroup.V2 {
 		return newV2Collector(ref)
 	}
 	return newV1Collector(ref, rt)
@@ -62,10 +63,10 @@ func newV1Collector(ref cgroup.Ref, rt roots) (*v1Collector, error) {
 	c.mem = load(cgroup1.NewMemory(root, cgroup1.IgnoreModules("kmem", "kmem.tcp"), cgroup1.OptionalSwap()))
 	c.blkio = load(cgroup1.NewBlkio(root, cgroup1.ProcRoot(rt.proc)))
 	if err != nil {
-		return nil, fmt.Errorf("load cgroup v1 %s: %w", ref.Path, err)
+		return nil, fmt.Errorf("load cgroup v1 %s: %w", ref.Path(), err)
 	}
 	if c.cpu == nil && c.cpuacct == nil && c.mem == nil && c.blkio == nil {
-		return nil, fmt.Errorf("cgroup v1 %s: no cpu, cpuacct, memory or blkio directory under %s", ref.Path, root)
+		return nil, fmt.Errorf("cgroup v1 %s: no cpu, cpuacct, memory or blkio directory under %s", ref.Path(), root)
 	}
 	_, statErr := os.Stat(filepath.Join(ref.Dir("memory"), "memory.memsw.usage_in_bytes"))
 	c.swapAccounting = statErr == nil
@@ -81,7 +82,7 @@ func newV1Collector(ref cgroup.Ref, rt roots) (*v1Collector, error) {
 }
 
 func loadV1(ref cgroup.Ref, s cgroup1.Subsystem) (cgroup1.Cgroup, error) {
-	cg, err := cgroup1.Load(cgroup1.StaticPath(ref.Path), cgroup1.WithHierarchy(func() ([]cgroup1.Subsystem, error) {
+	cg, err := cgroup1.Load(cgroup1.StaticPath(ref.Path()), cgroup1.WithHierarchy(func() ([]cgroup1.Subsystem, error) {
 		return []cgroup1.Subsystem{s}, nil
 	}))
 	if errors.Is(err, cgroup1.ErrCgroupDeleted) {
@@ -102,7 +103,7 @@ func v1PressureDir(ref cgroup.Ref) string {
 	return ""
 }
 
-func (c *v1Collector) name() string { return "cgroup v1 " + c.ref.Path }
+func (c *v1Collector) name() string { return "cgroup v1 " + c.ref.Path() }
 
 func (c *v1Collector) collect(r reading) error {
 	var errs []error

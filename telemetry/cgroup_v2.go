@@ -29,12 +29,12 @@ type v2Collector struct {
 func newV2Collector(ref cgroup.Ref) (*v2Collector, error) {
 	dir := ref.Dir("")
 	if _, err := os.Stat(filepath.Join(dir, "cgroup.procs")); err != nil {
-		return nil, fmt.Errorf("cgroup v2 %s: %w", ref.Path, err)
+		return nil, fmt.Errorf("cgroup v2 %s: %w", ref.Path(), err)
 	}
 	return &v2Collector{ref: ref, dir: dir}, nil
 }
 
-func (c *v2Collector) name() string { return "cgroup v2 " + c.ref.Path }
+func (c *v2Collector) name() string { return "cgroup v2 " + c.ref.Path() }
 
 func (c *v2Collector) collect(r reading) error {
 	var errs []error

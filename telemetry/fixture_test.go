@@ -70,7 +70,7 @@ func loadFixture(t *testing.T) fixture {
 }
 
 func (f fixture) ref(v cgroup.Version) cgroup.Ref {
-	return cgroup.Ref{Version: v, Path: f.meta["CGROUP_PATH"]}
+	return cgroup.On(v, f.meta["CGROUP_PATH"])
 }
 
 func (f fixture) pid(t *testing.T) int {
@@ -275,7 +275,7 @@ func TestV2CollectorOnCapturedUnifiedGroup(t *testing.T) {
 func TestReadLimitsOnCapturedContainer(t *testing.T) {
 	f := loadFixture(t)
 	withCgroupRoot(t, f.snap[0].cgrp)
-	got, err := cgroup.ReadLimits(f.ref(cgroup.V1))
+	got, err := f.ref(cgroup.V1).ReadLimits()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestReadLimitsOnCapturedContainer(t *testing.T) {
 		t.Errorf("v1 limits = %+v, want %+v", got, want)
 	}
 	withCgroupRoot(t, filepath.Join(f.snap[0].cgrp, "unified"))
-	got, err = cgroup.ReadLimits(f.ref(cgroup.V2))
+	got, err = f.ref(cgroup.V2).ReadLimits()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestReadLimitsOnCapturedContainer(t *testing.T) {
 		t.Errorf("v2 limits of a group without controllers = %+v, want none", got)
 	}
 	withCgroupRoot(t, f.snap[0].cgrp)
-	if _, err := cgroup.ReadLimits(cgroup.Ref{Version: cgroup.V1, Path: "/no/such/group"}); err == nil {
+	if _, err := cgroup.On(cgroup.V1, "/no/such/group").ReadLimits(); err == nil {
 		t.Error("ReadLimits of a missing v1 group: no error")
 	}
 }

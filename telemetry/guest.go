@@ -195,7 +195,7 @@ func (c *guestCollector) collect(r reading) error {
 
 // groupCollector is the server's group in the guest, parsed like a v2 group on the host.
 func (g *Guest) groupCollector() collector {
-	ref := cgroup.Ref{Version: cgroup.V2, Path: g.group}
+	ref := cgroup.On(cgroup.V2, g.group)
 	return &guestCollector{g: g, label: "cgroup " + g.group,
 		inner: []collector{&v2Collector{ref: ref, dir: filepath.Join(g.mirror, g.group)}}}
 }

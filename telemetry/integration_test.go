@@ -120,7 +120,7 @@ func TestIntegrationV1CgroupThrottling(t *testing.T) {
 	testenv.NeedRoot(t)
 	need(t, "cgroup v1 controllers", cgroup.HostVersion() == cgroup.V1)
 	name := unique()
-	ref := cgroup.Ref{Version: cgroup.V1, Path: "/boxbench-test/" + name}
+	ref := cgroup.On(cgroup.V1, "/boxbench-test/"+name)
 	for _, ctrl := range []string{"cpu", "cpuacct", "memory", "blkio"} {
 		_, err := os.Stat(filepath.Join(cgroup.Root, ctrl))
 		need(t, "cgroup v1 "+ctrl+" controller", err == nil)
@@ -190,7 +190,7 @@ func TestIntegrationV1CgroupThrottling(t *testing.T) {
 	if d["cpu_throttled_periods_total"] <= 0 || d["cpu_usage_seconds_total"] <= 0 {
 		t.Errorf("snapshot deltas %v: want throttled periods and CPU use", d)
 	}
-	lim, err := cgroup.ReadLimits(ref)
+	lim, err := ref.ReadLimits()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestIntegrationDockerThrottling(t *testing.T) {
 	}
 	checkDocumented(t, samples)
 	checkThrottled(t, db, 0.2)
-	lim, err := cgroup.ReadLimits(ref)
+	lim, err := ref.ReadLimits()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,11 +340,11 @@ func cgroupOf(pid int) (cgroup.Ref, error) {
 			continue
 		}
 		if v == cgroup.V2 && parts[0] == "0" && parts[1] == "" {
-			return cgroup.Ref{Version: v, Path: parts[2]}, nil
+			return cgroup.On(v, parts[2]), nil
 		}
 		for _, c := range strings.Split(parts[1], ",") {
 			if v == cgroup.V1 && c == "cpu" {
-				return cgroup.Ref{Version: v, Path: parts[2]}, nil
+				return cgroup.On(v, parts[2]), nil
 			}
 		}
 	}
@@ -386,7 +386,7 @@ func TestIntegrationV2Mount(t *testing.T) {
 	need(t, "a cgroup v2 mount", mount != "")
 	withCgroupRoot(t, mount)
 	name := unique()
-	ref := cgroup.Ref{Version: cgroup.V2, Path: "/boxbench-test/" + name}
+	ref := cgroup.On(cgroup.V2, "/boxbench-test/"+name)
 	dir := ref.Dir("")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -435,7 +435,7 @@ func TestIntegrationV2Mount(t *testing.T) {
 			t.Errorf("%s present=%v, but %s exists=%v", metric, ok, file, statErr == nil)
 		}
 	}
-	if _, err := cgroup.ReadLimits(ref); err != nil {
+	if _, err := ref.ReadLimits(); err != nil {
 		t.Errorf("ReadLimits: %v", err)
 	}
 }

@@ -92,8 +92,8 @@ func (t Target) validate() error {
 	if t.PID < 0 {
 		p = append(p, fmt.Sprintf("negative pid %d", t.PID))
 	}
-	if t.Cgroup != nil && t.Cgroup.Version != cgroup.V1 && t.Cgroup.Version != cgroup.V2 {
-		p = append(p, fmt.Sprintf("cgroup %q has unknown version %d", t.Cgroup.Path, t.Cgroup.Version))
+	if t.Cgroup != nil && !t.Cgroup.Valid() {
+		p = append(p, fmt.Sprintf("cgroup %q has unknown version %d", t.Cgroup.Path(), int(t.Cgroup.Layout())))
 	}
 	if len(p) == 0 {
 		return nil

@@ -38,7 +38,7 @@ func TestCluster(t *testing.T) {
 		if err := b.Teardown(context.Background()); err != nil {
 			t.Errorf("teardown: %v", err)
 		}
-		_ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + exp})
+		_ = cgroup.At("/boxbench/" + exp).Remove()
 	})
 	ep := b.Endpoint()
 	if len(ep.Members) != 3 {

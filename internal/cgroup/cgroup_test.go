@@ -22,9 +22,9 @@ func TestGroupLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer Remove(Ref{Version: g.Ref.Version, Path: strings.TrimSuffix(path, "/g")})
+	defer At(strings.TrimSuffix(path, "/g")).Remove()
 	defer g.Delete()
-	got, err := ReadLimits(g.Ref)
+	got, err := g.Ref.ReadLimits()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,17 +48,17 @@ func TestGroupLifecycle(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	done, err := ApplyShares(g.Ref, resource.Limits{CPUWeight: 50, IOWeight: 30}, "")
+	done, err := g.Ref.ApplyShares(resource.Limits{CPUWeight: 50, IOWeight: 30}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Ref.Version == V1 {
+	if g.Ref.Layout() == V1 {
 		b, _ := os.ReadFile(g.Ref.Dir("cpu") + "/cpu.shares")
 		if strings.TrimSpace(string(b)) != "512" || !strings.Contains(done["cpu_weight"], "512") {
 			t.Errorf("cpu.shares %q, recorded %q", b, done["cpu_weight"])
 		}
 	}
-	if back, err := ReadLimits(g.Ref); err != nil || back.CPUWeight != 50 {
+	if back, err := g.Ref.ReadLimits(); err != nil || back.CPUWeight != 50 {
 		t.Errorf("cpu weight read back as %d (%v), want 50", back.CPUWeight, err)
 	}
 	if done["io_weight"] == "" {
@@ -71,9 +71,9 @@ func TestGroupLifecycle(t *testing.T) {
 		t.Errorf("group still exists after Delete: %v", err)
 	}
 	// The experiment's group is boxbench's own: it goes with its last run.
-	exp := Ref{Version: g.Ref.Version, Path: strings.TrimSuffix(path, "/g")}
+	exp := At(strings.TrimSuffix(path, "/g"))
 	for _, ctrl := range []string{"memory", "cpu", ""} {
-		if _, err := os.Stat(exp.Dir(ctrl)); !os.IsNotExist(err) && (ctrl != "" || exp.Version == V2) {
+		if _, err := os.Stat(exp.Dir(ctrl)); !os.IsNotExist(err) && (ctrl != "" || exp.Layout() == V2) {
 			t.Errorf("experiment group %s left behind after Delete: %v", exp.Dir(ctrl), err)
 		}
 	}

@@ -30,11 +30,11 @@ type Group struct {
 // memory limits of l applied, on whatever layout the host has. Weights and I/O limits need the
 // data device and go through ApplyShares.
 func Create(path string, l resource.Limits) (*Group, error) {
-	g := &Group{Ref: Ref{Version: HostVersion(), Path: path}}
+	g := &Group{Ref: At(path)}
 	treeMu.Lock()
 	defer treeMu.Unlock()
 	var err error
-	if g.Ref.Version == V2 {
+	if g.Ref.v == V2 {
 		// Delegate every controller down boxbench's subtree first: the library enables only
 		// those it sets limits for, so io.max and io.weight would have no files.
 		if err := prepareV2(path); err != nil {
@@ -82,10 +82,10 @@ func (g *Group) ProcsFiles() []string {
 }
 
 // Pids lists the processes in the group.
-func (g *Group) Pids() ([]int, error) { return Pids(g.Ref) }
+func (g *Group) Pids() ([]int, error) { return g.Ref.Pids() }
 
-// Pids lists the processes in the group named by ref (v1: its memory hierarchy).
-func Pids(ref Ref) ([]int, error) {
+// Pids lists the processes in the group (v1: its memory hierarchy); none when it does not exist.
+func (ref Ref) Pids() ([]int, error) {
 	ctrl := "memory"
 	b, err := os.ReadFile(ref.Dir(ctrl) + "/cgroup.procs")
 	if err != nil {
@@ -103,17 +103,17 @@ func Pids(ref Ref) ([]int, error) {
 	return pids, nil
 }
 
-// Kill sends SIGKILL to every process in the group named by ref and waits up to timeout for the
+// Kill sends SIGKILL to every process in the group and waits up to timeout for the
 // group to empty. Only processes inside a boxbench group are ever signalled.
-func Kill(ref Ref, timeout time.Duration) error {
+func (ref Ref) Kill(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		pids, err := Pids(ref)
+		pids, err := ref.Pids()
 		if err != nil || len(pids) == 0 {
 			return err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("cgroup %s: processes %v survived SIGKILL", ref.Path, pids)
+			return fmt.Errorf("cgroup %s: processes %v survived SIGKILL", ref.path, pids)
 		}
 		for _, p := range pids {
 			_ = syscall.Kill(p, syscall.SIGKILL)
@@ -125,23 +125,23 @@ func Kill(ref Ref, timeout time.Duration) error {
 // Delete kills what is left in the group and removes it, then its parents that are boxbench's
 // and empty (the experiment's group; /boxbench when this process created it). Idempotent.
 func (g *Group) Delete() error {
-	if err := Kill(g.Ref, 10*time.Second); err != nil {
+	if err := g.Ref.Kill(10 * time.Second); err != nil {
 		return err
 	}
-	if err := Remove(g.Ref); err != nil {
+	if err := g.Ref.Remove(); err != nil {
 		return err
 	}
 	treeMu.Lock()
 	defer treeMu.Unlock()
-	removeParents(g.Ref.Path, func(p string) []string { return groupDirs(g.Ref.Version, p) })
+	removeParents(g.Ref.path, func(p string) []string { return groupDirs(g.Ref.v, p) })
 	return nil
 }
 
-// Remove removes the (empty) group named by ref and its empty sub-groups in every hierarchy.
+// Remove removes the (empty) group and its empty sub-groups in every hierarchy.
 // A group that does not exist is not an error.
-func Remove(ref Ref) error {
+func (ref Ref) Remove() error {
 	var dirs []string
-	if ref.Version == V2 {
+	if ref.v == V2 {
 		dirs = []string{ref.Dir("")}
 	} else {
 		ents, err := os.ReadDir(Root)

@@ -23,7 +23,7 @@ func OfProcess(pid int) (Ref, error) {
 	if err != nil {
 		return Ref{}, fmt.Errorf("find the cgroup of pid %d: %w", pid, err)
 	}
-	return Ref{Version: v, Path: path}, nil
+	return On(v, path), nil
 }
 
 // parseProcCgroup returns the group path in a /proc/<pid>/cgroup file: on v1 (and hybrid) the

@@ -22,16 +22,16 @@ const v1Unlimited = 1 << 62
 // (I/O limits are per device: ReadIOMax).
 // A file that is missing means that control is absent (zero); the error reports a group that
 // does not exist or a file that does not parse.
-func ReadLimits(ref Ref) (resource.Limits, error) {
+func (ref Ref) ReadLimits() (resource.Limits, error) {
 	var l resource.Limits
 	var err error
-	if ref.Version == V2 {
+	if ref.v == V2 {
 		l, err = readLimitsV2(ref)
 	} else {
 		l, err = readLimitsV1(ref)
 	}
 	if err != nil {
-		return resource.Limits{}, fmt.Errorf("limits of cgroup %s: %w", ref.Path, err)
+		return resource.Limits{}, fmt.Errorf("limits of cgroup %s: %w", ref.path, err)
 	}
 	return l, nil
 }
@@ -181,7 +181,7 @@ func ioWeightFromV1(w int) int { return w / 5 }
 // ReadIOMax reads the absolute I/O limits on device "major:minor" (io.max on v2, the
 // blkio.throttle files on v1). boxbench's own accounting rule on v1 (a read limit of 2^50 B/s
 // that only makes the counters count) reads as no limit.
-func ReadIOMax(ref Ref, device string) (resource.Limits, error) {
+func (ref Ref) ReadIOMax(device string) (resource.Limits, error) {
 	var l resource.Limits
 	if device == "" {
 		return l, nil
@@ -201,7 +201,7 @@ func ReadIOMax(ref Ref, device string) (resource.Limits, error) {
 			l.WriteIOPS = v
 		}
 	}
-	if ref.Version == V2 {
+	if ref.v == V2 {
 		b, err := os.ReadFile(filepath.Join(ref.Dir(""), "io.max"))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {

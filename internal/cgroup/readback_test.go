@@ -51,7 +51,7 @@ func TestReadIOMax(t *testing.T) {
 	old := Root
 	Root = root
 	defer func() { Root = old }()
-	ref := Ref{Version: V1, Path: "/g"}
+	ref := On(V1, "/g")
 	dir := filepath.Join(root, "blkio", "g")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -64,14 +64,14 @@ func TestReadIOMax(t *testing.T) {
 	write("blkio.throttle.read_bps_device", "254:0 1125899906842624\n")
 	write("blkio.throttle.write_bps_device", "254:0 67108864\n8:0 5\n")
 	write("blkio.throttle.write_iops_device", "254:0 1000\n")
-	got, err := ReadIOMax(ref, "254:0")
+	got, err := ref.ReadIOMax("254:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := (resource.Limits{WriteBps: 64 << 20, WriteIOPS: 1000}); got != want {
 		t.Errorf("v1: %+v, want %+v", got, want)
 	}
-	v2 := Ref{Version: V2, Path: "/g"}
+	v2 := On(V2, "/g")
 	if err := os.MkdirAll(filepath.Join(root, "g"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestReadIOMax(t *testing.T) {
 		[]byte("8:0 rbps=1 wbps=max riops=max wiops=max\n254:0 rbps=max wbps=1048576 riops=max wiops=300\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err = ReadIOMax(v2, "254:0")
+	got, err = v2.ReadIOMax("254:0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ const accountingBps = 1 << 50
 // data directory's block device; "" when it has none) into the group's files and returns what it did, control by control, in
 // words for the run's facts. A control this host cannot enforce is not an error: it is reported
 // (e.g. io weights without the BFQ scheduler) so the run can carry a warning.
-func ApplyShares(ref Ref, s resource.Limits, device string) (map[string]string, error) {
+func (ref Ref) ApplyShares(s resource.Limits, device string) (map[string]string, error) {
 	done := map[string]string{}
 	var errs []error
 	write := func(ctrl, file, value string) bool {
@@ -34,7 +34,7 @@ func ApplyShares(ref Ref, s resource.Limits, device string) (map[string]string, 
 		return err == nil
 	}
 	if s.CPUWeight > 0 {
-		if ref.Version == V2 {
+		if ref.v == V2 {
 			if write("", "cpu.weight", strconv.Itoa(s.CPUWeight)) {
 				done["cpu_weight"] = "cpu.weight " + strconv.Itoa(s.CPUWeight)
 			}
@@ -60,7 +60,7 @@ func ApplyShares(ref Ref, s resource.Limits, device string) (map[string]string, 
 		}
 		return done, errors.Join(errs...)
 	}
-	if ref.Version == V2 {
+	if ref.v == V2 {
 		var kv []string
 		for k, v := range map[string]int64{"rbps": s.ReadBps, "wbps": s.WriteBps, "riops": s.ReadIOPS, "wiops": s.WriteIOPS} {
 			if v > 0 {
@@ -91,7 +91,7 @@ func ApplyShares(ref Ref, s resource.Limits, device string) (map[string]string, 
 // applyIOWeight sets a proportional I/O weight where the kernel offers one. On v1 that needs
 // the BFQ scheduler on the device (blkio.bfq.weight) or the legacy CFQ file (blkio.weight).
 func applyIOWeight(ref Ref, w int, exists func(string, string) bool, write func(string, string, string) bool) string {
-	if ref.Version == V2 {
+	if ref.v == V2 {
 		if !exists("", "io.weight") {
 			return "not enforced: no io.weight (the io controller is not enabled for this group, or the device's scheduler is not BFQ)"
 		}

@@ -149,7 +149,7 @@ func removeParents(p string, dirs func(string) []string) {
 // treeMu.
 func noteParentsV1(p string) {
 	for _, lvl := range ancestors(p) {
-		if _, err := os.Stat(Ref{Version: V1, Path: lvl}.Dir("memory")); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(On(V1, lvl).Dir("memory")); errors.Is(err, os.ErrNotExist) {
 			madeParents[lvl] = true
 		}
 	}
@@ -158,13 +158,13 @@ func noteParentsV1(p string) {
 // groupDirs lists the directories of group p in every hierarchy of version v.
 func groupDirs(v Version, p string) []string {
 	if v == V2 {
-		return []string{Ref{Version: V2, Path: p}.Dir("")}
+		return []string{On(V2, p).Dir("")}
 	}
 	ents, _ := os.ReadDir(Root)
 	var dirs []string
 	for _, e := range ents {
 		if e.IsDir() {
-			dirs = append(dirs, Ref{Version: V1, Path: p}.Dir(e.Name()))
+			dirs = append(dirs, On(V1, p).Dir(e.Name()))
 		}
 	}
 	return dirs

@@ -46,7 +46,7 @@ func TestKillStrayOnlyItsGroup(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		// Registered before the processes start, so it runs after they are killed and reaped.
-		_ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/docker/" + id})
+		_ = cgroup.At("/docker/" + id).Remove()
 		if madeParent {
 			_ = os.Remove(filepath.Dir(group))
 		}

@@ -22,7 +22,6 @@ import (
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/images/rootfs"
-	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/internal/command"
 	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/platform"
@@ -232,13 +231,13 @@ func checkFacts(t *testing.T, b platform.Box, r platform.Request) {
 	if d := resource.Differences(r.Resources, b.Applied().Limits); len(d) > 0 {
 		t.Errorf("applied limits differ: %v", d)
 	}
-	got, err := cgroup.ReadLimits(ref)
+	got, err := ref.ReadLimits()
 	if d := resource.Differences(r.Resources, got); err != nil || len(d) > 0 {
-		t.Errorf("cgroup %s holds %+v (%v): %v", ref.Path, got, err, d)
+		t.Errorf("cgroup %s holds %+v (%v): %v", ref.Path(), got, err, d)
 	}
 	f := b.Facts()
-	if pids, _ := cgroup.Pids(ref); !containsPid(pids, f["server_pid"]) {
-		t.Errorf("server pid %s not in its cgroup %s %v", f["server_pid"], ref.Path, pids)
+	if pids, _ := ref.Pids(); !containsPid(pids, f["server_pid"]) {
+		t.Errorf("server pid %s not in its cgroup %s %v", f["server_pid"], ref.Path(), pids)
 	}
 	want := map[string]string{"platform": "docker", "storage": r.Storage, "network": r.Network, "runtime": "runc",
 		"config_hash": dbms.TemplateHash(r.DBMS, dbms.Settings{MemoryBytes: r.Resources.MemoryBytes})}

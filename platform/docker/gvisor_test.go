@@ -117,11 +117,11 @@ func checkGVisor(ctx context.Context, t *testing.T, b platform.Box, r platform.R
 	if ref == nil {
 		t.Fatal("no cgroup to observe")
 	}
-	if got, err := cgroup.ReadLimits(*ref); err != nil || len(resource.Differences(r.Resources, got)) > 0 {
-		t.Errorf("cgroup %s holds %+v (%v), want %+v", ref.Path, got, err, r.Resources)
+	if got, err := ref.ReadLimits(); err != nil || len(resource.Differences(r.Resources, got)) > 0 {
+		t.Errorf("cgroup %s holds %+v (%v), want %+v", ref.Path(), got, err, r.Resources)
 	}
-	if pids, _ := cgroup.Pids(*ref); !containsPid(pids, f["server_pid"]) || len(pids) < 2 {
-		t.Errorf("the sandbox (pid %s) and its gofer are not both in the container's cgroup %s: %v", f["server_pid"], ref.Path, pids)
+	if pids, _ := ref.Pids(); !containsPid(pids, f["server_pid"]) || len(pids) < 2 {
+		t.Errorf("the sandbox (pid %s) and its gofer are not both in the container's cgroup %s: %v", f["server_pid"], ref.Path(), pids)
 	}
 	cpu, mem := workloadSeen(ctx, t, b, r.DBMS, *ref, r.Run)
 	t.Logf("%s/%s/%s: 300 writes and reads cost the box %.3f s of CPU; memory %.1f MiB", r.Runtime, r.Storage, r.Network, cpu, mem/(1<<20))

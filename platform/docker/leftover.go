@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -29,8 +28,7 @@ const strayKillTimeout = 10 * time.Second
 // systemd's. boxbench sets no cgroup parent on its containers, so one of these is the group of
 // every container it creates, named by the container's full id.
 func strayGroups(id string) []cgroup.Ref {
-	v := cgroup.HostVersion()
-	return []cgroup.Ref{{Version: v, Path: "/docker/" + id}, {Version: v, Path: "/system.slice/docker-" + id + ".scope"}}
+	return []cgroup.Ref{cgroup.At("/docker/" + id), cgroup.At("/system.slice/docker-" + id + ".scope")}
 }
 
 // killStray kills what a removed container left running in its own control group: some
@@ -49,12 +47,12 @@ func killStray(id string) ([]int, error) {
 	var errs []error
 	for _, top := range strayGroups(id) {
 		for _, ref := range subtree(top) {
-			pids, err := cgroup.Pids(ref)
+			pids, err := ref.Pids()
 			if err != nil || len(pids) == 0 {
 				continue
 			}
-			if err := cgroup.Kill(ref, strayKillTimeout); err != nil {
-				errs = append(errs, fmt.Errorf("the removed container's group %s: %w", ref.Path, err))
+			if err := ref.Kill(strayKillTimeout); err != nil {
+				errs = append(errs, fmt.Errorf("the removed container's group %s: %w", ref.Path(), err))
 			}
 			killed = append(killed, pids...)
 		}
@@ -65,15 +63,12 @@ func killStray(id string) ([]int, error) {
 // subtree is ref and every group below it (deepest first), as the memory hierarchy (v1) or the
 // unified one (v2) shows them; none when ref does not exist.
 func subtree(ref cgroup.Ref) []cgroup.Ref {
-	ents, err := os.ReadDir(ref.Dir("memory"))
-	if err != nil {
+	if !ref.Exists() {
 		return nil
 	}
 	var refs []cgroup.Ref
-	for _, e := range ents {
-		if e.IsDir() {
-			refs = append(refs, subtree(cgroup.Ref{Version: ref.Version, Path: ref.Path + "/" + e.Name()})...)
-		}
+	for _, c := range ref.Children() {
+		refs = append(refs, subtree(c)...)
 	}
 	return append(refs, ref)
 }

@@ -333,7 +333,7 @@ func (b *box) start(ctx context.Context) error {
 	if b.group, err = cgroup.OfProcess(ins.State.Pid); err != nil {
 		return err
 	}
-	b.facts["cgroup"] = b.group.Path
+	b.facts["cgroup"] = b.group.Path()
 	// CPU bandwidth, cpuset, memory and CPU weight went in as engine options; I/O weights and
 	// limits need the data's host device and are written into the container's group now, before
 	// any load reaches the server.
@@ -343,7 +343,7 @@ func (b *box) start(ctx context.Context) error {
 		how["cpu_weight_engine"] = fmt.Sprintf("engine HostConfig.Resources.CPUShares %d", cgroup.SharesOf(r.CPUWeight))
 	}
 	rest := b.req.Resources
-	if b.group.Version == cgroup.V2 && rest.CPUWeight > 0 {
+	if !b.group.TakesShares() && rest.CPUWeight > 0 {
 		// On v2 the runtime turns CPUShares into cpu.weight by its own formula, which is not
 		// the inverse of SharesOf (runc 1.1: 1 + (shares-2)*9999/262142, so weight 200 → 2048
 		// shares → cpu.weight 79). The weight is written exactly here; the engine's value is

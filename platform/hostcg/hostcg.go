@@ -6,7 +6,6 @@
 package hostcg
 
 import (
-	"fmt"
 	"maps"
 	"os"
 	"slices"
@@ -37,12 +36,12 @@ func Device(dir string) string {
 // adds its own. A control this host cannot enforce becomes a warning, not an error; the error
 // is for a group whose limits cannot be read at all.
 func Apply(ref cgroup.Ref, req resource.Limits, device string, how map[string]string) (resource.Applied, []platform.Warning, error) {
-	a := resource.Applied{From: fmt.Sprintf("cgroup v%d %s", ref.Version, ref.Path), How: maps.Clone(how)}
+	a := resource.Applied{From: ref.String(), How: maps.Clone(how)}
 	if a.How == nil {
 		a.How = map[string]string{}
 	}
 	var warns []platform.Warning
-	done, err := cgroup.ApplyShares(ref, req.Shares(), device)
+	done, err := ref.ApplyShares(req.Shares(), device)
 	for _, k := range slices.Sorted(maps.Keys(done)) {
 		v := done[k]
 		a.How[k] = v
@@ -53,11 +52,11 @@ func Apply(ref cgroup.Ref, req resource.Limits, device string, how map[string]st
 	if err != nil {
 		warns = append(warns, platform.Warning{Code: "shares_failed", Message: "applying weights or I/O limits failed: " + err.Error()})
 	}
-	back, err := cgroup.ReadLimits(ref)
+	back, err := ref.ReadLimits()
 	if err != nil {
 		return a, warns, err
 	}
-	io, err := cgroup.ReadIOMax(ref, device)
+	io, err := ref.ReadIOMax(device)
 	if err != nil {
 		return a, warns, err
 	}
@@ -85,12 +84,12 @@ func RemoveEmptyExperimentGroups(workRoot string, crashed func(string) bool) []s
 		if !e.IsDir() || !crashed(e.Name()) {
 			continue
 		}
-		ref := cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + e.Name()}
-		if _, err := os.Stat(ref.Dir("memory")); err != nil {
+		ref := cgroup.At("/boxbench/" + e.Name())
+		if !ref.Exists() {
 			continue
 		}
-		if pids, _ := cgroup.Pids(ref); len(pids) == 0 && cgroup.Remove(ref) == nil {
-			done = append(done, "cgroup "+ref.Path)
+		if pids, _ := ref.Pids(); len(pids) == 0 && ref.Remove() == nil {
+			done = append(done, "cgroup "+ref.Path())
 		}
 	}
 	return done

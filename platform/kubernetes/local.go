@@ -219,7 +219,7 @@ func containerGroup(id string) (cgroup.Ref, int, error) {
 			continue
 		}
 		g, err := cgroup.OfProcess(pid)
-		if err == nil && strings.Contains(filepath.Base(g.Path), id) {
+		if err == nil && strings.Contains(filepath.Base(g.Path()), id) {
 			return g, pid, nil
 		}
 	}

@@ -77,7 +77,7 @@ func (b *box) applyLocal(id string) error {
 		return err
 	}
 	b.group = &ref
-	b.facts["cgroup"] = ref.Path
+	b.facts["cgroup"] = ref.Path()
 	b.facts["server_pid"] = strconv.Itoa(pid)
 	lim := b.req.Resources
 	how := map[string]string{"cpus_memory": "pod spec requests = limits (the kubelet writes the container's cgroup)"}

@@ -69,7 +69,7 @@ type box struct {
 func newBox(p *Platform, r platform.Request) *box {
 	b := &box{p: p, req: r, facts: map[string]string{"platform": Name},
 		m: newMarker(r.Experiment, r.Run, filepath.Join(r.WorkDir, "lxc"), false)}
-	b.group = cgroup.Ref{Version: cgroup.HostVersion(), Path: b.m.Cgroup}
+	b.group = cgroup.At(b.m.Cgroup)
 	b.logPath = filepath.Join(r.WorkDir, "server.log")
 	return b
 }
@@ -207,7 +207,7 @@ func (b *box) config(mounts []string) (string, error) {
 	b.facts["command"] = strings.Join(argv, " ")
 	b.facts["user"] = fmt.Sprintf("%s (uid %d, gid %d in the root filesystem)", b.tree.User, b.tree.UID, b.tree.GID)
 	c := config{Hostname: b.m.Name, Rootfs: "overlay:" + b.tree.Dir + ":" + b.upper, LogFile: filepath.Join(r.WorkDir, "lxc.log"),
-		CgroupDir: strings.TrimPrefix(b.m.Cgroup, "/"), V2: cgroup.HostVersion() == cgroup.V2,
+		CgroupDir: strings.TrimPrefix(b.m.Cgroup, "/"), Layout: cgroup.HostVersion(),
 		Init: argv, UID: b.tree.UID, GID: b.tree.GID, Cwd: "/", Halt: signalName(r.DBMS.StopSignal()),
 		Mounts: mounts, Net: b.net, Limits: r.Resources.Basic()}
 	c.Limits.CPUWeight = r.Resources.CPUWeight
@@ -295,7 +295,7 @@ func (b *box) initialise(ctx context.Context) error {
 func (b *box) applyAndObserve(ctx context.Context) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		pids, _ := cgroup.Pids(b.group)
+		pids, _ := b.group.Pids()
 		if len(pids) > 0 {
 			b.facts["server_pid"] = fmt.Sprint(pids[0])
 			break
@@ -308,10 +308,10 @@ func (b *box) applyAndObserve(ctx context.Context) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("no process appeared in the container's group %s within 30s", b.group.Path)
+			return fmt.Errorf("no process appeared in the container's group %s within 30s", b.group.Path())
 		}
 	}
-	b.facts["cgroup"] = b.group.Path
+	b.facts["cgroup"] = b.group.Path()
 	b.device = hostcg.Device(b.dataOnHost)
 	how := map[string]string{"cpus_cpuset_memory_cpu_weight": "LXC cgroup keys in " + b.facts["lxc_config"]}
 	io := b.req.Resources.Shares()

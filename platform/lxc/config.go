@@ -20,13 +20,13 @@ const containerPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
 // config is one container's LXC configuration, rendered to <lxcpath>/<name>/config (where
 // lxc-stop, lxc-attach and lxc-info read it too: passed with -f they would not).
 type config struct {
-	Hostname  string   // lxc.uts.name, also in the box's /etc/hosts
-	Rootfs    string   // "overlay:<lower>:<upper>"
-	LogFile   string   // LXC's own log
-	CgroupDir string   // the payload's group, e.g. "boxbench/<exp>/<run>" (the monitor's is beside it)
-	V2        bool     // cgroup v2 keys (lxc.cgroup2.*) instead of v1 (lxc.cgroup.*)
-	Init      []string // the server's argv (pid 1 of the container)
-	UID, GID  int      // the server's ids inside the root filesystem
+	Hostname  string         // lxc.uts.name, also in the box's /etc/hosts
+	Rootfs    string         // "overlay:<lower>:<upper>"
+	LogFile   string         // LXC's own log
+	CgroupDir string         // the payload's group, e.g. "boxbench/<exp>/<run>" (the monitor's is beside it)
+	Layout    cgroup.Version // the host's cgroup layout: its control files, under lxc.cgroup.* (v1) or lxc.cgroup2.*
+	Init      []string       // the server's argv (pid 1 of the container)
+	UID, GID  int            // the server's ids inside the root filesystem
 	Cwd       string
 	Halt      string   // the server's clean-shutdown signal, e.g. "SIGTERM"
 	Mounts    []string // lxc.mount.entry values
@@ -100,37 +100,12 @@ func (c config) render() (string, error) {
 }
 
 // limitKeys are the cgroup keys of the CPU bandwidth, cpuset, memory and CPU weight, in a
-// stable order (the I/O controls need the data device and are written after start).
+// stable order (the I/O controls need the data device and are written after start): the
+// layout's control files, each under LXC's key for that layout's filesystem type.
 func (c config) limitKeys() orderedKV {
-	l := c.Limits
 	var out orderedKV
-	if c.V2 {
-		if l.CPUs > 0 {
-			out.add("lxc.cgroup2.cpu.max", fmt.Sprintf("%d %d", int64(l.CPUs*cgroup.CFSPeriod), cgroup.CFSPeriod))
-		}
-		if l.Cpuset != "" {
-			out.add("lxc.cgroup2.cpuset.cpus", l.Cpuset)
-		}
-		if l.MemoryBytes > 0 {
-			out.add("lxc.cgroup2.memory.max", strconv.FormatInt(l.MemoryBytes, 10))
-		}
-		if l.CPUWeight > 0 {
-			out.add("lxc.cgroup2.cpu.weight", strconv.Itoa(l.CPUWeight))
-		}
-		return out
-	}
-	if l.CPUs > 0 {
-		out.add("lxc.cgroup.cpu.cfs_period_us", strconv.Itoa(cgroup.CFSPeriod))
-		out.add("lxc.cgroup.cpu.cfs_quota_us", strconv.FormatInt(int64(l.CPUs*cgroup.CFSPeriod), 10))
-	}
-	if l.Cpuset != "" {
-		out.add("lxc.cgroup.cpuset.cpus", l.Cpuset)
-	}
-	if l.MemoryBytes > 0 {
-		out.add("lxc.cgroup.memory.limit_in_bytes", strconv.FormatInt(l.MemoryBytes, 10))
-	}
-	if l.CPUWeight > 0 {
-		out.add("lxc.cgroup.cpu.shares", strconv.Itoa(cgroup.SharesOf(l.CPUWeight)))
+	for _, s := range c.Layout.LimitFiles(c.Limits) {
+		out.add("lxc."+c.Layout.FSType()+"."+s.File, s.Value)
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/platform/hostnet"
 )
@@ -30,7 +31,7 @@ func TestRenderV1AndV2(t *testing.T) {
 			t.Errorf("missing %q in\n%s", want, out)
 		}
 	}
-	c.V2 = true
+	c.Layout = cgroup.V2
 	out, _ = c.render()
 	for _, want := range []string{"lxc.cgroup2.cpu.max = 50000 100000\n", "lxc.cgroup2.memory.max = 536870912\n", "lxc.cgroup2.cpu.weight = 200\n"} {
 		if !strings.Contains(out, want) {

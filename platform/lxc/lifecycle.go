@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/internal/command"
 	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/platform"
@@ -64,7 +63,7 @@ func (b *box) Stop(ctx context.Context) error {
 	if proc.WaitOr(10*time.Second, ctx.Done()) {
 		return nil
 	}
-	_ = cgroup.Kill(b.group, 10*time.Second)
+	_ = b.group.Kill(10 * time.Second)
 	return fmt.Errorf("%s did not stop (lxc-stop: %v); killed", b.req.DBMS.Name(), err)
 }
 

@@ -76,8 +76,7 @@ func sameDir(a, b string) bool {
 
 // groups are the container's and its monitor's control groups.
 func (m marker) groups() []cgroup.Ref {
-	v := cgroup.HostVersion()
-	return []cgroup.Ref{{Version: v, Path: m.Cgroup}, {Version: v, Path: m.Cgroup + ".monitor"}}
+	return []cgroup.Ref{cgroup.At(m.Cgroup), cgroup.At(m.Cgroup + ".monitor")}
 }
 
 // lockRoot is where LXC keeps its per-container locks, in directories that mirror each
@@ -111,18 +110,18 @@ func (m marker) Remove(ctx context.Context) ([]string, error) {
 	var done []string
 	var errs []error
 	for _, ref := range m.groups() {
-		if _, err := os.Stat(ref.Dir("memory")); err != nil {
+		if !ref.Exists() {
 			continue
 		}
-		if err := cgroup.Kill(ref, 10*time.Second); err != nil {
+		if err := ref.Kill(10 * time.Second); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if err := cgroup.Remove(ref); err != nil {
+		if err := ref.Remove(); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		done = append(done, "cgroup "+ref.Path)
+		done = append(done, "cgroup "+ref.Path())
 	}
 	for _, link := range []string{m.Veth, m.Bridge} {
 		if link == "" {

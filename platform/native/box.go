@@ -131,7 +131,7 @@ func (b *box) provision(ctx context.Context) error {
 	}
 	b.device = hostcg.Device(b.layout.DataDir)
 	if b.applied, b.warns, err = hostcg.Apply(b.group.Ref, r.Resources, b.device,
-		map[string]string{"cpus_cpuset_memory": "cgroup files of " + b.group.Ref.Path}); err != nil {
+		map[string]string{"cpus_cpuset_memory": "cgroup files of " + b.group.Ref.Path()}); err != nil {
 		return err
 	}
 	if err := b.start(); err != nil {

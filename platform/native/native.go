@@ -123,21 +123,19 @@ func (p *Platform) Cleanup(ctx context.Context, workRoot string, crashed func(st
 func (*Platform) CleanupBoxes(ctx context.Context, workRoot string, crashed func(string) bool) ([]string, error) {
 	var done []string
 	var errs []error
-	exps, _ := os.ReadDir(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench"}.Dir("memory"))
-	for _, e := range exps {
-		if !e.IsDir() || !crashed(e.Name()) {
+	for _, ref := range cgroup.At("/boxbench").Children() {
+		if !crashed(filepath.Base(ref.Path())) {
 			continue
 		}
-		ref := cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + e.Name()}
 		if err := killTree(ref); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if err := cgroup.Remove(ref); err != nil {
+		if err := ref.Remove(); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		done = append(done, "cgroup "+ref.Path)
+		done = append(done, "cgroup "+ref.Path())
 	}
 	done = append(done, removeSocketDirs(ctx, workRoot, crashed)...)
 	return done, errors.Join(errs...)
@@ -182,14 +180,10 @@ func ownSocketDir(dir string) bool {
 
 // killTree kills the processes of every run group under an experiment group.
 func killTree(ref cgroup.Ref) error {
-	dir := ref.Dir("memory")
-	ents, _ := os.ReadDir(dir)
 	var errs []error
-	for _, e := range ents {
-		if e.IsDir() {
-			errs = append(errs, killTree(cgroup.Ref{Version: ref.Version, Path: ref.Path + "/" + e.Name()}))
-		}
+	for _, c := range ref.Children() {
+		errs = append(errs, killTree(c))
 	}
-	errs = append(errs, cgroup.Kill(ref, cleanupKillTimeout))
+	errs = append(errs, ref.Kill(cleanupKillTimeout))
 	return errors.Join(errs...)
 }

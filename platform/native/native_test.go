@@ -82,7 +82,7 @@ func TestProvision(t *testing.T) {
 					t.Errorf("applied limits %+v, want cpus=1 memory=512MiB cpu_weight=200", got)
 				}
 				pid := b.(*box).pid()
-				pids, _ := cgroup.Pids(*b.Observe().Cgroup)
+				pids, _ := b.Observe().Cgroup.Pids()
 				if !contains(pids, pid) {
 					t.Errorf("server pid %d not in its cgroup %v", pid, pids)
 				}
@@ -107,7 +107,7 @@ func TestProvision(t *testing.T) {
 			})
 		}
 	}
-	_ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + exp})
+	_ = cgroup.At("/boxbench/" + exp).Remove()
 }
 
 func contains(xs []int, x int) bool {
@@ -127,7 +127,7 @@ func TestBoxProcessesKeepTheNormalPolicy(t *testing.T) {
 	var d dbms.DBMS = dbms.Redis{}
 	testenv.NeedCommands(t, dbms.ServerBinary(d), "chrt")
 	exp := fmt.Sprintf("test-native-policy-%d", os.Getpid())
-	defer func() { _ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + exp}) }()
+	defer func() { _ = cgroup.At("/boxbench/" + exp).Remove() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	restore, err := placement.SetPolicy(placement.PolicyIdle)

@@ -28,7 +28,7 @@ import (
 func TestPassword(t *testing.T) {
 	testenv.NeedRoot(t)
 	exp := fmt.Sprintf("test-native-pw-%d", os.Getpid())
-	defer func() { _ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + exp}) }()
+	defer func() { _ = cgroup.At("/boxbench/" + exp).Remove() }()
 	for _, name := range databases.Names() {
 		t.Run(name, func(t *testing.T) {
 			base, _ := databases.Get(name)

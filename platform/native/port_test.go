@@ -40,7 +40,7 @@ func TestPortTaken(t *testing.T) {
 	defer func(f func() (int, error)) { freePort = f }(freePort)
 	freePort = func() (int, error) { return l.Addr().(*net.TCPAddr).Port, nil }
 	exp := fmt.Sprintf("test-native-port-%d", os.Getpid())
-	defer func() { _ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + exp}) }()
+	defer func() { _ = cgroup.At("/boxbench/" + exp).Remove() }()
 	work := filepath.Join(testenv.WorkRoot(t), "boxbench-port")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

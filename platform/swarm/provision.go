@@ -396,7 +396,7 @@ func (b *box) readBack(ctx context.Context) error {
 	if b.group, err = cgroup.OfProcess(ins.State.Pid); err != nil {
 		return err
 	}
-	b.facts["cgroup"] = b.group.Path
+	b.facts["cgroup"] = b.group.Path()
 	lim := b.req.Resources
 	how := map[string]string{"cpus_memory": "service TaskTemplate.Resources (Limits and Reservations: NanoCPUs, MemoryBytes)"}
 	if lim.Cpuset != "" {

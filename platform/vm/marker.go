@@ -3,7 +3,6 @@ package vm
 import (
 	"context"
 	"errors"
-	"os"
 	"time"
 
 	"github.com/boxbench/boxbench/internal/cgroup"
@@ -46,7 +45,7 @@ func readMarker(path string, at platform.Place) (marker, error) {
 // in-flight native AIO has completed, which on a saturated disk takes many seconds.
 const killTimeout = 60 * time.Second
 
-func (m marker) group() cgroup.Ref { return cgroup.Ref{Version: cgroup.HostVersion(), Path: m.Cgroup} }
+func (m marker) group() cgroup.Ref { return cgroup.At(m.Cgroup) }
 
 // Remove kills what is left in the box's group (the QEMU process, by pid) and removes the group,
 // the tap and the bridge. Safe when some or all of it is already gone.
@@ -57,13 +56,13 @@ func (m marker) Remove(ctx context.Context) ([]string, error) {
 	var done []string
 	var errs []error
 	ref := m.group()
-	if _, err := os.Stat(ref.Dir("memory")); err == nil {
-		if err := cgroup.Kill(ref, killTimeout); err != nil {
+	if ref.Exists() {
+		if err := ref.Kill(killTimeout); err != nil {
 			errs = append(errs, err)
-		} else if err := cgroup.Remove(ref); err != nil {
+		} else if err := ref.Remove(); err != nil {
 			errs = append(errs, err)
 		} else {
-			done = append(done, "cgroup "+ref.Path)
+			done = append(done, "cgroup "+ref.Path())
 		}
 	}
 	for _, link := range []string{m.Tap, m.Bridge} {

@@ -14,14 +14,7 @@ import (
 // and entries under workRoot/<exp>. Platforms add what they own (containers, bridges …).
 func HostLeftovers(workRoot, exp string) []string {
 	var left []string
-	roots := []string{filepath.Join(cgroup.Root, "boxbench", exp)}
-	if ents, err := os.ReadDir(cgroup.Root); err == nil && cgroup.HostVersion() != cgroup.V2 {
-		roots = roots[:0]
-		for _, e := range ents {
-			roots = append(roots, filepath.Join(cgroup.Root, e.Name(), "boxbench", exp))
-		}
-	}
-	for _, r := range roots {
+	for _, r := range cgroup.At("/boxbench/" + exp).Dirs() {
 		if _, err := os.Stat(r); err == nil {
 			left = append(left, "cgroup "+r)
 			if b, err := os.ReadFile(filepath.Join(r, "cgroup.procs")); err == nil && len(strings.TrimSpace(string(b))) > 0 {

@@ -154,7 +154,7 @@ func place(t *testing.T) (platform.Place, *exec.Cmd) {
 // are removed with the test.
 func inGroup(t *testing.T, path string) *exec.Cmd {
 	t.Helper()
-	ref := cgroup.Ref{Version: cgroup.HostVersion(), Path: path}
+	ref := cgroup.At(path)
 	if err := os.MkdirAll(ref.Dir("memory"), 0o755); err != nil {
 		t.Skipf("cannot make a group here: %v", err)
 	}
@@ -168,7 +168,7 @@ func inGroup(t *testing.T, path string) *exec.Cmd {
 		_ = cmd.Process.Kill()
 		<-done
 		for p := path; p != "/" && p != "/boxbench"; p = filepath.Dir(p) {
-			_ = cgroup.Remove(cgroup.Ref{Version: ref.Version, Path: p})
+			_ = cgroup.At(p).Remove()
 		}
 	})
 	write(t, filepath.Join(ref.Dir("memory"), "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
@@ -176,7 +176,7 @@ func inGroup(t *testing.T, path string) *exec.Cmd {
 }
 
 // alive says whether proc runs now. A cleanup that acted on a group waited for it to empty
-// (cgroup.Kill), so a process the cleanup killed is gone or a zombie by the time it returns.
+// (cgroup.Ref.Kill), so a process the cleanup killed is gone or a zombie by the time it returns.
 func alive(proc *exec.Cmd) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(proc.Process.Pid) + "/stat")
 	return err == nil && !bytes.Contains(b, []byte(") Z "))
@@ -220,8 +220,8 @@ func (c Canaries) check(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(c.Dir, "keep")); err != nil {
 		t.Errorf("the canary directory outside the work root: %v", err)
 	}
-	ref := cgroup.Ref{Version: cgroup.HostVersion(), Path: c.Group}
-	if pids, err := cgroup.Pids(ref); err != nil || len(pids) == 0 {
+	ref := cgroup.At(c.Group)
+	if pids, err := ref.Pids(); err != nil || len(pids) == 0 {
 		t.Errorf("the canary group %s: processes %v, %v", c.Group, pids, err)
 	}
 	if err := exec.Command("ip", "link", "show", c.Link).Run(); err != nil {

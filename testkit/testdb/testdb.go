@@ -51,7 +51,7 @@ func StartOn(t testing.TB, d dbms.DBMS, network string) (platform.Box, dbms.DBMS
 		if err := b.Teardown(context.Background()); err != nil {
 			t.Errorf("teardown %s: %v", name, err)
 		}
-		_ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + exp})
+		_ = cgroup.At("/boxbench/" + exp).Remove()
 	})
 	return b, d
 }
@@ -60,7 +60,7 @@ func StartOn(t testing.TB, d dbms.DBMS, network string) (platform.Box, dbms.DBMS
 // they are when Pauser is called; they are resumed when the test ends in any case.
 func Pauser(t testing.TB, box platform.Box) (pause, resume func()) {
 	t.Helper()
-	pids, err := cgroup.Pids(*box.Observe().Cgroup)
+	pids, err := box.Observe().Cgroup.Pids()
 	if err != nil || len(pids) == 0 {
 		t.Fatalf("server pids: %v %v", pids, err)
 	}

@@ -45,7 +45,7 @@ func TestPasswordNotInCmdline(t *testing.T) {
 				if err := box.Teardown(context.Background()); err != nil {
 					t.Errorf("teardown: %v", err)
 				}
-				_ = cgroup.Remove(cgroup.Ref{Version: cgroup.HostVersion(), Path: "/boxbench/" + exp})
+				_ = cgroup.At("/boxbench/" + exp).Remove()
 			})
 			cred := d.Client()
 			tgt := workload.Target{DBMS: name, Endpoint: box.Endpoint(), User: cred.User, Database: cred.Database, Password: pw}

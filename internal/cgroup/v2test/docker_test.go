@@ -69,8 +69,8 @@ func testCgroupfsDriver(t *testing.T) {
 	if _, err := fmt.Sscan(f["server_pid"], &pid); err != nil {
 		t.Fatalf("server pid %q: %v", f["server_pid"], err)
 	}
-	if got := procCgroup(t, pid); got != ref.Path {
-		t.Errorf("/proc/%d/cgroup names %q, the box observes %q", pid, got, ref.Path)
+	if got := procCgroup(t, pid); got != ref.Path() {
+		t.Errorf("/proc/%d/cgroup names %q, the box observes %q", pid, got, ref.Path())
 	}
 	for _, dir := range []string{cgroup.Root, filepath.Dir(ref.Dir(""))} {
 		t.Logf("V2BED %s/cgroup.subtree_control: %s", dir, fileOr(dir, "cgroup.subtree_control"))

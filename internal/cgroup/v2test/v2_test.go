@@ -86,7 +86,7 @@ func TestNativeOnV2(t *testing.T) {
 func checkBox(ctx context.Context, t *testing.T, b platform.Box) {
 	t.Helper()
 	obs := b.Observe()
-	if obs.Cgroup == nil || obs.Cgroup.Version != cgroup.V2 {
+	if obs.Cgroup == nil || obs.Cgroup.Layout() != cgroup.V2 {
 		t.Fatalf("observation %+v", obs)
 	}
 	dir := obs.Cgroup.Dir("")
