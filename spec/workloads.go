@@ -1,0 +1,150 @@
+package spec
+
+import (
+	"sort"
+	"strings"
+	"time"
+)
+
+// workloadFields says which workload fields belong to which type (common fields are absent).
+var workloadFields = map[string]string{
+	"mix": "ycsb", "proportions": "ycsb", "requestDistribution": "ycsb", "targetRate": "ycsb",
+	"operationCount": "ycsb", "readAllFields": "ycsb", "writeAllFields": "ycsb", "scanLengthMax": "ycsb",
+	"keyOrder": "ycsb", "loadThreads": "ycsb", "loadBatch": "ycsb", "consistency": "ycsb",
+	"test": "sysbench", "tables": "sysbench", "tableSize": "sysbench", "rate": "sysbench",
+	"job": "fio", "direct": "fio", "size": "fio",
+	"cpu": "stress", "vm": "stress", "vmBytes": "stress",
+}
+
+func (c *checker) workload(p string, w *Workload) {
+	if !contains(WorkloadTypes, w.Type) {
+		c.oneOf(p+".type", w.Type, WorkloadTypes)
+		return
+	}
+	for field, typ := range workloadFields {
+		if _, set := c.e.lines[p+"."+field]; set && typ != w.Type {
+			c.add(p+"."+field, "applies to workload type %s only, but this workload is %s", typ, w.Type)
+		}
+	}
+	if w.Threads < 1 || w.Threads > 4096 {
+		c.add(p+".threads", "%d is out of range (valid: 1 to 4096)", w.Threads)
+	}
+	if w.Duration == 0 && !(w.Type == "ycsb" && w.OperationCount > 0) {
+		c.add(p+".duration", "missing or zero: say how long to measure, e.g. duration: 30s")
+	}
+	if w.Interval.D() < 100*time.Millisecond {
+		c.add(p+".interval", "%s is too short (valid: 100ms or more)", w.Interval.D())
+	}
+	switch w.Type {
+	case "ycsb":
+		c.oneOf(p+".mix", w.Mix, Mixes)
+		if w.Mix == "custom" && len(w.Proportions) == 0 {
+			c.add(p+".proportions", "mix custom needs proportions, e.g. {read: 0.9, update: 0.1}")
+		}
+		if w.TargetRate < 0 {
+			c.add(p+".targetRate", "%g is negative (0 = closed loop; >0 = ops/s)", w.TargetRate)
+		}
+		if _, set := c.e.lines[p+".consistency"]; set {
+			c.consistency(p+".consistency", w.Consistency)
+		}
+	case "sysbench":
+		c.oneOf(p+".test", w.Test, []string{"oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select", "oltp_insert"})
+		if w.Rate < 0 || w.Rate != float64(int64(w.Rate)) {
+			c.add(p+".rate", "%g is not valid (0 = closed loop; a whole number of transactions/s)", w.Rate)
+		}
+		// sysbench counts in whole seconds.
+		for field, d := range map[string]Duration{"duration": w.Duration, "warmup": w.Warmup, "interval": w.Interval} {
+			if d.D()%time.Second != 0 {
+				c.add(p+"."+field, "%s is not a whole number of seconds (sysbench counts in seconds)", d.D())
+			}
+		}
+		if w.Interval.D() >= time.Second && w.Warmup.D()%w.Interval.D() != 0 {
+			c.add(p+".warmup", "%s is not a multiple of the interval %s", w.Warmup.D(), w.Interval.D())
+		}
+	case "fio":
+		if w.Job == nil {
+			c.add(p+".job", "missing: name a preset (randread-4k, randwrite-4k, seqwrite-64k, wal, fsync-none, fsync-low, fsync-high) or give a map of fio options")
+		}
+	}
+}
+
+// consistency checks workload.consistency against the levels of the experiment's dbms (of
+// every dbms that takes one when the matrix varies it).
+func (c *checker) consistency(field, v string) {
+	takes := sortedKeys(c.e.vocab.Consistencies)
+	levels := c.e.vocab.Consistencies[c.e.DBMS]
+	if levels == nil {
+		for _, d := range takes {
+			levels = append(levels, c.e.vocab.Consistencies[d]...)
+		}
+	}
+	c.oneOf(field, v, levels)
+	if c.e.DBMS != "" && !contains(takes, c.e.DBMS) {
+		c.add(field, "applies to dbms %s only, but this experiment runs %s", strings.Join(takes, " or "), c.e.DBMS)
+	}
+}
+
+func (c *checker) neighbours() {
+	e := c.e
+	names := make([]string, 0, len(e.Neighbours))
+	for n := range e.Neighbours {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if e.varies("neighbour") {
+		for _, v := range e.ValuesOf("neighbour") {
+			if _, ok := e.Neighbours[v]; !ok && v != "none" {
+				c.add("matrix.neighbour", "%q is not defined under neighbours: (defined: none, %s)", v, strings.Join(names, ", "))
+			}
+		}
+	} else if len(e.Neighbours) > 0 {
+		c.add("neighbours", "neighbours are placed by the matrix key neighbour, e.g. neighbour: [none, %s]", strings.Join(names, ", "))
+	}
+	for _, n := range names {
+		nb := e.Neighbours[n]
+		p := "neighbours." + n
+		if nb == nil {
+			c.add(p, "empty: give at least workload: {type: fio, job: fsync-high}")
+			continue
+		}
+		if nb.Platform != "" {
+			c.oneOf(p+".platform", nb.Platform, e.vocab.PlatformNames())
+		}
+		if nb.Storage != "" && nb.Storage != "same" {
+			plats := known([]string{nb.Platform}, e.vocab) // empty: any platform's
+			c.oneOf(p+".storage", nb.Storage, append([]string{"same"}, e.vocab.union(plats, func(w PlatformWords) []string { return w.Storages })...))
+		}
+		c.limits(p+".limits", nb.Limits)
+		w := nb.Workload
+		if !contains(NeighbourTypes, w.Type) {
+			c.oneOf(p+".workload.type", w.Type, NeighbourTypes)
+			continue
+		}
+		if w.Type == "fio" && w.Job == nil {
+			c.add(p+".workload.job", "missing: name a preset (fsync-none, fsync-low, fsync-high, seqwrite-64k, randwrite-4k, randread-4k, wal)")
+		}
+		if w.Type == "stress" && w.CPU <= 0 && w.VM <= 0 {
+			c.add(p+".workload", "a stress neighbour needs cpu: N (CPU hog workers) or vm: N (memory-bandwidth hog workers)")
+		}
+		for field, typ := range workloadFields {
+			if _, set := e.lines[p+".workload."+field]; set && typ != w.Type {
+				c.add(p+".workload."+field, "applies to workload type %s only, but this neighbour runs %s", typ, w.Type)
+			}
+		}
+	}
+}
+
+// needsRecords: a YCSB workload needs a record count (sysbench has tableSize, fio none).
+func (e *Experiment) needsRecords() bool {
+	if e.varies("workload") {
+		for _, w := range e.Workloads {
+			if w.Type == "ycsb" {
+				return true
+			}
+		}
+		return false
+	}
+	return e.Workload.Type == "ycsb"
+}
+
+func sortedNames(m map[string]*Workload) []string { return sortedKeys(m) }
