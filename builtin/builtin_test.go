@@ -38,6 +38,10 @@ func TestVocabularyFixture(t *testing.T) {
 		t.Errorf("dbms %v baseline %q consistencies %v; fixture %v %q %v", got.DBMSs, got.Baseline, got.Consistencies,
 			want.DBMSs, want.Baseline, want.Consistencies)
 	}
+	if !reflect.DeepEqual(got.MeasuredTypes(), want.MeasuredTypes()) || !reflect.DeepEqual(got.NeighbourTypes(), want.NeighbourTypes()) {
+		t.Errorf("workload kinds %v / neighbours %v; fixture %v / %v", got.MeasuredTypes(), got.NeighbourTypes(),
+			want.MeasuredTypes(), want.NeighbourTypes())
+	}
 	for name, w := range want.Platforms {
 		if g, ok := got.Platforms[name]; !ok || !reflect.DeepEqual(g, w) {
 			t.Errorf("platform %s: builtin %+v, fixture %+v", name, g, w)

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/boxbench/boxbench/workload/fio"
 )
 
 // vocab is the vocabulary the tests validate against (builtin's tests load the shipped examples
@@ -17,6 +19,10 @@ var vocab = Vocabulary{
 			Networks: []string{"host", "bridge-published", "bridge-direct"}},
 	},
 	Consistencies: map[string][]string{"cassandra": {"ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE"}},
+	// The built-in kinds as builtin/workloads describes them (builtin's tests check the table
+	// against the spec through the shipped examples); fio's own job check.
+	Workloads: []WorkloadKind{{Name: "ycsb", Measured: true}, {Name: "sysbench", Measured: true},
+		{Name: "fio", Measured: true, Neighbour: true, CheckJob: fio.CheckJob}, {Name: "stress", Neighbour: true}},
 }
 
 const good = `apiVersion: boxbench/v1alpha1

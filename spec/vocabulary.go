@@ -7,15 +7,13 @@ import (
 )
 
 // Closed vocabularies of the spec itself. The vocabularies of the parts a build registers
-// (databases, platforms with their storages and networks) come from a Vocabulary.
+// (databases, platforms with their storages and networks, workload kinds) come from a
+// Vocabulary.
 var (
-	WorkloadTypes = []string{"ycsb", "sysbench", "fio"}
-	// NeighbourTypes are the workloads a neighbour can run inside its box.
-	NeighbourTypes = []string{"fio", "stress"}
-	Mixes          = []string{"a", "b", "c", "d", "e", "f", "write-heavy", "read-heavy", "custom"}
-	Bounds         = []string{"memory", "disk"}
-	Orders         = []string{"randomized", "sequential", "duet"}
-	Pairings       = []string{"none", "rounds", "duets"}
+	Mixes    = []string{"a", "b", "c", "d", "e", "f", "write-heavy", "read-heavy", "custom"}
+	Bounds   = []string{"memory", "disk"}
+	Orders   = []string{"randomized", "sequential", "duet"}
+	Pairings = []string{"none", "rounds", "duets"}
 	// SteadyStates are the values of steadyState; Caches of cache.
 	SteadyStates = []string{"mser", "off"}
 	Caches       = []string{"warm", "cold"}
@@ -47,6 +45,52 @@ type Vocabulary struct {
 	Consistencies map[string][]string
 	// Sections decode the top-level sections that platforms own (platform.Settings), by key.
 	Sections map[string]SectionDecoder
+	// Workloads are the kinds of workload this build runs (the table builtin/workloads), in
+	// the order messages list them.
+	Workloads []WorkloadKind
+}
+
+// WorkloadKind is what the spec needs of one kind of workload (a row of builtin/workloads):
+// where it may run and the check of what only the kind knows.
+type WorkloadKind struct {
+	Name string
+	// Measured: it can be a cell's measured workload (workload:, workloads:). Neighbour: it can
+	// run inside a neighbour's box (neighbours.<name>.workload).
+	Measured, Neighbour bool
+	// CheckJob, when set, checks the kind's job: value (a preset name or a map of options); its
+	// error has one problem a line, each "Job.<option>: message" or a message of the job as a
+	// whole (fio.CheckJob).
+	CheckJob func(job any) error
+}
+
+// workloadTypes are the names of the kinds that ok accepts, in the vocabulary's order.
+func (v Vocabulary) workloadTypes(ok func(WorkloadKind) bool) []string {
+	var out []string
+	for _, k := range v.Workloads {
+		if ok(k) {
+			out = append(out, k.Name)
+		}
+	}
+	return out
+}
+
+// MeasuredTypes are the values of workload.type; NeighbourTypes of a neighbour's.
+func (v Vocabulary) MeasuredTypes() []string {
+	return v.workloadTypes(func(k WorkloadKind) bool { return k.Measured })
+}
+
+func (v Vocabulary) NeighbourTypes() []string {
+	return v.workloadTypes(func(k WorkloadKind) bool { return k.Neighbour })
+}
+
+// workloadKind is the kind named name (the zero kind when there is none).
+func (v Vocabulary) workloadKind(name string) WorkloadKind {
+	for _, k := range v.Workloads {
+		if k.Name == name {
+			return k
+		}
+	}
+	return WorkloadKind{}
 }
 
 // PlatformWords are the storage and network values one platform offers.

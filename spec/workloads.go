@@ -17,8 +17,8 @@ var workloadFields = map[string]string{
 }
 
 func (c *checker) workload(p string, w *Workload) {
-	if !contains(WorkloadTypes, w.Type) {
-		c.oneOf(p+".type", w.Type, WorkloadTypes)
+	if types := c.e.vocab.MeasuredTypes(); !contains(types, w.Type) {
+		c.oneOf(p+".type", w.Type, types)
 		return
 	}
 	for field, typ := range workloadFields {
@@ -116,8 +116,8 @@ func (c *checker) neighbours() {
 		}
 		c.limits(p+".limits", nb.Limits)
 		w := nb.Workload
-		if !contains(NeighbourTypes, w.Type) {
-			c.oneOf(p+".workload.type", w.Type, NeighbourTypes)
+		if types := e.vocab.NeighbourTypes(); !contains(types, w.Type) {
+			c.oneOf(p+".workload.type", w.Type, types)
 			continue
 		}
 		if w.Type == "fio" && w.Job == nil {

@@ -5,6 +5,7 @@ package vocabtest
 
 import (
 	"github.com/boxbench/boxbench/builtin/databases"
+	"github.com/boxbench/boxbench/builtin/workloads"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/spec"
 )
@@ -15,6 +16,7 @@ func Vocabulary() spec.Vocabulary {
 		DBMSs:         databases.Names(),
 		Baseline:      "native",
 		Consistencies: databases.Consistencies(databases.All()),
+		Workloads:     workloads.Vocabulary(workloads.All()),
 		Topology: func(name string, t spec.Topology) []string {
 			return databases.CheckTopology(databases.All(), name, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous})
 		},

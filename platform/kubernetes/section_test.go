@@ -10,9 +10,10 @@ import (
 // kubeVocab is a vocabulary with this platform's words and its section's decoder, as
 // builtin.Vocabulary makes it.
 var kubeVocab = spec.Vocabulary{
-	DBMSs:    []string{"mariadb", "postgresql", "redis"},
-	Baseline: "native",
-	Sections: map[string]spec.SectionDecoder{SectionKey: New(nil, nil).DecodeSection},
+	DBMSs:     []string{"mariadb", "postgresql", "redis"},
+	Baseline:  "native",
+	Sections:  map[string]spec.SectionDecoder{SectionKey: New(nil, nil).DecodeSection},
+	Workloads: []spec.WorkloadKind{{Name: "ycsb", Measured: true}},
 	Platforms: map[string]spec.PlatformWords{
 		"native": {Storages: []string{"bind"}, Networks: []string{"host"}},
 		"kubernetes": {Storages: []string{"hostpath", "localpv", "emptydir", "tmpfs", "pvc:"},
