@@ -62,12 +62,12 @@ func (e *Experiment) applyDefaults() {
 
 func (e *Experiment) workloadDefaults(w *Workload, path string) {
 	if w.Type == "" {
-		w.Type = "ycsb"
+		w.Type = e.vocab.DefaultType()
 	}
 	if _, set := e.lines[path+".threads"]; !set {
 		w.Threads = 8 // an explicit 0 stays, and is reported
-		if w.Type == "fio" {
-			w.Threads = 1 // fio jobs each write their own file
+		if n := e.vocab.workloadKind(w.Type).Threads; n > 0 {
+			w.Threads = n
 		}
 	}
 	if w.Interval == 0 {

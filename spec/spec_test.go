@@ -21,8 +21,8 @@ var vocab = Vocabulary{
 	Consistencies: map[string][]string{"cassandra": {"ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE"}},
 	// The built-in kinds as builtin/workloads describes them (builtin's tests check the table
 	// against the spec through the shipped examples); fio's own job check.
-	Workloads: []WorkloadKind{{Name: "ycsb", Measured: true}, {Name: "sysbench", Measured: true},
-		{Name: "fio", Measured: true, Neighbour: true, CheckJob: fio.CheckJob}, {Name: "stress", Neighbour: true}},
+	Workloads: []WorkloadKind{{Name: "ycsb", Measured: true, Records: true, Remote: true}, {Name: "sysbench", Measured: true},
+		{Name: "fio", Measured: true, Neighbour: true, Threads: 1, CheckJob: fio.CheckJob}, {Name: "stress", Neighbour: true}},
 }
 
 const good = `apiVersion: boxbench/v1alpha1

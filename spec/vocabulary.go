@@ -57,6 +57,15 @@ type WorkloadKind struct {
 	// Measured: it can be a cell's measured workload (workload:, workloads:). Neighbour: it can
 	// run inside a neighbour's box (neighbours.<name>.workload).
 	Measured, Neighbour bool
+	// Threads is the default of threads (0: 8); fio's is 1, its jobs each writing their own
+	// file.
+	Threads int
+	// Records: a cell of the kind needs a data set of dataset.records or bound (ycsb's;
+	// sysbench has its own tableSize, fio none).
+	Records bool
+	// Remote: the kind can run at a client site (a pinned boxbench agent, as a duet's client):
+	// it needs nothing of the host but the endpoint (workload.Traits.Remote of what it builds).
+	Remote bool
 	// CheckJob, when set, checks the kind's job: value (a preset name or a map of options); its
 	// error has one problem a line, each "Job.<option>: message" or a message of the job as a
 	// whole (fio.CheckJob).
@@ -74,6 +83,14 @@ func (v Vocabulary) workloadTypes(ok func(WorkloadKind) bool) []string {
 	return out
 }
 
+// DefaultType is the type of a workload that names none: the first measured kind.
+func (v Vocabulary) DefaultType() string {
+	if types := v.MeasuredTypes(); len(types) > 0 {
+		return types[0]
+	}
+	return ""
+}
+
 // MeasuredTypes are the values of workload.type; NeighbourTypes of a neighbour's.
 func (v Vocabulary) MeasuredTypes() []string {
 	return v.workloadTypes(func(k WorkloadKind) bool { return k.Measured })
@@ -81,6 +98,11 @@ func (v Vocabulary) MeasuredTypes() []string {
 
 func (v Vocabulary) NeighbourTypes() []string {
 	return v.workloadTypes(func(k WorkloadKind) bool { return k.Neighbour })
+}
+
+// remoteTypes are the kinds that can run at a client site.
+func (v Vocabulary) remoteTypes() []string {
+	return v.workloadTypes(func(k WorkloadKind) bool { return k.Measured && k.Remote })
 }
 
 // workloadKind is the kind named name (the zero kind when there is none).

@@ -134,17 +134,17 @@ func (c *checker) neighbours() {
 	}
 }
 
-// needsRecords: a YCSB workload needs a record count (sysbench has tableSize, fio none).
+// needsRecords: a workload of a kind that needs a record count (WorkloadKind.Records) runs.
 func (e *Experiment) needsRecords() bool {
 	if e.varies("workload") {
 		for _, w := range e.Workloads {
-			if w.Type == "ycsb" {
+			if e.vocab.workloadKind(w.Type).Records {
 				return true
 			}
 		}
 		return false
 	}
-	return e.Workload.Type == "ycsb"
+	return e.vocab.workloadKind(e.Workload.Type).Records
 }
 
 func sortedNames(m map[string]*Workload) []string { return sortedKeys(m) }

@@ -14,9 +14,9 @@ import (
 
 // The rows of the built-in kinds.
 var (
-	ycsbKind     = Kind{Name: "ycsb", Build: buildYCSB}
+	ycsbKind     = Kind{Name: "ycsb", Build: buildYCSB, Records: true, Remote: true}
 	sysbenchKind = Kind{Name: "sysbench", Build: buildSysbench}
-	fioKind      = Kind{Name: "fio", Build: buildFio, Neighbour: fioNeighbour, CheckJob: fio.CheckJob}
+	fioKind      = Kind{Name: "fio", Build: buildFio, Neighbour: fioNeighbour, Threads: 1, CheckJob: fio.CheckJob}
 	stressKind   = Kind{Name: "stress", Neighbour: stressNeighbour}
 )
 

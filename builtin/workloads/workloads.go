@@ -27,6 +27,11 @@ type Kind struct {
 	// Neighbour builds the kind as a neighbour's workload, running for the whole measured
 	// window; nil when it cannot run inside a neighbour's box.
 	Neighbour func(w *spec.Workload, window time.Duration) (workload.Workload, error)
+	// Threads is the default of threads (0: 8); Records says a cell needs a data set of
+	// records; Remote that the kind can run at a client site (what it builds says so too,
+	// workload.Traits.Remote). See spec.WorkloadKind.
+	Threads         int
+	Records, Remote bool
 	// CheckJob checks the kind's job: value (a preset name or a map of options) when it takes
 	// one; nil otherwise.
 	CheckJob func(job any) error
@@ -56,7 +61,8 @@ func All() []Kind { return []Kind{ycsbKind, sysbenchKind, fioKind, stressKind} }
 func Vocabulary(rows []Kind) []spec.WorkloadKind {
 	out := make([]spec.WorkloadKind, len(rows))
 	for i, k := range rows {
-		out[i] = spec.WorkloadKind{Name: k.Name, Measured: k.Build != nil, Neighbour: k.Neighbour != nil, CheckJob: k.CheckJob}
+		out[i] = spec.WorkloadKind{Name: k.Name, Measured: k.Build != nil, Neighbour: k.Neighbour != nil,
+			Threads: k.Threads, Records: k.Records, Remote: k.Remote, CheckJob: k.CheckJob}
 	}
 	return out
 }

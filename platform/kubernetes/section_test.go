@@ -13,7 +13,7 @@ var kubeVocab = spec.Vocabulary{
 	DBMSs:     []string{"mariadb", "postgresql", "redis"},
 	Baseline:  "native",
 	Sections:  map[string]spec.SectionDecoder{SectionKey: New(nil, nil).DecodeSection},
-	Workloads: []spec.WorkloadKind{{Name: "ycsb", Measured: true}},
+	Workloads: []spec.WorkloadKind{{Name: "ycsb", Measured: true, Records: true, Remote: true}},
 	Platforms: map[string]spec.PlatformWords{
 		"native": {Storages: []string{"bind"}, Networks: []string{"host"}},
 		"kubernetes": {Storages: []string{"hostpath", "localpv", "emptydir", "tmpfs", "pvc:"},
