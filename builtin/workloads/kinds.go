@@ -12,13 +12,17 @@ import (
 	"github.com/boxbench/boxbench/workload/ycsb"
 )
 
-// The rows of the built-in kinds.
-var (
-	ycsbKind     = Kind{Name: "ycsb", Build: buildYCSB, Records: true, Remote: true}
-	sysbenchKind = Kind{Name: "sysbench", Build: buildSysbench}
-	fioKind      = Kind{Name: "fio", Build: buildFio, Neighbour: fioNeighbour, Threads: 1, CheckJob: fio.CheckJob}
-	stressKind   = Kind{Name: "stress", Neighbour: stressNeighbour}
-)
+// All is the table, one row a kind, in the order the spec's messages list the kinds (the
+// first measured one is the default type). The builders below map a row's spec fields onto its
+// package's configuration.
+func All() []Kind {
+	return []Kind{
+		{Name: "ycsb", Build: buildYCSB, Records: true, Remote: true},
+		{Name: "sysbench", Build: buildSysbench},
+		{Name: "fio", Build: buildFio, Neighbour: fioNeighbour, Threads: 1, CheckJob: fio.CheckJob},
+		{Name: "stress", Neighbour: stressNeighbour},
+	}
+}
 
 func buildYCSB(e *spec.Experiment, w *spec.Workload, c Cell, env Env) (workload.Workload, error) {
 	o := databases.DriverOptions{Consistency: w.Consistency, ReplicationFactor: c.ReplicationFactor}

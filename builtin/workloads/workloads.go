@@ -54,9 +54,6 @@ type Env struct {
 	SysbenchDriver func(name string) (string, error)
 }
 
-// All is the table, in the order the spec's messages list the kinds.
-func All() []Kind { return []Kind{ycsbKind, sysbenchKind, fioKind, stressKind} }
-
 // Vocabulary is what the spec may name of rows (spec.Vocabulary.Workloads).
 func Vocabulary(rows []Kind) []spec.WorkloadKind {
 	out := make([]spec.WorkloadKind, len(rows))
