@@ -66,6 +66,16 @@ type WorkloadKind struct {
 	// Remote: the kind can run at a client site (a pinned boxbench agent, as a duet's client):
 	// it needs nothing of the host but the endpoint (workload.Traits.Remote of what it builds).
 	Remote bool
+	// Fields are the fields of Workload beyond the common ones (type, threads, duration,
+	// warmup, interval) that the kind takes: their checks run for it, and a workload of
+	// another kind that sets one is refused. Sweeps are the sweep keys that apply to it
+	// (SweepKeys; workload.threads applies to every kind).
+	Fields, Sweeps []string
+	// WholeSeconds: the kind counts duration, warm-up and interval in whole seconds.
+	WholeSeconds bool
+	// JobMissing and NeighbourJobMissing are the problems of a workload of the kind, measured or
+	// a neighbour's, that takes job: (Fields) and gives none ("" : job may be left out).
+	JobMissing, NeighbourJobMissing string
 	// CheckJob, when set, checks the kind's job: value (a preset name or a map of options); its
 	// error has one problem a line, each "Job.<option>: message" or a message of the job as a
 	// whole (fio.CheckJob).
@@ -103,6 +113,27 @@ func (v Vocabulary) NeighbourTypes() []string {
 // remoteTypes are the kinds that can run at a client site.
 func (v Vocabulary) remoteTypes() []string {
 	return v.workloadTypes(func(k WorkloadKind) bool { return k.Measured && k.Remote })
+}
+
+// owns says whether w's kind takes field (WorkloadKind.Fields).
+func (v Vocabulary) owns(w *Workload, field string) bool {
+	return contains(v.workloadKind(w.Type).Fields, field)
+}
+
+// owners are the kinds that take field, in the vocabulary's order.
+func (v Vocabulary) owners(field string) []string {
+	return v.workloadTypes(func(k WorkloadKind) bool { return contains(k.Fields, field) })
+}
+
+// kindFields are the fields some kind takes, sorted.
+func (v Vocabulary) kindFields() []string {
+	seen := map[string]bool{}
+	for _, k := range v.Workloads {
+		for _, f := range k.Fields {
+			seen[f] = true
+		}
+	}
+	return sortedKeys(seen)
 }
 
 // workloadKind is the kind named name (the zero kind when there is none).

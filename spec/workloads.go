@@ -6,64 +6,62 @@ import (
 	"time"
 )
 
-// workloadFields says which workload fields belong to which type (common fields are absent).
-var workloadFields = map[string]string{
-	"mix": "ycsb", "proportions": "ycsb", "requestDistribution": "ycsb", "targetRate": "ycsb",
-	"operationCount": "ycsb", "readAllFields": "ycsb", "writeAllFields": "ycsb", "scanLengthMax": "ycsb",
-	"keyOrder": "ycsb", "loadThreads": "ycsb", "loadBatch": "ycsb", "consistency": "ycsb",
-	"test": "sysbench", "tables": "sysbench", "tableSize": "sysbench", "rate": "sysbench",
-	"job": "fio", "direct": "fio", "size": "fio",
-	"cpu": "stress", "vm": "stress", "vmBytes": "stress",
-}
-
 func (c *checker) workload(p string, w *Workload) {
 	if types := c.e.vocab.MeasuredTypes(); !contains(types, w.Type) {
 		c.oneOf(p+".type", w.Type, types)
 		return
 	}
-	for field, typ := range workloadFields {
-		if _, set := c.e.lines[p+"."+field]; set && typ != w.Type {
-			c.add(p+"."+field, "applies to workload type %s only, but this workload is %s", typ, w.Type)
-		}
-	}
+	c.foreignFields(p, w, "this workload is")
 	if w.Threads < 1 || w.Threads > 4096 {
 		c.add(p+".threads", "%d is out of range (valid: 1 to 4096)", w.Threads)
 	}
-	if w.Duration == 0 && !(w.Type == "ycsb" && w.OperationCount > 0) {
+	v := c.e.vocab
+	if w.Duration == 0 && !(v.owns(w, "operationCount") && w.OperationCount > 0) {
 		c.add(p+".duration", "missing or zero: say how long to measure, e.g. duration: 30s")
 	}
 	if w.Interval.D() < 100*time.Millisecond {
 		c.add(p+".interval", "%s is too short (valid: 100ms or more)", w.Interval.D())
 	}
-	switch w.Type {
-	case "ycsb":
+	// The checks of the fields w's kind takes (its row's Fields).
+	if v.owns(w, "mix") {
 		c.oneOf(p+".mix", w.Mix, Mixes)
 		if w.Mix == "custom" && len(w.Proportions) == 0 {
 			c.add(p+".proportions", "mix custom needs proportions, e.g. {read: 0.9, update: 0.1}")
 		}
-		if w.TargetRate < 0 {
-			c.add(p+".targetRate", "%g is negative (0 = closed loop; >0 = ops/s)", w.TargetRate)
-		}
-		if _, set := c.e.lines[p+".consistency"]; set {
-			c.consistency(p+".consistency", w.Consistency)
-		}
-	case "sysbench":
+	}
+	if v.owns(w, "targetRate") && w.TargetRate < 0 {
+		c.add(p+".targetRate", "%g is negative (0 = closed loop; >0 = ops/s)", w.TargetRate)
+	}
+	if _, set := c.e.lines[p+".consistency"]; set && v.owns(w, "consistency") {
+		c.consistency(p+".consistency", w.Consistency)
+	}
+	if v.owns(w, "test") {
 		c.oneOf(p+".test", w.Test, []string{"oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select", "oltp_insert"})
-		if w.Rate < 0 || w.Rate != float64(int64(w.Rate)) {
-			c.add(p+".rate", "%g is not valid (0 = closed loop; a whole number of transactions/s)", w.Rate)
-		}
-		// sysbench counts in whole seconds.
+	}
+	if v.owns(w, "rate") && (w.Rate < 0 || w.Rate != float64(int64(w.Rate))) {
+		c.add(p+".rate", "%g is not valid (0 = closed loop; a whole number of transactions/s)", w.Rate)
+	}
+	if v.workloadKind(w.Type).WholeSeconds {
 		for field, d := range map[string]Duration{"duration": w.Duration, "warmup": w.Warmup, "interval": w.Interval} {
 			if d.D()%time.Second != 0 {
-				c.add(p+"."+field, "%s is not a whole number of seconds (sysbench counts in seconds)", d.D())
+				c.add(p+"."+field, "%s is not a whole number of seconds (%s counts in seconds)", d.D(), w.Type)
 			}
 		}
 		if w.Interval.D() >= time.Second && w.Warmup.D()%w.Interval.D() != 0 {
 			c.add(p+".warmup", "%s is not a multiple of the interval %s", w.Warmup.D(), w.Interval.D())
 		}
-	case "fio":
-		if w.Job == nil {
-			c.add(p+".job", "missing: name a preset (randread-4k, randwrite-4k, seqwrite-64k, wal, fsync-none, fsync-low, fsync-high) or give a map of fio options")
+	}
+	if msg := v.workloadKind(w.Type).JobMissing; msg != "" && v.owns(w, "job") && w.Job == nil {
+		c.add(p+".job", "%s", msg)
+	}
+}
+
+// foreignFields refuses the fields set on w (at path p) that its kind does not take, naming the
+// kinds that do; whose completes the message ("this workload is", "this neighbour runs").
+func (c *checker) foreignFields(p string, w *Workload, whose string) {
+	for _, field := range c.e.vocab.kindFields() {
+		if _, set := c.e.lines[p+"."+field]; set && !c.e.vocab.owns(w, field) {
+			c.add(p+"."+field, "applies to workload type %s only, but %s %s", strings.Join(c.e.vocab.owners(field), ", "), whose, w.Type)
 		}
 	}
 }
@@ -120,17 +118,13 @@ func (c *checker) neighbours() {
 			c.oneOf(p+".workload.type", w.Type, types)
 			continue
 		}
-		if w.Type == "fio" && w.Job == nil {
-			c.add(p+".workload.job", "missing: name a preset (fsync-none, fsync-low, fsync-high, seqwrite-64k, randwrite-4k, randread-4k, wal)")
+		if msg := e.vocab.workloadKind(w.Type).NeighbourJobMissing; msg != "" && e.vocab.owns(&w, "job") && w.Job == nil {
+			c.add(p+".workload.job", "%s", msg)
 		}
-		if w.Type == "stress" && w.CPU <= 0 && w.VM <= 0 {
-			c.add(p+".workload", "a stress neighbour needs cpu: N (CPU hog workers) or vm: N (memory-bandwidth hog workers)")
+		if e.vocab.owns(&w, "cpu") && e.vocab.owns(&w, "vm") && w.CPU <= 0 && w.VM <= 0 {
+			c.add(p+".workload", "a %s neighbour needs cpu: N (CPU hog workers) or vm: N (memory-bandwidth hog workers)", w.Type)
 		}
-		for field, typ := range workloadFields {
-			if _, set := e.lines[p+".workload."+field]; set && typ != w.Type {
-				c.add(p+".workload."+field, "applies to workload type %s only, but this neighbour runs %s", typ, w.Type)
-			}
-		}
+		c.foreignFields(p+".workload", &w, "this neighbour runs")
 	}
 }
 

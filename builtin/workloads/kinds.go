@@ -17,12 +17,21 @@ import (
 // package's configuration.
 func All() []Kind {
 	return []Kind{
-		{Name: "ycsb", Build: buildYCSB, Records: true, Remote: true},
-		{Name: "sysbench", Build: buildSysbench},
-		{Name: "fio", Build: buildFio, Neighbour: fioNeighbour, Threads: 1, CheckJob: fio.CheckJob},
-		{Name: "stress", Neighbour: stressNeighbour},
+		{Name: "ycsb", Build: buildYCSB, Records: true, Remote: true, Fields: ycsbFields,
+			Sweeps: []string{"workload.targetRate", "workload.proportions.read", "workload.requestDistribution", "dataset.records"}},
+		{Name: "sysbench", Build: buildSysbench, Fields: []string{"test", "tables", "tableSize", "rate"},
+			Sweeps: []string{"workload.rate", "workload.tableSize", "dataset.records"}, WholeSeconds: true},
+		{Name: "fio", Build: buildFio, Neighbour: fioNeighbour, Threads: 1, CheckJob: fio.CheckJob,
+			Fields: []string{"job", "direct", "size"}, Sweeps: []string{"workload.job.iodepth"},
+			JobMissing:          "missing: name a preset (randread-4k, randwrite-4k, seqwrite-64k, wal, fsync-none, fsync-low, fsync-high) or give a map of fio options",
+			NeighbourJobMissing: "missing: name a preset (fsync-none, fsync-low, fsync-high, seqwrite-64k, randwrite-4k, randread-4k, wal)"},
+		{Name: "stress", Neighbour: stressNeighbour, Fields: []string{"cpu", "vm", "vmBytes"}},
 	}
 }
+
+// ycsbFields are the generator's fields of spec.Workload.
+var ycsbFields = []string{"mix", "proportions", "requestDistribution", "targetRate", "operationCount", "readAllFields",
+	"writeAllFields", "scanLengthMax", "keyOrder", "loadThreads", "loadBatch", "consistency"}
 
 func buildYCSB(e *spec.Experiment, w *spec.Workload, c Cell, env Env) (workload.Workload, error) {
 	o := databases.DriverOptions{Consistency: w.Consistency, ReplicationFactor: c.ReplicationFactor}

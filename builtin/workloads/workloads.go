@@ -32,6 +32,11 @@ type Kind struct {
 	// workload.Traits.Remote). See spec.WorkloadKind.
 	Threads         int
 	Records, Remote bool
+	// Fields, Sweeps, WholeSeconds, JobMissing and NeighbourJobMissing: as spec.WorkloadKind's
+	// (the fields of spec.Workload it takes, the sweep keys that apply to it, ...).
+	Fields, Sweeps                  []string
+	WholeSeconds                    bool
+	JobMissing, NeighbourJobMissing string
 	// CheckJob checks the kind's job: value (a preset name or a map of options) when it takes
 	// one; nil otherwise.
 	CheckJob func(job any) error
@@ -59,7 +64,9 @@ func Vocabulary(rows []Kind) []spec.WorkloadKind {
 	out := make([]spec.WorkloadKind, len(rows))
 	for i, k := range rows {
 		out[i] = spec.WorkloadKind{Name: k.Name, Measured: k.Build != nil, Neighbour: k.Neighbour != nil,
-			Threads: k.Threads, Records: k.Records, Remote: k.Remote, CheckJob: k.CheckJob}
+			Threads: k.Threads, Records: k.Records, Remote: k.Remote, Fields: k.Fields, Sweeps: k.Sweeps,
+			WholeSeconds: k.WholeSeconds, JobMissing: k.JobMissing, NeighbourJobMissing: k.NeighbourJobMissing,
+			CheckJob: k.CheckJob}
 	}
 	return out
 }
