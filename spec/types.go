@@ -70,8 +70,8 @@ type Experiment struct {
 	vocab  Vocabulary           // what this build offers
 }
 
-// Workload is what the client does. Common fields first; the rest apply to one type each
-// (see workloadFields).
+// Workload is what the client does. Common fields first; the rest apply to the kinds whose
+// row lists them (WorkloadKind.Fields, from the table builtin/workloads).
 type Workload struct {
 	Type     string   `yaml:"type"`
 	Threads  int      `yaml:"threads"`
