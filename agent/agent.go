@@ -127,6 +127,10 @@ type Remote struct {
 	Build string
 }
 
+// Traits: a remote workload is already at its site; its Run does not call Target.Measuring
+// (the agent's window is placed on the run's clock after Run, by Skew).
+func (r *Remote) Traits() workload.Traits { return workload.Traits{} }
+
 func (r *Remote) Name() string    { return r.Inner.Name() }
 func (r *Remote) LoadKey() string { return r.Inner.LoadKey() }
 

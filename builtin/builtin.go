@@ -85,7 +85,7 @@ func (t table) dbms(name string) (dbms.DBMS, error) {
 // Vocabulary is what specs may name in this build: every platform's own description, whether
 // or not this host can run it (that is the planner's question, answered with reasons).
 func Vocabulary(ps map[string]platform.Platform) spec.Vocabulary {
-	return table(Databases()).vocabulary(ps)
+	return defaultSet().Vocabulary(ps)
 }
 
 func (t table) vocabulary(ps map[string]platform.Platform) spec.Vocabulary {

@@ -39,6 +39,19 @@ func TestVocabularyFixture(t *testing.T) {
 		t.Errorf("dbms %v baseline %q consistencies %v; fixture %v %q %v", got.DBMSs, got.Baseline, got.Consistencies,
 			want.DBMSs, want.Baseline, want.Consistencies)
 	}
+	if len(got.Workloads) != len(want.Workloads) || len(got.Workloads) == 0 {
+		t.Errorf("workload kinds: builtin %d, fixture %d", len(got.Workloads), len(want.Workloads))
+	}
+	for i := range min(len(got.Workloads), len(want.Workloads)) {
+		g, w := got.Workloads[i], want.Workloads[i]
+		if (g.CheckJob == nil) != (w.CheckJob == nil) {
+			t.Errorf("workload kind %s: job check builtin %v, fixture %v", g.Name, g.CheckJob != nil, w.CheckJob != nil)
+		}
+		g.CheckJob, w.CheckJob = nil, nil
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("workload kind %d: builtin %+v, fixture %+v", i, g, w)
+		}
+	}
 	for name, w := range want.Platforms {
 		if g, ok := got.Platforms[name]; !ok || !reflect.DeepEqual(g, w) {
 			t.Errorf("platform %s: builtin %+v, fixture %+v", name, g, w)

@@ -27,7 +27,7 @@ func (fakeDB) Traits() dbms.Traits {
 // on every platform of this build: each cell is runnable or skipped for a reason about this
 // host, never for an unknown name; its workload builds with the row's driver.
 func TestFakeDatabase(t *testing.T) {
-	tb := append(table(Databases()), Database{DBMS: fakeDB{}, Driver: databases.Plain(noop.New)})
+	tb := With(Database{DBMS: fakeDB{}, Driver: databases.Plain(noop.New)})
 	ps := Platforms(nil)
 	names := make([]string, 0, len(ps))
 	for n := range ps {
@@ -44,18 +44,18 @@ matrix:
   platform: [` + strings.Join(names, ", ") + `]
 repetitions: 1
 `
-	e, err := spec.Parse([]byte(text), "fake.yaml", tb.vocabulary(ps))
+	e, err := spec.Parse([]byte(text), "fake.yaml", tb.Vocabulary(ps))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, problems := plan.Expand(context.Background(), e, 1, tb.checker(ps, false))
+	p, problems := plan.Expand(context.Background(), e, 1, tb.Checker(ps, false))
 	if p == nil {
 		t.Fatalf("not planned: %v", problems)
 	}
 	seen := map[string]bool{}
 	for _, c := range p.Cells {
 		seen[c.Platform] = true
-		if _, err := tb.workload(e, c); err != nil {
+		if _, err := tb.Workload(e, c); err != nil {
 			t.Errorf("%s: workload: %v", c.ID, err)
 		}
 	}
@@ -71,7 +71,7 @@ repetitions: 1
 			t.Errorf("platform %s has no cell of the fake database", n)
 		}
 	}
-	if _, err := tb.sysbenchDriver("fakedb"); err == nil || !strings.Contains(err.Error(), "one of postgresql, mariadb") {
+	if _, err := tb.t.sysbenchDriver("fakedb"); err == nil || !strings.Contains(err.Error(), "one of postgresql, mariadb") {
 		t.Errorf("sysbench for the fake database: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"github.com/boxbench/boxbench/agent"
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
@@ -40,6 +41,8 @@ type runState struct {
 	slot slot
 	rec  *results.RunRecord
 	wl   workload.Workload // the cell's; at a client site, its remote form
+	// remote is wl's remote form when the client runs at a client site, else nil.
+	remote *agent.Remote
 
 	d    dbms.DBMS         // the cell's database, with this run's own password
 	p    platform.Platform // the cell's platform

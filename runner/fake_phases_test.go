@@ -118,6 +118,7 @@ type hog struct {
 
 func (hog) Name() string                                { return "hog" }
 func (hog) LoadKey() string                             { return "" }
+func (hog) Traits() workload.Traits                     { return workload.Traits{} }
 func (hog) Load(context.Context, workload.Target) error { return nil }
 func (h hog) Run(ctx context.Context, _ workload.Target, _ workload.Clock) (*workload.Result, error) {
 	if h.err != nil {

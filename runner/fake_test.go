@@ -60,8 +60,7 @@ const fakeSpec = `apiVersion: boxbench/v1alpha1
 kind: Experiment
 name: runner-fake-%s
 dbms: fake
-workload: {type: ycsb, mix: a, threads: 2, duration: 600ms, warmup: 100ms, interval: 100ms}
-dataset: {records: 200, fieldCount: 2, fieldLength: 20}
+` + fakeWorkload + `
 telemetry: {interval: 100ms}
 matrix:
   platform: [fake]
@@ -69,6 +68,10 @@ matrix:
   network: [host]
 %squietStart: {timeout: 0s}
 %s`
+
+// fakeWorkload is fakeSpec's workload and data set.
+const fakeWorkload = `workload: {type: ycsb, mix: a, threads: 2, duration: 600ms, warmup: 100ms, interval: 100ms}
+dataset: {records: 200, fieldCount: 2, fieldLength: 20}`
 
 // fakeEnv is one experiment on a fake platform.
 type fakeEnv struct {
@@ -83,6 +86,13 @@ type fakeEnv struct {
 // newFake parses the spec (fakeSpec with axes and extra) against a fake platform of options o.
 func newFake(t *testing.T, axes, extra string, o fake.Options) *fakeEnv {
 	t.Helper()
+	return newFakeOf(t, fakeSet, "", axes, extra, o)
+}
+
+// newFakeOf is newFake with the rows of set, and workload (when not "") instead of fakeSpec's
+// workload and data set lines.
+func newFakeOf(t *testing.T, set builtin.Set, workload, axes, extra string, o fake.Options) *fakeEnv {
+	t.Helper()
 	p := fake.New(o)
 	ps := map[string]platform.Platform{fake.Name: p}
 	name := strings.Map(func(r rune) rune {
@@ -92,13 +102,16 @@ func newFake(t *testing.T, axes, extra string, o fake.Options) *fakeEnv {
 		return '-'
 	}, strings.ToLower(t.Name()))
 	text := fmt.Sprintf(fakeSpec, name[:min(len(name), 45)], axes, extra)
-	e, err := spec.Parse([]byte(text), "fake.yaml", fakeSet.Vocabulary(ps))
+	if workload != "" {
+		text = strings.Replace(text, fakeWorkload, workload, 1)
+	}
+	e, err := spec.Parse([]byte(text), "fake.yaml", set.Vocabulary(ps))
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &fakeEnv{t: t, p: p, text: text, work: workRoot(t), out: t.TempDir()}
 	f.cfg = runner.Config{Spec: e, SpecText: []byte(text), OutDir: f.out, WorkRoot: f.work, Platforms: ps,
-		Workloads: fakeSet.Workload, Neighbours: builtin.Neighbour, DBMS: fakeSet.DBMS, Check: fakeSet.Checker(ps, false),
+		Workloads: set.Workload, Neighbours: set.Neighbour, DBMS: set.DBMS, Check: set.Checker(ps, false),
 		Log: slog.New(slog.DiscardHandler)}
 	return f
 }

@@ -24,7 +24,7 @@ import (
 // measure samples telemetry for one interval before the workload starts (the pre-run host
 // state) and through the whole workload, on one clock. The workload runs under the client
 // policy given; env["client_policy"] records the policy the kernel reports for the client then.
-func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl workload.Workload, ws *spec.Workload,
+func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl workload.Workload, remote *agent.Remote, ws *spec.Workload,
 	nbs []*neighbour, policy string, env map[string]string, srv *serverOutcome) (*workload.Result, []telemetry.Sample, []string, error) {
 	e := r.cfg.Spec
 	clk := workload.Clock{Start: time.Now()}
@@ -46,7 +46,6 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 		defer closeN()
 		targets = append(targets, ts...)
 	}
-	remote, _ := wl.(*agent.Remote)
 	if remote == nil {
 		targets = append(targets, telemetry.Target{Source: "client", PID: os.Getpid()})
 	}
@@ -83,7 +82,7 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	// The database's own counters over the measured window (dbms.Observer): read when the
 	// warm-up ends and after the workload.
 	var measuring chan struct{}
-	if _, ok := wl.(workload.MeasureNotifier); ok && remote == nil {
+	if wl.Traits().NotifiesMeasuring && remote == nil {
 		measuring = make(chan struct{})
 		t.Measuring = sync.OnceFunc(func() { close(measuring) })
 	}
@@ -147,11 +146,12 @@ func (r *Runner) runLocal(ctx context.Context, wl workload.Workload, t workload.
 }
 
 // remoteClient wraps the cell's workload to run at the box's client site, and records where.
-// Only the built-in generator can run there: the tools' adapters need their binaries on the
-// host (sysbench) or the box's executor (fio).
+// Only a workload whose Traits say Remote can run there (the built-in generator): the tools'
+// adapters need their binaries on the host or the box's executor.
 func (r *Runner) remoteClient(site platform.ClientSite, wl workload.Workload, c *plan.Cell, rec *results.RunRecord) (*agent.Remote, error) {
 	where, ep := site.ClientPlace()
-	if w := r.cfg.Spec.WorkloadOf(c.Workload); w.Type != "ycsb" {
+	if !wl.Traits().Remote {
+		w := r.cfg.Spec.WorkloadOf(c.Workload)
 		return nil, fmt.Errorf("the client of this box runs at %s, where only the built-in YCSB generator can run (workload type %s)", where, w.Type)
 	}
 	rec.Env["client_site"] = where

@@ -77,10 +77,8 @@ func (r *Runner) provisionNeighbours(ctx context.Context, c *plan.Cell, d dbms.D
 	}
 	n.box = box
 	// Files are laid out now, before the measured window, not during it.
-	if l, ok := wl.(interface {
-		Layout(context.Context, workload.Target) error
-	}); ok {
-		if err := l.Layout(ctx, workload.Target{Box: box, DataDir: box.DataDir(), Log: r.cfg.Log}); err != nil {
+	if layout := wl.Traits().Layout; layout != nil {
+		if err := layout(ctx, workload.Target{Box: box, DataDir: box.DataDir(), Log: r.cfg.Log}); err != nil {
 			return []*neighbour{n}, fmt.Errorf("neighbour %s: %w", n.name, err)
 		}
 	}

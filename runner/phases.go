@@ -136,7 +136,7 @@ func (r *Runner) placeClient(_ context.Context, s *runState) error {
 		if err != nil {
 			return err
 		}
-		s.wl = rwl
+		s.wl, s.remote = rwl, rwl
 	}
 	return nil
 }
@@ -165,13 +165,13 @@ func (r *Runner) quietStart(ctx context.Context, s *runState) error {
 func (r *Runner) measureWindow(ctx context.Context, s *runState) error {
 	rec := s.rec
 	r.cfg.Progress.Phase(s.run, "warmup+measure")
-	res, samples, missing, err := r.measure(ctx, s.box, s.d, s.wl, r.cfg.Spec.WorkloadOf(s.cell.Workload), s.nbs, s.cell.ClientPolicy, rec.Env, &s.srv)
+	res, samples, missing, err := r.measure(ctx, s.box, s.d, s.wl, s.remote, r.cfg.Spec.WorkloadOf(s.cell.Workload), s.nbs, s.cell.ClientPolicy, rec.Env, &s.srv)
 	s.res, s.samples, s.missing = res, samples, missing
 	rec.Result = res
 	for _, p := range samples {
 		rec.Series = append(rec.Series, results.Point{T: p.T, Source: p.Source, Metric: p.Metric, Label: p.Label, Value: p.Value})
 	}
-	if remote, ok := s.wl.(*agent.Remote); ok && res != nil {
+	if remote := s.remote; remote != nil && res != nil {
 		// How long after the host asked the agent started measuring (the site's start-up time
 		// plus the clocks' disagreement): the intervals are placed on the run's clock by it.
 		rec.Facts["client_start_delay"] = remote.Skew.String()

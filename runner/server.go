@@ -57,9 +57,9 @@ type nodeWindow struct {
 
 // watchServer starts the reading at the end of warm-up, on a goroutine of its own (the
 // workload is running then); nil when d reports nothing of its own. The reading is taken when
-// measuring is closed (a workload.MeasureNotifier's signal), else warmup after now (the
-// workload starts right after this call; its connecting, if slow, then shifts the reading
-// into the warm-up, and server_window_seconds shows by how much). A box of several
+// measuring is closed (the signal of a workload whose Traits say NotifiesMeasuring), else
+// warmup after now (the workload starts right after this call; its connecting, if slow, then
+// shifts the reading into the warm-up, and server_window_seconds shows by how much). A box of several
 // (platform.Traits.Nodes) has every node read, at once.
 func watchServer(ctx context.Context, d dbms.DBMS, box platform.Box, warmup time.Duration, measuring <-chan struct{}) *serverWatch {
 	o := dbms.ObserverOf(d)

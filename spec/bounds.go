@@ -84,45 +84,48 @@ func (c *checker) workloadBounds(p string, w *Workload) {
 		return
 	}
 	c.size(p+".size", w.Size)
-	switch w.Type {
-	case "ycsb":
-		if w.TargetRate != 0 && (w.TargetRate < MinRate || w.TargetRate > MaxRate) {
-			c.add(p+".targetRate", "%g is out of range (valid: 0 for a closed loop, or %g to %g operations/s)", w.TargetRate, MinRate, MaxRate)
+	v := c.e.vocab
+	if v.owns(w, "targetRate") && w.TargetRate != 0 && (w.TargetRate < MinRate || w.TargetRate > MaxRate) {
+		c.add(p+".targetRate", "%g is out of range (valid: 0 for a closed loop, or %g to %g operations/s)", w.TargetRate, MinRate, MaxRate)
+	}
+	if v.owns(w, "loadThreads") && (w.LoadThreads < 0 || w.LoadThreads > MaxThreads) {
+		c.add(p+".loadThreads", "%d is out of range (valid: 0 for the workload's threads, or 1 to %d)", w.LoadThreads, MaxThreads)
+	}
+	if v.owns(w, "loadBatch") {
+		c.loadBatch(p, w)
+	}
+	if v.owns(w, "operationCount") && (w.OperationCount < 0 || w.OperationCount > MaxOperations) {
+		c.add(p+".operationCount", "%d is out of range (valid: 0 to %d)", w.OperationCount, int64(MaxOperations))
+	}
+	if v.owns(w, "scanLengthMax") && (w.ScanLengthMax < 0 || w.ScanLengthMax > MaxScanLength) {
+		c.add(p+".scanLengthMax", "%d is out of range (valid: 0 for the default, or 1 to %d)", w.ScanLengthMax, MaxScanLength)
+	}
+	if v.owns(w, "rate") && w.Rate > MaxRate {
+		c.add(p+".rate", "%g is too large (valid: 0 for a closed loop, or 1 to %g transactions/s)", w.Rate, MaxRate)
+	}
+	if v.owns(w, "tables") && (w.Tables < 0 || w.Tables > MaxTables) {
+		c.add(p+".tables", "%d is out of range (valid: 0 for the default 1, or 1 to %d)", w.Tables, MaxTables)
+	}
+	if v.owns(w, "tableSize") && (w.TableSize < 0 || w.TableSize > MaxTableSize) {
+		c.add(p+".tableSize", "%d is out of range (valid: 0 for records / tables, or 1 to %d rows, sysbench's 32-bit ids)", w.TableSize, int64(MaxTableSize))
+	}
+	if v.owns(w, "size") && w.Threads > 0 && w.Size > 0 && satMul(int64(w.Threads), int64(w.Size)) > MaxBytes {
+		c.add(p+".size", "%d jobs × %s is more than %s of files (valid: at most %s in all)", w.Threads, FormatBytes(int64(w.Size)), FormatBytes(MaxBytes), FormatBytes(MaxBytes))
+	}
+}
+
+// loadBatch bounds the records per insert, and their bytes by the data set's record size.
+func (c *checker) loadBatch(p string, w *Workload) {
+	if w.LoadBatch < 0 || w.LoadBatch > MaxLoadBatch {
+		c.add(p+".loadBatch", "%d is out of range (valid: 0 for the default 100, or 1 to %d records per insert)", w.LoadBatch, MaxLoadBatch)
+	} else if rec := int64(c.e.Dataset.FieldCount) * int64(c.e.Dataset.FieldLength); rec > 0 && rec <= MaxRecordBytes {
+		n := w.LoadBatch
+		if n == 0 {
+			n = DefaultLoadBatch
 		}
-		if w.LoadThreads < 0 || w.LoadThreads > MaxThreads {
-			c.add(p+".loadThreads", "%d is out of range (valid: 0 for the workload's threads, or 1 to %d)", w.LoadThreads, MaxThreads)
-		}
-		if w.LoadBatch < 0 || w.LoadBatch > MaxLoadBatch {
-			c.add(p+".loadBatch", "%d is out of range (valid: 0 for the default 100, or 1 to %d records per insert)", w.LoadBatch, MaxLoadBatch)
-		} else if rec := int64(c.e.Dataset.FieldCount) * int64(c.e.Dataset.FieldLength); rec > 0 && rec <= MaxRecordBytes {
-			n := w.LoadBatch
-			if n == 0 {
-				n = DefaultLoadBatch
-			}
-			if batch := int64(n) * rec; batch > MaxBatchBytes {
-				c.add(p+".loadBatch", "%d records of %s is %s per insert (valid: at most %s per batch; lower loadBatch)",
-					n, FormatBytes(rec), FormatBytes(batch), FormatBytes(MaxBatchBytes))
-			}
-		}
-		if w.OperationCount < 0 || w.OperationCount > MaxOperations {
-			c.add(p+".operationCount", "%d is out of range (valid: 0 to %d)", w.OperationCount, int64(MaxOperations))
-		}
-		if w.ScanLengthMax < 0 || w.ScanLengthMax > MaxScanLength {
-			c.add(p+".scanLengthMax", "%d is out of range (valid: 0 for the default, or 1 to %d)", w.ScanLengthMax, MaxScanLength)
-		}
-	case "sysbench":
-		if w.Rate > MaxRate {
-			c.add(p+".rate", "%g is too large (valid: 0 for a closed loop, or 1 to %g transactions/s)", w.Rate, MaxRate)
-		}
-		if w.Tables < 0 || w.Tables > MaxTables {
-			c.add(p+".tables", "%d is out of range (valid: 0 for the default 1, or 1 to %d)", w.Tables, MaxTables)
-		}
-		if w.TableSize < 0 || w.TableSize > MaxTableSize {
-			c.add(p+".tableSize", "%d is out of range (valid: 0 for records / tables, or 1 to %d rows, sysbench's 32-bit ids)", w.TableSize, int64(MaxTableSize))
-		}
-	case "fio":
-		if w.Threads > 0 && w.Size > 0 && satMul(int64(w.Threads), int64(w.Size)) > MaxBytes {
-			c.add(p+".size", "%d jobs × %s is more than %s of files (valid: at most %s in all)", w.Threads, FormatBytes(int64(w.Size)), FormatBytes(MaxBytes), FormatBytes(MaxBytes))
+		if batch := int64(n) * rec; batch > MaxBatchBytes {
+			c.add(p+".loadBatch", "%d records of %s is %s per insert (valid: at most %s per batch; lower loadBatch)",
+				n, FormatBytes(rec), FormatBytes(batch), FormatBytes(MaxBatchBytes))
 		}
 	}
 }

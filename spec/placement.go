@@ -2,6 +2,7 @@ package spec
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/boxbench/boxbench/internal/placement"
@@ -51,9 +52,10 @@ func (c *checker) placement() {
 		if e.Repetitions.Adaptive() {
 			c.add("order", "duet runs a fixed number of pairs: give repetitions as a number, not {min, max}")
 		}
+		remote := e.vocab.remoteTypes()
 		for _, path := range sortedKeys(e.usedWorkloads()) {
-			if w := e.usedWorkloads()[path]; w.Type != "" && w.Type != "ycsb" {
-				c.add("order", "duet runs each side's client as a pinned boxbench agent, which runs only the built-in generator: %s.type %s cannot be a duet's client (valid: ycsb)", path, w.Type)
+			if w := e.usedWorkloads()[path]; w.Type != "" && !slices.Contains(remote, w.Type) {
+				c.add("order", "duet runs each side's client as a pinned boxbench agent, which runs only the built-in generator: %s.type %s cannot be a duet's client (valid: %s)", path, w.Type, strings.Join(remote, ", "))
 			}
 		}
 	}

@@ -22,7 +22,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/boxbench/boxbench/spec/section"
-	"github.com/boxbench/boxbench/workload/fio"
 )
 
 // Limits of a spec that keep a mistake (or a hostile file) from exhausting the host.
@@ -188,15 +187,11 @@ func (c *checker) safety() {
 	for _, n := range nbs {
 		if nb := e.Neighbours[n]; nb != nil {
 			c.numbers("neighbours."+n+".limits", nb.Limits)
-			if nb.Workload.Type == "fio" && nb.Workload.Job != nil {
-				c.fioJob("neighbours."+n+".workload.job", nb.Workload.Job)
-			}
+			c.job("neighbours."+n+".workload.job", &nb.Workload)
 		}
 	}
 	for p, w := range e.usedWorkloads() {
-		if w.Type == "fio" && w.Job != nil {
-			c.fioJob(p+".job", w.Job)
-		}
+		c.job(p+".job", w)
 	}
 	c.plannedRuns()
 }
@@ -262,12 +257,18 @@ func (c *checker) numbers(p string, l Limits) {
 	}
 }
 
-func (c *checker) fioJob(field string, job any) {
-	err := fio.CheckJob(job)
+// job checks a workload's job: with its kind's own check (WorkloadKind.CheckJob), when the
+// kind has one and the workload gives a job.
+func (c *checker) job(field string, w *Workload) {
+	check := c.e.vocab.workloadKind(w.Type).CheckJob
+	if check == nil || w.Job == nil {
+		return
+	}
+	err := check(w.Job)
 	if err == nil {
 		return
 	}
-	// fio names its fields Job.<option>; they live under field here.
+	// The kind names the fields Job.<option>; they live under field here.
 	for _, line := range strings.Split(err.Error(), "\n") {
 		f, msg, ok := strings.Cut(line, ": ")
 		if !ok || !strings.HasPrefix(f, "Job") {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/boxbench/boxbench/workload/fio"
 )
 
 // vocab is the vocabulary the tests validate against (builtin's tests load the shipped examples
@@ -17,6 +19,20 @@ var vocab = Vocabulary{
 			Networks: []string{"host", "bridge-published", "bridge-direct"}},
 	},
 	Consistencies: map[string][]string{"cassandra": {"ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE"}},
+	// The built-in kinds as the table builtin/workloads describes them (which spec's tests
+	// cannot import); fio's own job check.
+	Workloads: []WorkloadKind{
+		{Name: "ycsb", Measured: true, Records: true, Remote: true, Fields: []string{"mix", "proportions", "requestDistribution",
+			"targetRate", "operationCount", "readAllFields", "writeAllFields", "scanLengthMax", "keyOrder", "loadThreads", "loadBatch", "consistency"},
+			Sweeps: []string{"workload.targetRate", "workload.proportions.read", "workload.requestDistribution", "dataset.records"}},
+		{Name: "sysbench", Measured: true, Fields: []string{"test", "tables", "tableSize", "rate"},
+			Sweeps: []string{"workload.rate", "workload.tableSize", "dataset.records"}, WholeSeconds: true},
+		{Name: "fio", Measured: true, Neighbour: true, Threads: 1, CheckJob: fio.CheckJob,
+			Fields: []string{"job", "direct", "size"}, Sweeps: []string{"workload.job.iodepth"},
+			JobMissing:          "missing: name a preset (randread-4k, randwrite-4k, seqwrite-64k, wal, fsync-none, fsync-low, fsync-high) or give a map of fio options",
+			NeighbourJobMissing: "missing: name a preset (fsync-none, fsync-low, fsync-high, seqwrite-64k, randwrite-4k, randread-4k, wal)"},
+		{Name: "stress", Neighbour: true, Fields: []string{"cpu", "vm", "vmBytes"}},
+	},
 }
 
 const good = `apiVersion: boxbench/v1alpha1

@@ -27,7 +27,9 @@ var OfferedLoadKeys = []string{"workload.targetRate", "workload.rate"}
 
 // sweepKey says what one sweep key accepts.
 type sweepKey struct {
-	types []string // workload types it applies to; nil: any
+	// kinds: it applies to the workload kinds whose row lists it (WorkloadKind.Sweeps); else
+	// to every kind.
+	kinds bool
 	// Loads says whether the key changes the loaded data set (a new seed per value); the others
 	// share one seed across the sweep.
 	loads bool
@@ -69,23 +71,23 @@ func decimal(lo, hi float64, open bool) func(string) error {
 
 var sweepKeys = map[string]sweepKey{
 	"workload.threads": {check: whole(1, 4096), valid: "a whole number of client threads, 1 to 4096"},
-	"workload.targetRate": {types: []string{"ycsb"}, check: decimal(MinRate, MaxRate, false),
+	"workload.targetRate": {kinds: true, check: decimal(MinRate, MaxRate, false),
 		valid: "operations/s from 0.001 to 1e9 (a sweep offers load: the generator runs an open loop at each rate), written as digits, e.g. 5000"},
-	"workload.proportions.read": {types: []string{"ycsb"}, check: decimal(0, 1, false),
+	"workload.proportions.read": {kinds: true, check: decimal(0, 1, false),
 		valid: "a fraction from 0 to 1, e.g. 0.95; the mix's other operations keep their ratios and share the rest"},
-	"workload.requestDistribution": {types: []string{"ycsb"}, check: func(v string) error {
+	"workload.requestDistribution": {kinds: true, check: func(v string) error {
 		if !contains(RequestDistributions, v) {
 			return fmt.Errorf("not a distribution")
 		}
 		return nil
 	}, valid: strings.Join(RequestDistributions, ", ")},
-	"workload.rate": {types: []string{"sysbench"}, check: whole(1, 1e9),
+	"workload.rate": {kinds: true, check: whole(1, 1e9),
 		valid: "a whole number of transactions/s above 0 (sysbench's open loop)"},
-	"workload.tableSize": {types: []string{"sysbench"}, loads: true, check: whole(1, MaxTableSize),
+	"workload.tableSize": {kinds: true, loads: true, check: whole(1, MaxTableSize),
 		valid: "a whole number of rows per table, 1 to 2147483647 (sysbench's 32-bit ids)"},
-	"workload.job.iodepth": {types: []string{"fio"}, check: whole(1, 65536),
+	"workload.job.iodepth": {kinds: true, check: whole(1, 65536),
 		valid: "a whole number of I/Os in flight per job, 1 to 65536"},
-	"dataset.records": {types: []string{"ycsb", "sysbench"}, loads: true, check: whole(1, MaxRecords),
+	"dataset.records": {kinds: true, loads: true, check: whole(1, MaxRecords),
 		valid: "a whole number of records, 1 to 1099511627776"},
 }
 
@@ -160,9 +162,10 @@ func (c *checker) checkSweep(d Dim, where string) {
 	}
 	for _, p := range sortedKeys(paths) {
 		w := paths[p]
-		if k.types != nil && !contains(k.types, w.Type) {
+		if k.kinds && !contains(e.vocab.workloadKind(w.Type).Sweeps, d.Key) {
+			takes := e.vocab.workloadTypes(func(wk WorkloadKind) bool { return contains(wk.Sweeps, d.Key) })
 			c.put(Problem{Line: d.Line, Field: where + d.Key,
-				Message: fmt.Sprintf("applies to workload type %s only, but %s is %s", strings.Join(k.types, ", "), p, w.Type)})
+				Message: fmt.Sprintf("applies to workload type %s only, but %s is %s", strings.Join(takes, ", "), p, w.Type)})
 			continue
 		}
 		if d.Key == "dataset.records" {

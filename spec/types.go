@@ -9,7 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/boxbench/boxbench/internal/resource"
-	"github.com/boxbench/boxbench/study"
+	"github.com/boxbench/boxbench/spec/published"
 )
 
 // APIVersion is the only version this package reads.
@@ -37,11 +37,11 @@ type Experiment struct {
 	// cells' runs as two samples), "rounds" (order: randomized only: each run's ratio to the
 	// baseline's run of the same round, every round holding each cell once in random order, so
 	// what drifts between rounds cancels) or "duets" (order: duet's, and its default).
-	Pairing string `yaml:"pairing"`
-	Seed           *int64                `yaml:"seed"`
-	Baseline       map[string]string     `yaml:"baseline"`
-	Telemetry      Telemetry             `yaml:"telemetry"`
-	Timeouts       Timeouts              `yaml:"timeouts"`
+	Pairing   string            `yaml:"pairing"`
+	Seed      *int64            `yaml:"seed"`
+	Baseline  map[string]string `yaml:"baseline"`
+	Telemetry Telemetry         `yaml:"telemetry"`
+	Timeouts  Timeouts          `yaml:"timeouts"`
 	// EmulatedVerdicts asks for verdicts on comparisons with emulated boxes (a VM under QEMU's TCG),
 	// which by default carry none: their differences are the emulator's.
 	EmulatedVerdicts bool `yaml:"emulatedVerdicts"`
@@ -57,7 +57,7 @@ type Experiment struct {
 	Topology *Topology `yaml:"topology"`
 	// Published is what the study this experiment reproduces found (studies/, docs/studies.md):
 	// the report sets this host's estimate beside each effect.
-	Published *study.Published `yaml:"published"`
+	Published *published.Published `yaml:"published"`
 
 	// Raw holds the top-level keys spec has no field for: platforms' sections (kubernetes:),
 	// which decodeSections hands to their decoders, or mistakes it reports. Sections are what
@@ -70,8 +70,8 @@ type Experiment struct {
 	vocab  Vocabulary           // what this build offers
 }
 
-// Workload is what the client does. Common fields first; the rest apply to one type each
-// (see workloadFields).
+// Workload is what the client does. Common fields first; the rest apply to the kinds whose
+// row lists them (WorkloadKind.Fields, from the table builtin/workloads).
 type Workload struct {
 	Type     string   `yaml:"type"`
 	Threads  int      `yaml:"threads"`

@@ -1,6 +1,10 @@
 package study
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/boxbench/boxbench/spec/published"
+)
 
 // Verdict is how this host's estimate stands against a published effect.
 type Verdict string
@@ -50,7 +54,7 @@ func Judge(e Effect, est Estimate) (Verdict, string) {
 	if !est.Valid {
 		return CannotTell, "no interval: too few ok runs, or runs too noisy for a bounded one (the baseline's mean not clearly above zero)"
 	}
-	in := fmt.Sprintf("[%s, %s] %%", num(est.Low), num(est.High))
+	in := fmt.Sprintf("[%s, %s] %%", published.Num(est.Low), published.Num(est.High))
 	holdsZero := est.Low <= 0 && est.High >= 0
 	if e.Direction == None {
 		if holdsZero {
@@ -62,7 +66,7 @@ func Judge(e Effect, est Estimate) (Verdict, string) {
 	if e.Direction == Faster {
 		sign = -1
 	}
-	lo, hi, sized := e.span()
+	lo, hi, sized := e.Span()
 	holdsFigure := sized && lo <= est.High && hi >= est.Low
 	switch {
 	case holdsZero && !sized:
@@ -80,18 +84,6 @@ func Judge(e Effect, est Estimate) (Verdict, string) {
 	default:
 		return AgreesDirection, fmt.Sprintf("%s is %s; the study gave no size", in, e.Direction)
 	}
-}
-
-// span is the published size as an interval: its range, or the point; sized is false when the
-// study gave no size.
-func (e Effect) span() (lo, hi float64, sized bool) {
-	if e.Overhead == nil {
-		return 0, 0, false
-	}
-	if len(e.Range) == 2 {
-		return e.Range[0], e.Range[1], true
-	}
-	return *e.Overhead, *e.Overhead, true
 }
 
 func opposite(direction string) string {

@@ -46,16 +46,26 @@ type Target struct {
 	Box      Executor        // runs commands inside the box; may be nil for client-only workloads
 	DataDir  string          // data directory as seen inside the box (for storage workloads)
 	Log      *slog.Logger
-	// Measuring, when set, is called once by a workload that implements MeasureNotifier, from
-	// its own goroutine, when its measured window starts (warm-up over); it must not block.
+	// Measuring, when set, is called once by a workload whose Traits say NotifiesMeasuring,
+	// from its own goroutine, when its measured window starts (warm-up over); it must not block.
 	Measuring func()
 }
 
-// MeasureNotifier is implemented by a workload whose Run calls Target.Measuring when its
-// measured window starts. For the others the start is only known after Run (Result.Warmup
-// from the start of Run, which may include connecting).
-type MeasureNotifier interface {
-	NotifiesMeasuring()
+// Traits are what a workload can do beyond the contract, as data, so that the runner asks no
+// workload its type: the zero value is a workload that runs in boxbench's process, lays
+// nothing out ahead of its window and does not say when its window starts.
+type Traits struct {
+	// NotifiesMeasuring: Run calls Target.Measuring when its measured window starts. For the
+	// others the start is only known after Run (Result.Warmup from the start of Run, which may
+	// include connecting).
+	NotifiesMeasuring bool
+	// Remote: the workload can run at a client site (boxbench agent, package agent): it needs
+	// nothing of this host but the endpoint, neither a binary here nor Target.Box.
+	Remote bool
+	// Layout, when set, creates the workload's files in the box ahead of Run (a neighbour's,
+	// before the measured window, so that the window measures the load and not the layout).
+	// Target carries the box and its data directory only.
+	Layout func(ctx context.Context, t Target) error
 }
 
 // Clock is the run's time origin. Workload intervals and telemetry samples are offsets from
@@ -81,6 +91,8 @@ type Workload interface {
 	LoadKey() string
 	Load(ctx context.Context, t Target) error
 	Run(ctx context.Context, t Target, clk Clock) (*Result, error)
+	// Traits says what else this workload can do (see Traits); the runner reads nothing else.
+	Traits() Traits
 }
 
 // Result is what one run measured. Latencies are nanoseconds.

@@ -13,9 +13,10 @@ import (
 func kubeVocab(p *Platform) spec.Vocabulary {
 	i := p.Info()
 	return spec.Vocabulary{
-		DBMSs:    []string{"mariadb", "postgresql", "redis"},
-		Baseline: "native",
-		Sections: map[string]spec.SectionDecoder{SectionKey: p.DecodeSection},
+		DBMSs:     []string{"mariadb", "postgresql", "redis"},
+		Baseline:  "native",
+		Sections:  map[string]spec.SectionDecoder{SectionKey: p.DecodeSection},
+		Workloads: []spec.WorkloadKind{{Name: "ycsb", Measured: true, Records: true, Remote: true}},
 		Platforms: map[string]spec.PlatformWords{
 			"native": {Storages: []string{"bind"}, Networks: []string{"host"}},
 			Name:     {Storages: i.Storages, Networks: i.Networks, Client: i.Client, StorageParams: i.StorageParams},

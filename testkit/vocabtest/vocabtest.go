@@ -15,6 +15,7 @@ package vocabtest
 
 import (
 	"github.com/boxbench/boxbench/builtin/databases"
+	"github.com/boxbench/boxbench/builtin/workloads"
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/docker"
@@ -30,6 +31,7 @@ func Vocabulary() spec.Vocabulary {
 		DBMSs:         databases.Names(),
 		Baseline:      native.Name,
 		Consistencies: databases.Consistencies(databases.All()),
+		Workloads:     workloads.Vocabulary(workloads.All()),
 		Topology: func(name string, t spec.Topology) []string {
 			return databases.CheckTopology(databases.All(), name, dbms.Topology{Nodes: t.Nodes, Synchronous: t.Synchronous,
 				ReplicationFactor: t.ReplicationFactor, Consistency: t.Consistency})
@@ -51,7 +53,7 @@ func Vocabulary() spec.Vocabulary {
 
 // words are what a spec may name of a platform, as builtin.Vocabulary reads them from its Info.
 func words(i platform.Info) spec.PlatformWords {
-	w := spec.PlatformWords{Storages: i.Storages, Networks: i.Networks}
+	w := spec.PlatformWords{Storages: i.Storages, Networks: i.Networks, Client: i.Client, StorageParams: i.StorageParams}
 	if clu := i.Cluster; clu != nil {
 		w.Clusters, w.ClusterRefuses = true, clu.ClusterRefuses()
 	}

@@ -81,6 +81,10 @@ func (w *Workload) Config() Config { return w.cfg }
 // Name is "fio/<preset>", "fio/<preset>-custom" for a job map on a preset, "fio/custom".
 func (w *Workload) Name() string { return "fio/" + w.name }
 
+// Traits: fio runs inside the box (Target.Box), so never at a client site, and lays its files
+// out ahead of the window (Layout).
+func (w *Workload) Traits() workload.Traits { return workload.Traits{Layout: w.Layout} }
+
 // LoadKey is empty: fio needs no data set.
 func (w *Workload) LoadKey() string { return "" }
 

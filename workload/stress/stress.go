@@ -53,6 +53,9 @@ func New(cfg Config) (*Workload, error) {
 	return &Workload{cfg: cfg}, nil
 }
 
+// Traits: stress-ng runs inside the box and has nothing to lay out.
+func (w *Workload) Traits() workload.Traits { return workload.Traits{} }
+
 func (w *Workload) Name() string {
 	return fmt.Sprintf("stress/cpu=%d,vm=%d", w.cfg.CPU, w.cfg.VM)
 }

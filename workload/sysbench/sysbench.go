@@ -74,6 +74,10 @@ func (w *Workload) Config() Config { return w.cfg }
 // Name is "sysbench/<test>".
 func (w *Workload) Name() string { return "sysbench/" + w.cfg.Test }
 
+// Traits: sysbench is a binary on this host, so it cannot run at a client site; it says when
+// its window starts only through its report, after Run.
+func (w *Workload) Traits() workload.Traits { return workload.Traits{} }
+
 // LoadKey identifies the loaded data: every OLTP test shares oltp_common's schema, so the key
 // holds the family, the table count and size and the dbms.
 func (w *Workload) LoadKey() string {

@@ -237,8 +237,11 @@ func (w *Workload) Run(ctx context.Context, t workload.Target, clk workload.Cloc
 	return w.run(ctx, db, clk, t.Measuring)
 }
 
-// NotifiesMeasuring: Run calls Target.Measuring when warm-up ends (workload.MeasureNotifier).
-func (w *Workload) NotifiesMeasuring() {}
+// Traits: Run calls Target.Measuring when warm-up ends, and the generator is boxbench's own
+// code, so it runs at a client site as well as here.
+func (w *Workload) Traits() workload.Traits {
+	return workload.Traits{NotifiesMeasuring: true, Remote: true}
+}
 
 // run is Run on an open driver.
 // measuring (may be nil) is called when the measured window starts.

@@ -1,0 +1,132 @@
+package workloads
+
+import (
+	"time"
+
+	"github.com/boxbench/boxbench/builtin/databases"
+	"github.com/boxbench/boxbench/spec"
+	"github.com/boxbench/boxbench/workload"
+	"github.com/boxbench/boxbench/workload/fio"
+	"github.com/boxbench/boxbench/workload/stress"
+	"github.com/boxbench/boxbench/workload/sysbench"
+	"github.com/boxbench/boxbench/workload/ycsb"
+)
+
+// All is the table, one row a kind, in the order the spec's messages list the kinds (the
+// first measured one is the default type). The builders below map a row's spec fields onto its
+// package's configuration.
+func All() []Kind {
+	return []Kind{
+		{Name: "ycsb", Build: buildYCSB, Records: true, Remote: true, Fields: ycsbFields,
+			Sweeps: []string{"workload.targetRate", "workload.proportions.read", "workload.requestDistribution", "dataset.records"}},
+		{Name: "sysbench", Build: buildSysbench, Fields: []string{"test", "tables", "tableSize", "rate"},
+			Sweeps: []string{"workload.rate", "workload.tableSize", "dataset.records"}, WholeSeconds: true},
+		{Name: "fio", Build: buildFio, Neighbour: fioNeighbour, Threads: 1, CheckJob: fio.CheckJob,
+			Fields: []string{"job", "direct", "size"}, Sweeps: []string{"workload.job.iodepth"},
+			JobMissing:          "missing: name a preset (randread-4k, randwrite-4k, seqwrite-64k, wal, fsync-none, fsync-low, fsync-high) or give a map of fio options",
+			NeighbourJobMissing: "missing: name a preset (fsync-none, fsync-low, fsync-high, seqwrite-64k, randwrite-4k, randread-4k, wal)"},
+		{Name: "stress", Neighbour: stressNeighbour, Fields: []string{"cpu", "vm", "vmBytes"}},
+	}
+}
+
+// ycsbFields are the generator's fields of spec.Workload.
+var ycsbFields = []string{"mix", "proportions", "requestDistribution", "targetRate", "operationCount", "readAllFields",
+	"writeAllFields", "scanLengthMax", "keyOrder", "loadThreads", "loadBatch", "consistency"}
+
+func buildYCSB(e *spec.Experiment, w *spec.Workload, c Cell, env Env) (workload.Workload, error) {
+	o := databases.DriverOptions{Consistency: w.Consistency, ReplicationFactor: c.ReplicationFactor}
+	return ycsb.New(ycsbConfig(e, w, c), env.Drivers(o))
+}
+
+// ycsbConfig maps the spec onto the generator's configuration; unset fields keep YCSB's
+// defaults.
+func ycsbConfig(e *spec.Experiment, w *spec.Workload, c Cell) ycsb.Config {
+	cfg := ycsb.DefaultConfig()
+	cfg.Mix, cfg.Proportions = c.Mix, nil
+	if c.Mix == "custom" {
+		cfg.Mix, cfg.Proportions = "", w.Proportions
+	}
+	cfg.ReadProportion = w.ReadProportion
+	if w.RequestDistribution != "" {
+		cfg.RequestDistribution = w.RequestDistribution
+	}
+	if w.KeyOrder != "" {
+		cfg.KeyOrder = w.KeyOrder
+	}
+	cfg.RecordCount, cfg.FieldCount, cfg.FieldLength = c.Records, e.Dataset.FieldCount, e.Dataset.FieldLength
+	if w.ReadAllFields != nil {
+		cfg.ReadAllFields = *w.ReadAllFields
+	}
+	if w.WriteAllFields != nil {
+		cfg.WriteAllFields = *w.WriteAllFields
+	}
+	cfg.ScanLength = w.ScanLengthMax
+	cfg.Threads, cfg.Duration, cfg.Warmup = w.Threads, w.Duration.D(), w.Warmup.D()
+	cfg.OperationCount, cfg.TargetRate, cfg.Interval = w.OperationCount, w.TargetRate, w.Interval.D()
+	cfg.LoadThreads = w.LoadThreads
+	if w.LoadBatch > 0 {
+		cfg.LoadBatch = w.LoadBatch
+	}
+	// The generator's own seed is fixed unless the spec gives one, so every cell and every run
+	// draws the same key sequence; the run order has its own seed.
+	cfg.Seed = 1
+	if e.Seed != nil {
+		cfg.Seed = uint64(*e.Seed)
+	}
+	return cfg
+}
+
+func buildSysbench(_ *spec.Experiment, w *spec.Workload, c Cell, env Env) (workload.Workload, error) {
+	drv, err := env.SysbenchDriver(c.DBMS)
+	if err != nil {
+		return nil, err
+	}
+	d, err := env.DBMS(c.DBMS)
+	if err != nil {
+		return nil, err
+	}
+	cfg := sysbench.DefaultConfig()
+	cfg.DBMS, cfg.Driver, cfg.Test, cfg.Threads, cfg.Rate = d, drv, w.Test, w.Threads, w.Rate
+	cfg.Duration, cfg.Warmup, cfg.Interval = w.Duration.D(), w.Warmup.D(), w.Interval.D()
+	if w.Tables > 0 {
+		cfg.Tables = w.Tables
+	}
+	switch {
+	case w.TableSize > 0:
+		cfg.TableSize = w.TableSize
+	case c.Records > 0:
+		cfg.TableSize = max(1, c.Records/int64(cfg.Tables))
+	}
+	return sysbench.New(cfg)
+}
+
+func buildFio(_ *spec.Experiment, w *spec.Workload, _ Cell, _ Env) (workload.Workload, error) {
+	cfg := fio.DefaultConfig()
+	cfg.Job, cfg.Threads = w.Job, w.Threads
+	cfg.Duration, cfg.Warmup = w.Duration.D(), w.Warmup.D()
+	fioSizes(&cfg, w)
+	return fio.New(cfg)
+}
+
+func fioNeighbour(w *spec.Workload, window time.Duration) (workload.Workload, error) {
+	cfg := fio.DefaultConfig()
+	cfg.Job, cfg.Duration, cfg.Warmup = w.Job, window, 0
+	if w.Threads > 0 {
+		cfg.Threads = w.Threads
+	}
+	fioSizes(&cfg, w)
+	return fio.New(cfg)
+}
+
+func fioSizes(cfg *fio.Config, w *spec.Workload) {
+	if w.Direct != nil {
+		cfg.Direct = *w.Direct
+	}
+	if w.Size > 0 {
+		cfg.Size = int64(w.Size)
+	}
+}
+
+func stressNeighbour(w *spec.Workload, window time.Duration) (workload.Workload, error) {
+	return stress.New(stress.Config{CPU: w.CPU, VM: w.VM, VMBytes: int64(w.VMBytes), Duration: window})
+}

@@ -1,0 +1,87 @@
+// Package workloads is the table of the workload kinds of this build: one row per kind, the
+// only list. A row says what the spec may name (spec.WorkloadKind, through the vocabulary) and
+// builds a cell's workload of its kind; what a built workload can do beyond the contract it
+// says itself, as data (workload.Traits). It sits below package builtin, like the table of
+// databases, so that tests of packages builtin imports can take the same vocabulary
+// (internal/vocabtest).
+package workloads
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/boxbench/boxbench/builtin/databases"
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/spec"
+	"github.com/boxbench/boxbench/workload"
+	"github.com/boxbench/boxbench/workload/ycsb"
+)
+
+// Kind is one row: a kind of workload the spec's workload: type names.
+type Kind struct {
+	Name string
+	// Build builds the measured workload of a cell (w with the cell's sweep keys applied); nil
+	// when the kind cannot be measured (it runs beside the database only).
+	Build func(e *spec.Experiment, w *spec.Workload, c Cell, env Env) (workload.Workload, error)
+	// Neighbour builds the kind as a neighbour's workload, running for the whole measured
+	// window; nil when it cannot run inside a neighbour's box.
+	Neighbour func(w *spec.Workload, window time.Duration) (workload.Workload, error)
+	// Threads is the default of threads (0: 8); Records says a cell needs a data set of
+	// records; Remote that the kind can run at a client site (what it builds says so too,
+	// workload.Traits.Remote). See spec.WorkloadKind.
+	Threads         int
+	Records, Remote bool
+	// Fields, Sweeps, WholeSeconds, JobMissing and NeighbourJobMissing: as spec.WorkloadKind's
+	// (the fields of spec.Workload it takes, the sweep keys that apply to it, ...).
+	Fields, Sweeps                  []string
+	WholeSeconds                    bool
+	JobMissing, NeighbourJobMissing string
+	// CheckJob checks the kind's job: value (a preset name or a map of options) when it takes
+	// one; nil otherwise.
+	CheckJob func(job any) error
+}
+
+// Cell is what building a measured workload needs of the planned cell.
+type Cell struct {
+	DBMS    string
+	Mix     string // the cell's mix (the matrix key mix, or the workload's own)
+	Records int64  // the cell's record count (0: none)
+	// ReplicationFactor is the cell's topology's (0 without a topology).
+	ReplicationFactor int
+}
+
+// Env is what building a workload may use of the table of databases (builtin's, with the rows
+// a test added).
+type Env struct {
+	DBMS           func(name string) (dbms.DBMS, error)
+	Drivers        func(o databases.DriverOptions) map[string]ycsb.Opener
+	SysbenchDriver func(name string) (string, error)
+}
+
+// Vocabulary is what the spec may name of rows (spec.Vocabulary.Workloads).
+func Vocabulary(rows []Kind) []spec.WorkloadKind {
+	out := make([]spec.WorkloadKind, len(rows))
+	for i, k := range rows {
+		out[i] = spec.WorkloadKind{Name: k.Name, Measured: k.Build != nil, Neighbour: k.Neighbour != nil,
+			Threads: k.Threads, Records: k.Records, Remote: k.Remote, Fields: k.Fields, Sweeps: k.Sweeps,
+			WholeSeconds: k.WholeSeconds, JobMissing: k.JobMissing, NeighbourJobMissing: k.NeighbourJobMissing,
+			CheckJob: k.CheckJob}
+	}
+	return out
+}
+
+// Find returns the row of kind name, or an error naming the valid ones (those ok accepts).
+func Find(rows []Kind, name string, ok func(Kind) bool, what string) (Kind, error) {
+	var valid []string
+	for _, k := range rows {
+		if !ok(k) {
+			continue
+		}
+		if k.Name == name {
+			return k, nil
+		}
+		valid = append(valid, k.Name)
+	}
+	return Kind{}, fmt.Errorf("workload type %q %s (valid: %s)", name, what, strings.Join(valid, ", "))
+}

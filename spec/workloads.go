@@ -1,0 +1,144 @@
+package spec
+
+import (
+	"sort"
+	"strings"
+	"time"
+)
+
+func (c *checker) workload(p string, w *Workload) {
+	if types := c.e.vocab.MeasuredTypes(); !contains(types, w.Type) {
+		c.oneOf(p+".type", w.Type, types)
+		return
+	}
+	c.foreignFields(p, w, "this workload is")
+	if w.Threads < 1 || w.Threads > 4096 {
+		c.add(p+".threads", "%d is out of range (valid: 1 to 4096)", w.Threads)
+	}
+	v := c.e.vocab
+	if w.Duration == 0 && !(v.owns(w, "operationCount") && w.OperationCount > 0) {
+		c.add(p+".duration", "missing or zero: say how long to measure, e.g. duration: 30s")
+	}
+	if w.Interval.D() < 100*time.Millisecond {
+		c.add(p+".interval", "%s is too short (valid: 100ms or more)", w.Interval.D())
+	}
+	// The checks of the fields w's kind takes (its row's Fields).
+	if v.owns(w, "mix") {
+		c.oneOf(p+".mix", w.Mix, Mixes)
+		if w.Mix == "custom" && len(w.Proportions) == 0 {
+			c.add(p+".proportions", "mix custom needs proportions, e.g. {read: 0.9, update: 0.1}")
+		}
+	}
+	if v.owns(w, "targetRate") && w.TargetRate < 0 {
+		c.add(p+".targetRate", "%g is negative (0 = closed loop; >0 = ops/s)", w.TargetRate)
+	}
+	if _, set := c.e.lines[p+".consistency"]; set && v.owns(w, "consistency") {
+		c.consistency(p+".consistency", w.Consistency)
+	}
+	if v.owns(w, "test") {
+		c.oneOf(p+".test", w.Test, []string{"oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select", "oltp_insert"})
+	}
+	if v.owns(w, "rate") && (w.Rate < 0 || w.Rate != float64(int64(w.Rate))) {
+		c.add(p+".rate", "%g is not valid (0 = closed loop; a whole number of transactions/s)", w.Rate)
+	}
+	if v.workloadKind(w.Type).WholeSeconds {
+		for field, d := range map[string]Duration{"duration": w.Duration, "warmup": w.Warmup, "interval": w.Interval} {
+			if d.D()%time.Second != 0 {
+				c.add(p+"."+field, "%s is not a whole number of seconds (%s counts in seconds)", d.D(), w.Type)
+			}
+		}
+		if w.Interval.D() >= time.Second && w.Warmup.D()%w.Interval.D() != 0 {
+			c.add(p+".warmup", "%s is not a multiple of the interval %s", w.Warmup.D(), w.Interval.D())
+		}
+	}
+	if msg := v.workloadKind(w.Type).JobMissing; msg != "" && v.owns(w, "job") && w.Job == nil {
+		c.add(p+".job", "%s", msg)
+	}
+}
+
+// foreignFields refuses the fields set on w (at path p) that its kind does not take, naming the
+// kinds that do; whose completes the message ("this workload is", "this neighbour runs").
+func (c *checker) foreignFields(p string, w *Workload, whose string) {
+	for _, field := range c.e.vocab.kindFields() {
+		if _, set := c.e.lines[p+"."+field]; set && !c.e.vocab.owns(w, field) {
+			c.add(p+"."+field, "applies to workload type %s only, but %s %s", strings.Join(c.e.vocab.owners(field), ", "), whose, w.Type)
+		}
+	}
+}
+
+// consistency checks workload.consistency against the levels of the experiment's dbms (of
+// every dbms that takes one when the matrix varies it).
+func (c *checker) consistency(field, v string) {
+	takes := sortedKeys(c.e.vocab.Consistencies)
+	levels := c.e.vocab.Consistencies[c.e.DBMS]
+	if levels == nil {
+		for _, d := range takes {
+			levels = append(levels, c.e.vocab.Consistencies[d]...)
+		}
+	}
+	c.oneOf(field, v, levels)
+	if c.e.DBMS != "" && !contains(takes, c.e.DBMS) {
+		c.add(field, "applies to dbms %s only, but this experiment runs %s", strings.Join(takes, " or "), c.e.DBMS)
+	}
+}
+
+func (c *checker) neighbours() {
+	e := c.e
+	names := make([]string, 0, len(e.Neighbours))
+	for n := range e.Neighbours {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if e.varies("neighbour") {
+		for _, v := range e.ValuesOf("neighbour") {
+			if _, ok := e.Neighbours[v]; !ok && v != "none" {
+				c.add("matrix.neighbour", "%q is not defined under neighbours: (defined: none, %s)", v, strings.Join(names, ", "))
+			}
+		}
+	} else if len(e.Neighbours) > 0 {
+		c.add("neighbours", "neighbours are placed by the matrix key neighbour, e.g. neighbour: [none, %s]", strings.Join(names, ", "))
+	}
+	for _, n := range names {
+		nb := e.Neighbours[n]
+		p := "neighbours." + n
+		if nb == nil {
+			c.add(p, "empty: give at least workload: {type: fio, job: fsync-high}")
+			continue
+		}
+		if nb.Platform != "" {
+			c.oneOf(p+".platform", nb.Platform, e.vocab.PlatformNames())
+		}
+		if nb.Storage != "" && nb.Storage != "same" {
+			plats := known([]string{nb.Platform}, e.vocab) // empty: any platform's
+			c.oneOf(p+".storage", nb.Storage, append([]string{"same"}, e.vocab.union(plats, func(w PlatformWords) []string { return w.Storages })...))
+		}
+		c.limits(p+".limits", nb.Limits)
+		w := nb.Workload
+		if types := e.vocab.NeighbourTypes(); !contains(types, w.Type) {
+			c.oneOf(p+".workload.type", w.Type, types)
+			continue
+		}
+		if msg := e.vocab.workloadKind(w.Type).NeighbourJobMissing; msg != "" && e.vocab.owns(&w, "job") && w.Job == nil {
+			c.add(p+".workload.job", "%s", msg)
+		}
+		if e.vocab.owns(&w, "cpu") && e.vocab.owns(&w, "vm") && w.CPU <= 0 && w.VM <= 0 {
+			c.add(p+".workload", "a %s neighbour needs cpu: N (CPU hog workers) or vm: N (memory-bandwidth hog workers)", w.Type)
+		}
+		c.foreignFields(p+".workload", &w, "this neighbour runs")
+	}
+}
+
+// needsRecords: a workload of a kind that needs a record count (WorkloadKind.Records) runs.
+func (e *Experiment) needsRecords() bool {
+	if e.varies("workload") {
+		for _, w := range e.Workloads {
+			if e.vocab.workloadKind(w.Type).Records {
+				return true
+			}
+		}
+		return false
+	}
+	return e.vocab.workloadKind(e.Workload.Type).Records
+}
+
+func sortedNames(m map[string]*Workload) []string { return sortedKeys(m) }
