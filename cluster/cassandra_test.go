@@ -154,7 +154,7 @@ func TestCassandraRing(t *testing.T) {
 					t.Errorf("n%d: keyspace replication %v, want factor 2", i+1, repl)
 				}
 				s.Close()
-				bad := dbms.Credentials{User: "cassandra", Password: "cassandra"}
+				bad := driver.Credentials{User: "cassandra", Password: "cassandra"}
 				if s, err := dbms.CQLSession(ctx, driver.Endpoint{Host: m.Host, Port: m.Port}, bad); err == nil {
 					s.Close()
 					t.Errorf("n%d accepted cassandra/cassandra", i+1)
@@ -188,7 +188,7 @@ func watchNodes(ctx context.Context, t *testing.T, b platform.Box, d dbms.DBMS) 
 // session opens a gocql session on the ring's node ep: its startup may take until ctx's
 // deadline (dbms.CQLSession), for a node of three JVMs on a loaded 2-vCPU host took more than
 // gocql's 5 s to answer a new connection in CI once (2026-11-28) while it was healthy.
-func session(ctx context.Context, t *testing.T, ep driver.Endpoint, c dbms.Credentials) *gocql.Session {
+func session(ctx context.Context, t *testing.T, ep driver.Endpoint, c driver.Credentials) *gocql.Session {
 	t.Helper()
 	s, err := dbms.CQLSession(ctx, driver.Endpoint{Host: ep.Host, Port: ep.Port}, c)
 	if err != nil {

@@ -172,7 +172,7 @@ type answerLate struct {
 	given []time.Duration
 }
 
-func (a *answerLate) ClusterReady(ctx context.Context, _ dbms.Topology, _ []driver.Endpoint, _ dbms.Credentials) (map[string]string, error) {
+func (a *answerLate) ClusterReady(ctx context.Context, _ dbms.Topology, _ []driver.Endpoint, _ driver.Credentials) (map[string]string, error) {
 	dl, ok := ctx.Deadline()
 	if !ok {
 		return nil, fmt.Errorf("a question without a deadline")
@@ -189,7 +189,7 @@ func (a *answerLate) ClusterReady(ctx context.Context, _ dbms.Topology, _ []driv
 // slowly is eventually given the time to answer.
 func TestWaitClusterProbes(t *testing.T) {
 	a := &answerLate{n: 6}
-	facts, err := waitCluster(context.Background(), a, dbms.Topology{Nodes: 3}, nil, dbms.Credentials{})
+	facts, err := waitCluster(context.Background(), a, dbms.Topology{Nodes: 3}, nil, driver.Credentials{})
 	if err != nil || facts["ready"] != "yes" {
 		t.Fatalf("waitCluster: %v %v", facts, err)
 	}

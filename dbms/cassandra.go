@@ -108,8 +108,8 @@ func (Cassandra) builtFiles() []string {
 }
 
 // Client: the run's role, in YCSB's keyspace.
-func (Cassandra) Client() Credentials {
-	return Credentials{User: CassandraUser, Database: CassandraKeyspace}
+func (Cassandra) Client() driver.Credentials {
+	return driver.Credentials{User: CassandraUser, Database: CassandraKeyspace}
 }
 
 // InitCommands: Cassandra creates its directories (data, commitlog, hints, saved_caches under
@@ -310,7 +310,7 @@ func (Cassandra) StartCommand(l Layout) []string {
 // ep.Members, each at its own port), no discovery of others (a node in a box may name an
 // address the client cannot reach), protocol v4, no write coalescing, the run's role when
 // there is a password.
-func CQLCluster(ep driver.Endpoint, c Credentials) *gocql.ClusterConfig {
+func CQLCluster(ep driver.Endpoint, c driver.Credentials) *gocql.ClusterConfig {
 	cl := gocql.NewCluster(ep.Host)
 	if len(ep.Members) > 0 {
 		hosts := make([]string, len(ep.Members))
@@ -345,7 +345,7 @@ func CQLCluster(ep driver.Endpoint, c Credentials) *gocql.ClusterConfig {
 // than CQLCluster's 5 and 10 s: a JVM on a loaded host, or on an emulated CPU, can take longer
 // than that to answer a new connection while it is otherwise healthy. Without a deadline the
 // session keeps CQLCluster's timeouts. The caller closes the session.
-func CQLSession(ctx context.Context, ep driver.Endpoint, c Credentials) (*gocql.Session, error) {
+func CQLSession(ctx context.Context, ep driver.Endpoint, c driver.Credentials) (*gocql.Session, error) {
 	cl := CQLCluster(ep, c)
 	if dl, ok := ctx.Deadline(); ok {
 		cl.ConnectTimeout = max(time.Until(dl), time.Millisecond)
@@ -356,7 +356,7 @@ func CQLSession(ctx context.Context, ep driver.Endpoint, c Credentials) (*gocql.
 
 // Ready reads the node's release version over CQL with the client's credentials: the native
 // transport is open, so the launcher has set the role.
-func (Cassandra) Ready(ctx context.Context, ep driver.Endpoint, c Credentials) error {
+func (Cassandra) Ready(ctx context.Context, ep driver.Endpoint, c driver.Credentials) error {
 	if ep.Unix != "" {
 		return fmt.Errorf("cassandra has no unix socket")
 	}

@@ -177,7 +177,7 @@ func (n cassandraNode) ConfigFiles(s Settings) map[string][]byte {
 // ClusterReady: every node answers CQL with the run's role, and each one's own view of the
 // ring (system.local, system.peers_v2, and its gossip state) has all N nodes, NORMAL, on one
 // schema version.
-func (Cassandra) ClusterReady(ctx context.Context, t Topology, eps []driver.Endpoint, c Credentials) (map[string]string, error) {
+func (Cassandra) ClusterReady(ctx context.Context, t Topology, eps []driver.Endpoint, c driver.Credentials) (map[string]string, error) {
 	byHost := map[string]string{} // host id -> node name, from each node's own system.local
 	var schema string
 	for i, ep := range eps {
@@ -226,7 +226,7 @@ type cassandraRingView struct {
 	states         string
 }
 
-func cassandraView(ctx context.Context, ep driver.Endpoint, c Credentials) (*cassandraRingView, error) {
+func cassandraView(ctx context.Context, ep driver.Endpoint, c driver.Credentials) (*cassandraRingView, error) {
 	s, err := CQLSession(ctx, driver.Endpoint{Host: ep.Host, Port: ep.Port}, c)
 	if err != nil {
 		return nil, err

@@ -64,9 +64,9 @@ type DBMS interface {
 	// StopSignal asks the server for a clean, durable shutdown.
 	StopSignal() syscall.Signal
 	// Client returns the credentials a client uses.
-	Client() Credentials
+	Client() driver.Credentials
 	// Ready returns nil once the server answers a trivial query at ep, connecting with c.
-	Ready(ctx context.Context, ep driver.Endpoint, c Credentials) error
+	Ready(ctx context.Context, ep driver.Endpoint, c driver.Credentials) error
 	// Traits are what the database can do beyond these methods. A wrapper that embeds a DBMS
 	// keeps them; one that changes a trait overrides Traits (WithPassword re-secures each
 	// cluster node, Idle drops what needs a server).
@@ -122,13 +122,6 @@ func UnixSocket(d DBMS, l Layout) (string, error) {
 type Step struct {
 	Argv  []string
 	Stdin []byte
-}
-
-// Credentials a client uses to connect.
-type Credentials struct {
-	User     string
-	Password string
-	Database string
 }
 
 // ConfigHash identifies a rendered configuration: the sha256 of the files, in name order.

@@ -59,7 +59,7 @@ func (e Etcd) Traits() Traits {
 
 // Client: with a password, the client authenticates as root (etcd's auth needs root to exist
 // before it can be enabled, and boxbench's client needs every permission anyway).
-func (Etcd) Client() Credentials { return Credentials{User: EtcdUser} }
+func (Etcd) Client() driver.Credentials { return driver.Credentials{User: EtcdUser} }
 
 // InitCommands: etcd creates its member directory at first start.
 func (Etcd) InitCommands(Layout) []Step { return nil }
@@ -195,7 +195,7 @@ func (Etcd) StartCommand(l Layout) []string {
 
 // EtcdConfig is the official client's configuration for ep and c: one endpoint, no member
 // list synchronisation, no client log.
-func EtcdConfig(ep driver.Endpoint, c Credentials) clientv3.Config {
+func EtcdConfig(ep driver.Endpoint, c driver.Credentials) clientv3.Config {
 	target := "http://" + ep.String()
 	if ep.Unix != "" {
 		target = "unix://" + ep.Unix
@@ -221,7 +221,7 @@ func EtcdConfig(ep driver.Endpoint, c Credentials) clientv3.Config {
 
 // Ready reads a key (a linearizable read: it goes through raft, so the member has a leader and
 // has applied its log).
-func (Etcd) Ready(ctx context.Context, ep driver.Endpoint, c Credentials) error {
+func (Etcd) Ready(ctx context.Context, ep driver.Endpoint, c driver.Credentials) error {
 	cfg := EtcdConfig(ep, c)
 	cfg.Context = ctx
 	cli, err := clientv3.New(cfg)

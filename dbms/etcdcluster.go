@@ -104,7 +104,7 @@ func (n etcdNode) StartCommand(l Layout) []string {
 
 // ClusterReady: the member list has every member started (a member that has not joined has
 // no name yet), and every member answers a status request agreeing on one leader.
-func (Etcd) ClusterReady(ctx context.Context, t Topology, eps []driver.Endpoint, c Credentials) (map[string]string, error) {
+func (Etcd) ClusterReady(ctx context.Context, t Topology, eps []driver.Endpoint, c driver.Credentials) (map[string]string, error) {
 	ep := eps[0]
 	ep.Members = eps
 	cfg := EtcdConfig(ep, c)

@@ -79,7 +79,9 @@ func (FerretDB) Traits() Traits {
 
 // Client: PostgreSQL's role; FerretDB passes a client's PLAIN credentials to PostgreSQL. The
 // documents go to the "ycsb" database (a PostgreSQL schema of FerretDB's).
-func (FerretDB) Client() Credentials { return Credentials{User: "boxbench", Database: "ycsb"} }
+func (FerretDB) Client() driver.Credentials {
+	return driver.Credentials{User: "boxbench", Database: "ycsb"}
+}
 
 // InitCommands initialise PostgreSQL's cluster (FerretDB creates its schemas itself).
 func (FerretDB) InitCommands(l Layout) []Step { return PostgreSQL{}.InitCommands(l) }
@@ -144,7 +146,7 @@ func (FerretDB) StartCommand(l Layout) []string {
 // MongoOptions are the MongoDB Go driver's options for ep and c: one direct connection (no
 // topology discovery), PLAIN credentials when there is a password (FerretDB 1.x's mechanism
 // without its experimental authentication; it hands them to PostgreSQL).
-func MongoOptions(ep driver.Endpoint, c Credentials) *options.ClientOptions {
+func MongoOptions(ep driver.Endpoint, c driver.Credentials) *options.ClientOptions {
 	o := options.Client().SetDirect(true).SetRetryWrites(false).SetRetryReads(false).
 		SetConnectTimeout(5 * time.Second).SetServerSelectionTimeout(5 * time.Second)
 	if ep.Unix != "" {
@@ -161,7 +163,7 @@ func MongoOptions(ep driver.Endpoint, c Credentials) *options.ClientOptions {
 
 // Ready counts the documents of a collection: FerretDB answers, and reaches PostgreSQL with
 // the client's credentials.
-func (FerretDB) Ready(ctx context.Context, ep driver.Endpoint, c Credentials) error {
+func (FerretDB) Ready(ctx context.Context, ep driver.Endpoint, c driver.Credentials) error {
 	cli, err := mongo.Connect(MongoOptions(ep, c))
 	if err != nil {
 		return err

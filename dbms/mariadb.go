@@ -26,8 +26,8 @@ func (MariaDB) User() string               { return "mysql" }
 func (MariaDB) DefaultPort() int           { return 3306 }
 func (MariaDB) StopSignal() syscall.Signal { return syscall.SIGTERM }
 func (MariaDB) VersionCommand() []string   { return []string{"/usr/sbin/mariadbd", "--version"} }
-func (MariaDB) Client() Credentials {
-	return Credentials{User: "boxbench", Database: "ycsb"}
+func (MariaDB) Client() driver.Credentials {
+	return driver.Credentials{User: "boxbench", Database: "ycsb"}
 }
 
 const mariadbConf = "boxbench.cnf"
@@ -88,7 +88,7 @@ func (MariaDB) StartCommand(l Layout) []string {
 }
 
 // DSN returns a go-sql-driver DSN for ep and c.
-func (m MariaDB) DSN(ep driver.Endpoint, c Credentials) string {
+func (m MariaDB) DSN(ep driver.Endpoint, c driver.Credentials) string {
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.DBName, cfg.Passwd = c.User, c.Database, c.Password
 	cfg.Net, cfg.Addr = "tcp", ep.String()
@@ -98,7 +98,7 @@ func (m MariaDB) DSN(ep driver.Endpoint, c Credentials) string {
 	return cfg.FormatDSN()
 }
 
-func (m MariaDB) Ready(ctx context.Context, ep driver.Endpoint, c Credentials) error {
+func (m MariaDB) Ready(ctx context.Context, ep driver.Endpoint, c driver.Credentials) error {
 	db, err := sql.Open("mysql", m.DSN(ep, c))
 	if err != nil {
 		return err

@@ -59,8 +59,8 @@ func (w *counterWatch[R]) End(ctx context.Context) (ServerWindow, error) {
 
 // ServerAccess is how an Observer reaches the server.
 type ServerAccess struct {
-	Endpoint    driver.Endpoint // where boxbench's own client reaches it (may be unreachable from the host for a box whose client runs elsewhere)
-	Credentials Credentials     // the run's client credentials
+	Endpoint    driver.Endpoint    // where boxbench's own client reaches it (may be unreachable from the host for a box whose client runs elsewhere)
+	Credentials driver.Credentials // the run's client credentials
 	// Exec runs argv in the box as root, in the data directory (platform.Box.Exec).
 	Exec func(ctx context.Context, argv []string) ([]byte, error)
 }

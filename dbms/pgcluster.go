@@ -143,7 +143,7 @@ func (n pgStandby) StartCommand(l Layout) []string {
 
 // ClusterReady: the primary's pg_stat_replication lists every standby streaming (and, when
 // synchronous, each as a sync or quorum candidate), and every standby is in recovery.
-func (PostgreSQL) ClusterReady(ctx context.Context, t Topology, eps []driver.Endpoint, c Credentials) (map[string]string, error) {
+func (PostgreSQL) ClusterReady(ctx context.Context, t Topology, eps []driver.Endpoint, c driver.Credentials) (map[string]string, error) {
 	conn := func(ep driver.Endpoint) (*pgx.Conn, error) {
 		cfg, err := pgx.ParseConfig("")
 		if err != nil {

@@ -32,8 +32,8 @@ func (PostgreSQL) StopSignal() syscall.Signal {
 	return syscall.SIGINT // "fast" shutdown: checkpoint, then exit
 }
 func (PostgreSQL) VersionCommand() []string { return []string{pgBin + "postgres", "--version"} }
-func (PostgreSQL) Client() Credentials {
-	return Credentials{User: "boxbench", Database: "postgres"}
+func (PostgreSQL) Client() driver.Credentials {
+	return driver.Credentials{User: "boxbench", Database: "postgres"}
 }
 
 func (PostgreSQL) InitCommands(l Layout) []Step {
@@ -87,7 +87,7 @@ func (PostgreSQL) StartCommand(l Layout) []string {
 	return setPasswordFirst(l.DataDir, argv)
 }
 
-func (p PostgreSQL) Ready(ctx context.Context, ep driver.Endpoint, c Credentials) error {
+func (p PostgreSQL) Ready(ctx context.Context, ep driver.Endpoint, c driver.Credentials) error {
 	cfg, err := pgx.ParseConfig("")
 	if err != nil {
 		return err

@@ -32,7 +32,7 @@ func (Redis) User() string               { return "redis" }
 func (Redis) DefaultPort() int           { return 6379 }
 func (Redis) StopSignal() syscall.Signal { return syscall.SIGTERM } // fsyncs the AOF, then exits
 func (Redis) VersionCommand() []string   { return []string{"/usr/bin/redis-server", "--version"} }
-func (Redis) Client() Credentials        { return Credentials{} }
+func (Redis) Client() driver.Credentials { return driver.Credentials{} }
 
 // InitCommands: Redis needs no initialisation; the empty directory is its data directory.
 func (Redis) InitCommands(Layout) []Step { return nil }
@@ -57,7 +57,7 @@ func (Redis) StartCommand(l Layout) []string {
 		"--unixsocket", l.RunDir + "/redis.sock", "--unixsocketperm", "777"}
 }
 
-func (Redis) Ready(ctx context.Context, ep driver.Endpoint, cred Credentials) error {
+func (Redis) Ready(ctx context.Context, ep driver.Endpoint, cred driver.Credentials) error {
 	o := &redis.Options{Addr: ep.String(), MaxRetries: -1, Password: cred.Password}
 	if ep.Unix != "" {
 		o.Network, o.Addr = "unix", ep.Unix

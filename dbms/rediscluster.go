@@ -61,7 +61,7 @@ func (r redisReplica) ConfigFiles(s Settings) map[string][]byte {
 
 // ClusterReady: the primary's INFO replication lists every replica online, and every replica
 // reports its link to the primary up with no sync in progress.
-func (Redis) ClusterReady(ctx context.Context, t Topology, eps []driver.Endpoint, c Credentials) (map[string]string, error) {
+func (Redis) ClusterReady(ctx context.Context, t Topology, eps []driver.Endpoint, c driver.Credentials) (map[string]string, error) {
 	info := func(ep driver.Endpoint) (map[string]string, error) {
 		cl := redis.NewClient(&redis.Options{Addr: ep.String(), Password: c.Password, MaxRetries: -1})
 		defer cl.Close()

@@ -39,7 +39,7 @@ type secured struct {
 	password string
 }
 
-func (s secured) Client() Credentials {
+func (s secured) Client() driver.Credentials {
 	c := s.DBMS.Client()
 	c.Password = s.password
 	return c
@@ -59,7 +59,7 @@ func (s secured) StartCommand(l Layout) []string {
 	return s.DBMS.StartCommand(l)
 }
 
-func (s secured) Ready(ctx context.Context, ep driver.Endpoint, c Credentials) error {
+func (s secured) Ready(ctx context.Context, ep driver.Endpoint, c driver.Credentials) error {
 	return s.DBMS.Ready(ctx, ep, c)
 }
 

@@ -56,7 +56,7 @@ type Clustered interface {
 	// (etcd: every member started and healthy; Redis: every replica connected and in sync),
 	// and facts describing the cluster as it reported itself. eps are the nodes' client
 	// endpoints as the client sees them, in node order.
-	ClusterReady(ctx context.Context, t Topology, eps []driver.Endpoint, c Credentials) (map[string]string, error)
+	ClusterReady(ctx context.Context, t Topology, eps []driver.Endpoint, c driver.Credentials) (map[string]string, error)
 	// ClientNodes are the nodes the client connects to (etcd: all; Redis: the primary), and a
 	// sentence for the run's facts saying what reads and writes hit.
 	ClientNodes(t Topology) (nodes []int, what string)

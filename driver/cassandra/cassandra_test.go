@@ -38,7 +38,7 @@ func TestServer(t *testing.T) {
 // testTokens: the client's Murmur3 token of a key is the server's token(y_id), for keys of
 // every tail length and with bytes ≥ 0x80 (Cassandra reads them as signed), and a key is
 // routed to the node that owns it.
-func testTokens(t *testing.T, ep driver.Endpoint, cred dbms.Credentials) {
+func testTokens(t *testing.T, ep driver.Endpoint, cred driver.Credentials) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	db, err := New(ctx, ep, cred, 1)
@@ -102,7 +102,7 @@ func testTokens(t *testing.T, ep driver.Endpoint, cred dbms.Credentials) {
 }
 
 // testAuth: a wrong password and a missing one are refused with an error that says so.
-func testAuth(t *testing.T, ep driver.Endpoint, cred dbms.Credentials) {
+func testAuth(t *testing.T, ep driver.Endpoint, cred driver.Credentials) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	bad := cred
@@ -123,7 +123,7 @@ func testAuth(t *testing.T, ep driver.Endpoint, cred dbms.Credentials) {
 
 // testErrors: a server error keeps its code (errors.As), a broken statement does not break
 // the connection, and concurrent workers share the pool.
-func testErrors(t *testing.T, ep driver.Endpoint, cred dbms.Credentials) {
+func testErrors(t *testing.T, ep driver.Endpoint, cred driver.Credentials) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	db, err := New(ctx, ep, cred, 4)

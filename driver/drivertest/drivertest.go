@@ -16,7 +16,7 @@ import (
 )
 
 // Open is a driver's constructor (its New).
-type Open func(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int) (driver.DB, error)
+type Open func(ctx context.Context, ep driver.Endpoint, cred driver.Credentials, poolSize int) (driver.DB, error)
 
 // Binding is what the suite needs to know of a driver.
 type Binding struct {

@@ -58,7 +58,7 @@ func TestAuth(t *testing.T) {
 		t.Errorf("New with a wrong password: %v, want etcd's authentication failure", err)
 	}
 	var se *StatusError
-	if _, err := New(ctx, box.Endpoint(), dbms.Credentials{}, 1); !errors.As(err, &se) || !strings.Contains(se.Message, "user name is empty") {
+	if _, err := New(ctx, box.Endpoint(), driver.Credentials{}, 1); !errors.As(err, &se) || !strings.Contains(se.Message, "user name is empty") {
 		t.Errorf("New without credentials on a server with auth: %v, want etcd's refusal", err)
 	}
 }

@@ -152,7 +152,7 @@ func opCounts(res *workload.Result) [numOps]int64 {
 // was never loaded.
 func checkReads(t *testing.T, ctx context.Context, tg workload.Target, cfg Config) {
 	t.Helper()
-	db, err := testDrivers[tg.DBMS](ctx, tg.Endpoint, dbms.Credentials{User: tg.User, Database: tg.Database}, 1)
+	db, err := testDrivers[tg.DBMS](ctx, tg.Endpoint, driver.Credentials{User: tg.User, Database: tg.Database}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,19 +207,19 @@ func countRecords(t *testing.T, ctx context.Context, name string, tg workload.Ta
 		}
 	case "ferretdb":
 		var c *mongo.Client
-		if c, err = mongo.Connect(dbms.MongoOptions(tg.Endpoint, dbms.Credentials{})); err == nil {
+		if c, err = mongo.Connect(dbms.MongoOptions(tg.Endpoint, driver.Credentials{})); err == nil {
 			defer c.Disconnect(ctx)
 			n, err = c.Database(tg.Database).Collection("usertable").CountDocuments(ctx, bson.D{})
 		}
 	case "cassandra":
 		var s *gocql.Session
-		if s, err = dbms.CQLSession(ctx, tg.Endpoint, dbms.Credentials{}); err == nil {
+		if s, err = dbms.CQLSession(ctx, tg.Endpoint, driver.Credentials{}); err == nil {
 			defer s.Close()
 			err = s.Query("SELECT count(*) FROM "+tg.Database+".usertable").ScanContext(ctx, &n)
 		}
 	case "etcd": // one key per field: every record has all its fields
 		var c *clientv3.Client
-		c, err = clientv3.New(dbms.EtcdConfig(tg.Endpoint, dbms.Credentials{}))
+		c, err = clientv3.New(dbms.EtcdConfig(tg.Endpoint, driver.Credentials{}))
 		if err == nil {
 			defer c.Close()
 			var r *clientv3.GetResponse
