@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxbench/boxbench/dbms/ferretdb"
+	"github.com/boxbench/boxbench/dbms/postgresql"
 	"github.com/boxbench/boxbench/telemetry"
 )
 
@@ -285,10 +287,10 @@ func TestScanInServer(t *testing.T) {
 		ops  []OpCount
 		want bool
 	}{
-		{dbms.FerretDB{}, ops, true},
-		{dbms.FerretDB{}, []OpCount{{Op: "update", Errors: 3}}, true},
-		{dbms.PostgreSQL{}, ops, false},
-		{dbms.FerretDB{}, []OpCount{{Op: "read"}}, false},
+		{ferretdb.FerretDB{}, ops, true},
+		{ferretdb.FerretDB{}, []OpCount{{Op: "update", Errors: 3}}, true},
+		{postgresql.PostgreSQL{}, ops, false},
+		{ferretdb.FerretDB{}, []OpCount{{Op: "read"}}, false},
 	} {
 		got := false
 		for _, w := range scanInServer(Facts{ScansPerKey: tc.dbms.Traits().ScansPerKey, Ops: tc.ops}, Thresholds{}) {

@@ -2,6 +2,11 @@
 // configuration boxbench owns, how to initialise a data directory, how to start and stop the
 // server, and how to tell that it is ready. Platforms (native, docker, …) use the same
 // description, so the same build runs with the same configuration everywhere.
+//
+// This package is the contract (DBMS, Traits, Layout, Clustered, Observer, the wrappers
+// WithPassword and Idle, TemplateHash) and the helpers several databases share; each database
+// is a package of its own below it (dbms/postgresql, dbms/redis, …), listed in one row of
+// builtin/databases.
 package dbms
 
 import (

@@ -85,3 +85,13 @@ func NodeOf(d DBMS, t Topology, i int, peers []Peer) (DBMS, error) {
 func ReadyTimeout(d DBMS, def time.Duration) time.Duration {
 	return max(def, d.Traits().ReadyTimeout)
 }
+
+// NotRing refuses a ring's fields (a Cassandra ring's replication factor) in the topology of
+// database name, whose every node holds all the data: the rule each such database's
+// CheckTopology applies.
+func NotRing(name string, t Topology) []string {
+	if t.ReplicationFactor != 0 {
+		return []string{fmt.Sprintf("topology.replicationFactor: not valid for %s (every node holds all the data); it applies to cassandra", name)}
+	}
+	return nil
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
+	cassandradb "github.com/boxbench/boxbench/dbms/cassandra"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/driver/cassandra/cql"
 	"github.com/boxbench/boxbench/driver/drivertest"
@@ -18,14 +19,14 @@ import (
 
 // binding is what the shared driver tests (drivertest) need to know of this driver: CQL writes
 // are upserts, and scans run in token order (YCSB's Cassandra binding).
-var binding = drivertest.Binding{DBMS: dbms.Cassandra{}, Open: New, Upsert: true, HashOrder: true}
+var binding = drivertest.Binding{DBMS: cassandradb.Cassandra{}, Open: New, Upsert: true, HashOrder: true}
 
 // TestServer runs every test that needs a server against ONE Cassandra (it takes tens of
 // seconds to start on a loaded host), which requires a password (PasswordAuthenticator), as
 // a run's does: the conformance suite, the tokens the server computes, the errors, and last
 // the stopped-server suite (it pauses the server).
 func TestServer(t *testing.T) {
-	box, d := testdb.Start(t, dbms.WithPassword(dbms.Cassandra{}, dbms.NewPassword()))
+	box, d := testdb.Start(t, dbms.WithPassword(cassandradb.Cassandra{}, dbms.NewPassword()))
 	b := binding
 	b.Server = func(testing.TB) (platform.Box, dbms.DBMS) { return box, d }
 	t.Run("operations", func(t *testing.T) { drivertest.Conformance(t, b) })

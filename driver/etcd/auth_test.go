@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
+	etcddb "github.com/boxbench/boxbench/dbms/etcd"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/internal/testdb"
 )
@@ -19,7 +20,7 @@ import (
 func TestAuth(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	box, d := testdb.Start(t, dbms.WithPassword(dbms.Etcd{}, dbms.NewPassword()))
+	box, d := testdb.Start(t, dbms.WithPassword(etcddb.Etcd{}, dbms.NewPassword()))
 	cred := d.Client()
 	if cred.Password == "" {
 		t.Fatal("the secured dbms has no client password")

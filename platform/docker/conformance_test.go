@@ -12,6 +12,7 @@ import (
 	"github.com/docker/docker/api/types/volume"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/platformtest"
@@ -20,7 +21,7 @@ import (
 // TestConformance runs the platform suite on the Docker platform with Redis.
 func TestConformance(t *testing.T) {
 	e := newEnv(t, "redis")
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	platformtest.Run(t, platformtest.Config{
 		Platform: e.p, DBMS: d, WorkRoot: e.root, Experiment: fmt.Sprintf("pt-docker-%d", os.Getpid()),
 		Choices: []platform.Choice{{Storage: StorageBind, Network: NetworkHost}, {Storage: StorageOverlay, Network: NetworkDirect},
@@ -36,7 +37,7 @@ func TestConformance(t *testing.T) {
 func TestConformanceGVisor(t *testing.T) {
 	e := newEnv(t, "redis")
 	needGVisor(t, e)
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	platformtest.Run(t, platformtest.Config{
 		Platform: e.p, DBMS: d, WorkRoot: e.root, Experiment: fmt.Sprintf("pt-gvisor-%d", os.Getpid()),
 		Choices: []platform.Choice{{Runtime: rtRunsc, Storage: StorageBind, Network: NetworkDirect},

@@ -1,4 +1,6 @@
-package dbms
+// Package ferretdb describes FerretDB over PostgreSQL (package postgresql), both in one box,
+// to every platform (package dbms).
+package ferretdb
 
 import (
 	"context"
@@ -11,6 +13,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/postgresql"
 	"github.com/boxbench/boxbench/driver"
 )
 
@@ -59,7 +63,7 @@ func (FerretDB) StopSignal() syscall.Signal { return syscall.SIGTERM } // the sc
 // (PostgreSQL) 15.x".
 func (FerretDB) VersionCommand() []string {
 	return []string{"/bin/sh", "-c", `echo "FerretDB $(` + FerretDBBinary +
-		` --version | sed -n 's/^version: //p') over $(` + pgBin + `postgres --version)"`}
+		` --version | sed -n 's/^version: //p') over $(` + postgresql.Bin + `postgres --version)"`}
 }
 
 // Traits: the server is FerretDB's binary, built by `make setup` (the box needs it at the same
@@ -70,8 +74,8 @@ func (FerretDB) VersionCommand() []string {
 // PostgreSQL's btree index on _jsonb->'_id' cannot serve, so each read and update is a
 // sequential scan; a scan's _id ≥ key and sort are not pushed down at all. A memory-bound /
 // disk-bound label means something else than for the other databases (docs/databases.md).
-func (FerretDB) Traits() Traits {
-	return Traits{ServerBinary: FerretDBBinary, BuiltFiles: []string{FerretDBBinary}, Socket: FerretDBSocket,
+func (FerretDB) Traits() dbms.Traits {
+	return dbms.Traits{ServerBinary: FerretDBBinary, BuiltFiles: []string{FerretDBBinary}, Socket: FerretDBSocket,
 		ScansPerKey: "FerretDB 1.24, which reads the whole collection for each: its _id lookups reach PostgreSQL as " +
 			"a JSONB containment its _id index cannot serve (a sequential scan), and a scan's range and sort are " +
 			"done in FerretDB"}
@@ -84,19 +88,21 @@ func (FerretDB) Client() driver.Credentials {
 }
 
 // InitCommands initialise PostgreSQL's cluster (FerretDB creates its schemas itself).
-func (FerretDB) InitCommands(l Layout) []Step { return PostgreSQL{}.InitCommands(l) }
+func (FerretDB) InitCommands(l dbms.Layout) []dbms.Step {
+	return postgresql.PostgreSQL{}.InitCommands(l)
+}
 
 // ConfigFiles are PostgreSQL's (sized on seven eighths of the memory limit) and the start
 // script; FerretDB, a Go process without caches of its own, gets the last eighth as its
 // GOMEMLIMIT.
-func (FerretDB) ConfigFiles(s Settings) map[string][]byte {
+func (FerretDB) ConfigFiles(s dbms.Settings) map[string][]byte {
 	pg := s
 	env := ""
 	if s.MemoryBytes > 0 {
 		pg.MemoryBytes = s.MemoryBytes * 7 / 8
 		env = "export GOMEMLIMIT=" + strconv.FormatInt(s.MemoryBytes/8, 10) + "\n"
 	}
-	files := PostgreSQL{}.ConfigFiles(pg)
+	files := postgresql.PostgreSQL{}.ConfigFiles(pg)
 	files[ferretdbScript] = []byte(`# written by boxbench: PostgreSQL, then FerretDB over it, in one box
 # usage: sh boxbench-ferretdb.sh RUNDIR LISTEN-ADDR POSTGRESQL-START-COMMAND...
 set -u
@@ -135,12 +141,12 @@ stop 1
 }
 
 // StartCommand runs the script with PostgreSQL's own start command (with its password step).
-func (FerretDB) StartCommand(l Layout) []string {
+func (FerretDB) StartCommand(l dbms.Layout) []string {
 	pg := l
 	pg.Listen, pg.Port = "", ferretdbPGPort // no TCP: FerretDB reaches it over its socket
 	argv := []string{"/bin/sh", l.DataDir + "/" + ferretdbScript, l.RunDir,
 		l.Listen + ":" + strconv.Itoa(l.Port)}
-	return append(argv, PostgreSQL{}.StartCommand(pg)...)
+	return append(argv, postgresql.PostgreSQL{}.StartCommand(pg)...)
 }
 
 // MongoOptions are the MongoDB Go driver's options for ep and c: one direct connection (no
