@@ -48,7 +48,6 @@ const (
 	CodeLimitsDiffer  = "limits_differ"
 	CodeErrorRate     = "error_rate_high"
 	CodeTooFewOps     = "too_few_ops_for_percentile"
-	CodeScanInServer  = "ferretdb_full_collection_reads"
 	// The server's own counters (Facts.Server; rules in server.go).
 	CodeGCPauses     = "jvm_gc_pauses"
 	CodeCompaction   = "compaction_during_window"
@@ -108,9 +107,11 @@ type Facts struct {
 	// and Baseline all agree on is the experiment's design: a server throttled by it gets
 	// CodeAtLimit (info), not CodeThrottled.
 	Baseline *resource.Limits
-	// ScansPerKey is the cell's database's dbms.Traits.ScansPerKey: why each keyed operation
-	// reads the whole data set, naming the server ("" when it does not, or unknown).
-	ScansPerKey string
+	// ScansPerKey and ScansPerKeyCode are the cell's database's dbms.Traits.ScansPerKey: why
+	// each keyed operation reads the whole data set, naming the server, and the code of the
+	// warning the database gives it ("" when it does not, or unknown).
+	ScansPerKey     string
+	ScansPerKeyCode string
 	// Server are the run's server_… metrics: what the database itself reported about the
 	// measured window (dbms.Observer). Nil or a missing name skips the checks on it.
 	Server map[string]float64

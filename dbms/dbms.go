@@ -103,10 +103,21 @@ type Traits struct {
 	// host:port); "" when the server has no unix socket, for the reason NoSocket gives.
 	Socket   string
 	NoSocket string
-	// ScansPerKey says why every keyed operation makes the server read the whole data set
-	// (latency grows with the data set, not the operation), naming the server; "": it does
-	// not. The validity checks warn with it (check.Facts.ScansPerKey).
-	ScansPerKey string
+	// ScansPerKey is the validity warning of a database whose every keyed operation makes the
+	// server read the whole data set (latency grows with the data set, not the operation); nil:
+	// it does not. The checks raise it, with the database's own code, whenever operations ran
+	// (check.Facts.ScansPerKey), without knowing which database it is.
+	ScansPerKey *ScansPerKey
+}
+
+// ScansPerKey is the warning a database offers when every keyed operation reads the whole data
+// set (Traits.ScansPerKey).
+type ScansPerKey struct {
+	// Code is the warning's stable identifier in results files (check.Warning.Code).
+	Code string
+	// Why says why every keyed operation reads the whole data set, naming the server; the
+	// warning's message ends with it.
+	Why string
 }
 
 // UnixSocket is where a client reaches d's server over a unix socket in layout l

@@ -59,3 +59,13 @@ func TestSecuredNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestScansPerKeyComplete: a database that offers the full-scan warning gives it a code and a
+// reason (the check raises it with both; it never names the database).
+func TestScansPerKeyComplete(t *testing.T) {
+	for _, d := range DBMSs() {
+		if s := d.Traits().ScansPerKey; s != nil && (s.Code == "" || s.Why == "") {
+			t.Errorf("%s: ScansPerKey %+v lacks its code or its reason", d.Name(), s)
+		}
+	}
+}

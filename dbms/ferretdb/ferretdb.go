@@ -66,6 +66,10 @@ func (FerretDB) VersionCommand() []string {
 		` --version | sed -n 's/^version: //p') over $(` + postgresql.Bin + `postgres --version)"`}
 }
 
+// CodeFullCollectionReads is the code of the validity warning that every operation read the
+// whole collection (Traits.ScansPerKey; docs/results.md lists it among the warnings).
+const CodeFullCollectionReads = "ferretdb_full_collection_reads"
+
 // Traits: the server is FerretDB's binary, built by `make setup` (the box needs it at the same
 // path as on the host), in front of PostgreSQL's Debian packages.
 //
@@ -76,9 +80,10 @@ func (FerretDB) VersionCommand() []string {
 // disk-bound label means something else than for the other databases (docs/databases.md).
 func (FerretDB) Traits() dbms.Traits {
 	return dbms.Traits{ServerBinary: FerretDBBinary, BuiltFiles: []string{FerretDBBinary}, Socket: FerretDBSocket,
-		ScansPerKey: "FerretDB 1.24, which reads the whole collection for each: its _id lookups reach PostgreSQL as " +
-			"a JSONB containment its _id index cannot serve (a sequential scan), and a scan's range and sort are " +
-			"done in FerretDB"}
+		ScansPerKey: &dbms.ScansPerKey{Code: CodeFullCollectionReads,
+			Why: "FerretDB 1.24, which reads the whole collection for each: its _id lookups reach PostgreSQL as " +
+				"a JSONB containment its _id index cannot serve (a sequential scan), and a scan's range and sort are " +
+				"done in FerretDB"}}
 }
 
 // Client: PostgreSQL's role; FerretDB passes a client's PLAIN credentials to PostgreSQL. The

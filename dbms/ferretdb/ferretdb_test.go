@@ -28,3 +28,12 @@ func TestFerretDBVersionMatchesScript(t *testing.T) {
 		t.Errorf("scripts/ferretdb.sh does not default to %s (want the line %q)", FerretDBVersion, want)
 	}
 }
+
+// TestScansPerKey: FerretDB offers the full-collection-reads warning with its stable code (the
+// code earlier results files carry) and a reason that names the server.
+func TestScansPerKey(t *testing.T) {
+	s := dbms.WithPassword(FerretDB{}, "pw").Traits().ScansPerKey
+	if s == nil || s.Code != "ferretdb_full_collection_reads" || !strings.HasPrefix(s.Why, "FerretDB 1.24") {
+		t.Errorf("ScansPerKey = %+v", s)
+	}
+}
