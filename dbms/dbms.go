@@ -108,6 +108,9 @@ type Traits struct {
 	// it does not. The checks raise it, with the database's own code, whenever operations ran
 	// (check.Facts.ScansPerKey), without knowing which database it is.
 	ScansPerKey *ScansPerKey
+	// WindowRules are the validity rules on the Observer's metrics (rules.go), applied in order
+	// to each server of the cell; nil: none.
+	WindowRules []WindowRule
 }
 
 // ScansPerKey is the warning a database offers when every keyed operation reads the whole data

@@ -71,10 +71,10 @@ func (Cassandra) User() string               { return "daemon" }
 func (Cassandra) DefaultPort() int           { return 9042 }
 func (Cassandra) StopSignal() syscall.Signal { return syscall.SIGTERM } // its shutdown hook drains: memtables flushed
 
-// Traits: its own counters through the observer in its JVM, a ring, a JVM started by a
-// launcher script, jars built by `make setup`.
+// Traits: its own counters through the observer in its JVM and the rules on them (rules.go),
+// a ring, a JVM started by a launcher script, jars built by `make setup`.
 func (c Cassandra) Traits() dbms.Traits {
-	return dbms.Traits{Observer: c, Clustered: c, ServerBinary: cassandraJava, BuiltFiles: c.builtFiles(),
+	return dbms.Traits{Observer: c, WindowRules: windowRules, Clustered: c, ServerBinary: cassandraJava, BuiltFiles: c.builtFiles(),
 		NoSocket: "CQL is TCP only", ReadyTimeout: cassandraReadyTimeout}
 }
 

@@ -23,10 +23,10 @@ const Bin = "/usr/lib/postgresql/15/bin/"
 
 func (PostgreSQL) Name() string { return "postgresql" }
 
-// Traits: its own counters (observer.go), a primary with streaming standbys, sockets in
+// Traits: its own counters (observer.go) and the rule on them (rules.go), a primary with streaming standbys, sockets in
 // the run directory.
 func (p PostgreSQL) Traits() dbms.Traits {
-	return dbms.Traits{Observer: p, Clustered: p, Socket: "."} // pgx takes the socket directory
+	return dbms.Traits{Observer: p, WindowRules: windowRules, Clustered: p, Socket: "."} // pgx takes the socket directory
 }
 
 func (PostgreSQL) Packages() []string    { return []string{"postgresql-15", "postgresql-client-15"} }

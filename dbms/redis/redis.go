@@ -27,9 +27,9 @@ type Redis struct{}
 
 func (Redis) Name() string { return "redis" }
 
-// Traits: its own counters (observer.go), a primary with replicas, a unix socket (StartCommand).
+// Traits: its own counters (observer.go) and the rules on them (rules.go), a primary with replicas, a unix socket (StartCommand).
 func (r Redis) Traits() dbms.Traits {
-	return dbms.Traits{Observer: r, Clustered: r, Socket: "redis.sock"}
+	return dbms.Traits{Observer: r, WindowRules: windowRules, Clustered: r, Socket: "redis.sock"}
 }
 
 func (Redis) Packages() []string         { return []string{"redis-server", "redis-tools"} }
