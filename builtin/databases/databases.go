@@ -1,6 +1,6 @@
 // Package databases is the table of the databases of this build: one row a database, holding
-// the database's own description (package dbms) with its clients (the generator's driver,
-// sysbench's driver). It is the only list of databases: builtin wires it into the spec, the
+// the database's own description (its package under dbms/) with its clients (the generator's
+// driver, sysbench's driver). It is the only list of databases: builtin wires it into the spec, the
 // planner and the workloads, and the packages below the platforms (tests of a platform or an
 // image builder, doctor) read it here, because this package imports no platform.
 package databases
@@ -28,8 +28,8 @@ import (
 )
 
 // Database is one row of the table: everything about one database that is not the database's
-// own description (package dbms, whose Traits say what it can do) lives here, so that adding a
-// database is a row, and no platform, check or workload names one.
+// own description (its package under dbms/, whose Traits say what it can do) lives here, so
+// that adding a database is a row, and no platform, check or workload names one.
 type Database struct {
 	DBMS dbms.DBMS
 	// Driver is the built-in generator's client for it, given the cell's options.
