@@ -15,7 +15,7 @@ import (
 
 	"github.com/boxbench/boxbench/agent"
 	"github.com/boxbench/boxbench/builtin"
-	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/spec"
@@ -93,7 +93,7 @@ repetitions: 1
 // A real Redis, the workload run by the agent in a child process: operations were measured,
 // the histograms survive the trip, and the intervals land on the run's clock.
 func TestRemoteRun(t *testing.T) {
-	box, d := testdb.Start(t, dbms.Redis{})
+	box, d := testdb.Start(t, redis.Redis{})
 	e, err := spec.Parse([]byte(remoteSpec), "remote.yaml", builtin.Vocabulary(builtin.Platforms(nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/driver/noop"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/spec"
@@ -16,7 +17,7 @@ import (
 // fakeDB is a database added in one place: a row of the table. It is described like Redis
 // but named otherwise; its traits are its own (no unix socket), so nothing may fall back on a
 // name.
-type fakeDB struct{ dbms.Redis }
+type fakeDB struct{ redis.Redis }
 
 func (fakeDB) Name() string { return "fakedb" }
 func (fakeDB) Traits() dbms.Traits {

@@ -5,9 +5,10 @@
 package check
 
 import (
-	"github.com/boxbench/boxbench/internal/resource"
 	"time"
 
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/telemetry"
 )
 
@@ -48,15 +49,6 @@ const (
 	CodeLimitsDiffer  = "limits_differ"
 	CodeErrorRate     = "error_rate_high"
 	CodeTooFewOps     = "too_few_ops_for_percentile"
-	CodeScanInServer  = "ferretdb_full_collection_reads"
-	// The server's own counters (Facts.Server; rules in server.go).
-	CodeGCPauses     = "jvm_gc_pauses"
-	CodeCompaction   = "compaction_during_window"
-	CodeDropped      = "dropped_messages"
-	CodeBlockedTasks = "thread_pool_blocked"
-	CodeCheckpoint   = "checkpoint_during_window"
-	CodeForked       = "background_save_during_window"
-	CodeEvicted      = "keys_evicted"
 )
 
 // Dataset bounds.
@@ -108,12 +100,17 @@ type Facts struct {
 	// and Baseline all agree on is the experiment's design: a server throttled by it gets
 	// CodeAtLimit (info), not CodeThrottled.
 	Baseline *resource.Limits
-	// ScansPerKey is the cell's database's dbms.Traits.ScansPerKey: why each keyed operation
-	// reads the whole data set, naming the server ("" when it does not, or unknown).
-	ScansPerKey string
+	// ScansPerKey and ScansPerKeyCode are the cell's database's dbms.Traits.ScansPerKey: why
+	// each keyed operation reads the whole data set, naming the server, and the code of the
+	// warning the database gives it ("" when it does not, or unknown).
+	ScansPerKey     string
+	ScansPerKeyCode string
 	// Server are the run's server_… metrics: what the database itself reported about the
 	// measured window (dbms.Observer). Nil or a missing name skips the checks on it.
 	Server map[string]float64
+	// ServerRules are the cell's database's rules on those metrics (dbms.Traits.WindowRules),
+	// applied in order to the server, or to every node of a cluster (server.go).
+	ServerRules []dbms.WindowRule
 
 	// Nodes are the nodes of a box of several (a cluster), the first included; nil for one
 	// server. When set, the checks of the database's own telemetry, limits and counters
@@ -157,19 +154,6 @@ type Thresholds struct {
 	// maximum: percentile q needs TailOps / (1 - q/100) operations (p99 100, p99.9 1000 with
 	// the default 1).
 	TailOps float64
-	// GCPauseRatio: the JVM's stop-the-world pauses as a share of the window above which they
-	// matter; default 0.02. GCPauseSeconds: their total must also be at least this; default 0.1.
-	GCPauseRatio   float64
-	GCPauseSeconds float64
-	// GCPauseMaxSeconds: a single pause longer than an operation's p99 matters only when it is
-	// at least this long; default 0.01 (10 ms).
-	GCPauseMaxSeconds float64
-	// CompactionBytes: compactions that rewrote at least this much during the window matter;
-	// default 1 MiB (a compaction under way at either end of the window always does).
-	CompactionBytes float64
-	// CheckpointBytes: checkpoints that wrote at least this much during the window matter;
-	// default 1 MiB.
-	CheckpointBytes float64
 }
 
 // DefaultThresholds returns the thresholds used for zero fields.
@@ -187,11 +171,6 @@ func DefaultThresholds() Thresholds {
 		ErrorRatio:           0.01,
 		LimitTolerance:       0.01,
 		TailOps:              1,
-		GCPauseRatio:         0.02,
-		GCPauseSeconds:       0.1,
-		GCPauseMaxSeconds:    0.01,
-		CompactionBytes:      1 << 20,
-		CheckpointBytes:      1 << 20,
 	}
 }
 
@@ -214,11 +193,6 @@ func (t Thresholds) withDefaults() Thresholds {
 	or(&t.ErrorRatio, d.ErrorRatio)
 	or(&t.LimitTolerance, d.LimitTolerance)
 	or(&t.TailOps, d.TailOps)
-	or(&t.GCPauseRatio, d.GCPauseRatio)
-	or(&t.GCPauseSeconds, d.GCPauseSeconds)
-	or(&t.GCPauseMaxSeconds, d.GCPauseMaxSeconds)
-	or(&t.CompactionBytes, d.CompactionBytes)
-	or(&t.CheckpointBytes, d.CheckpointBytes)
 	return t
 }
 
@@ -232,8 +206,7 @@ func Evaluate(f Facts, th Thresholds) []Warning {
 	var out []Warning
 	for _, c := range []func(Facts, Thresholds) []Warning{
 		clientCPU, clientWaited, perNode(throttled), swap, hostBusy, perNode(datasetIO), perNode(limits),
-		errorRate, tooFewOps, scanInServer, perNode(gcPauses), perNode(compaction), perNode(dropped),
-		perNode(blockedTasks), perNode(checkpoint), perNode(forked), perNode(evicted),
+		errorRate, tooFewOps, scanInServer, serverRules,
 	} {
 		out = append(out, c(f, th)...)
 	}

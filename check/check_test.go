@@ -2,7 +2,6 @@ package check
 
 import (
 	"fmt"
-	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/resource"
 	"strings"
 	"testing"
@@ -276,26 +275,28 @@ func TestWindow(t *testing.T) {
 	}
 }
 
-// TestScanInServer: operations on FerretDB get the warning; on another database, or with no
-// operations, nothing.
+// TestScanInServer: operations on a database that says each keyed operation reads the whole
+// data set get its warning, with its code; on another database, or with no operations, nothing.
 func TestScanInServer(t *testing.T) {
 	ops := []OpCount{{Op: "read", Count: 100}, {Op: "scan", Count: 10}}
+	scans := Facts{ScansPerKey: "Store 1.0, which reads every row", ScansPerKeyCode: "store_full_reads"}
 	for _, tc := range []struct {
-		dbms dbms.DBMS
+		f    Facts
 		ops  []OpCount
 		want bool
 	}{
-		{dbms.FerretDB{}, ops, true},
-		{dbms.FerretDB{}, []OpCount{{Op: "update", Errors: 3}}, true},
-		{dbms.PostgreSQL{}, ops, false},
-		{dbms.FerretDB{}, []OpCount{{Op: "read"}}, false},
+		{scans, ops, true},
+		{scans, []OpCount{{Op: "update", Errors: 3}}, true},
+		{Facts{}, ops, false},
+		{scans, []OpCount{{Op: "read"}}, false},
 	} {
-		got := false
-		for _, w := range scanInServer(Facts{ScansPerKey: tc.dbms.Traits().ScansPerKey, Ops: tc.ops}, Thresholds{}) {
-			got = got || w.Code == CodeScanInServer
+		tc.f.Ops = tc.ops
+		ws := scanInServer(tc.f, Thresholds{})
+		if got := len(ws) == 1; got != tc.want {
+			t.Fatalf("%q %v: warnings %v, want one: %v", tc.f.ScansPerKey, tc.ops, ws, tc.want)
 		}
-		if got != tc.want {
-			t.Errorf("%s %v: warning %v, want %v", tc.dbms.Name(), tc.ops, got, tc.want)
+		if tc.want && (ws[0].Code != "store_full_reads" || !strings.Contains(ws[0].Message, "ran on Store 1.0, which reads every row")) {
+			t.Errorf("warning %+v: not the database's code and reason", ws[0])
 		}
 	}
 }

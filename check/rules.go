@@ -385,9 +385,9 @@ func tooFewOps(f Facts, th Thresholds) []Warning {
 	return out
 }
 
-// scanInServer: a database whose keyed operations read the whole data set (FerretDB 1.24 on
-// PostgreSQL, dbms.Traits.ScansPerKey): latency grows with the data set, not with the work
-// YCSB asks for.
+// scanInServer: a database whose keyed operations read the whole data set (its
+// dbms.Traits.ScansPerKey, with the database's own code): latency grows with the data set, not
+// with the work YCSB asks for.
 func scanInServer(f Facts, _ Thresholds) []Warning {
 	if f.ScansPerKey == "" {
 		return nil
@@ -399,7 +399,7 @@ func scanInServer(f Facts, _ Thresholds) []Warning {
 	if n == 0 {
 		return nil
 	}
-	return []Warning{{Code: CodeScanInServer, Severity: SeverityWarning,
+	return []Warning{{Code: f.ScansPerKeyCode, Severity: SeverityWarning,
 		Message: fmt.Sprintf("%d operations ran on %s; latency grows with the data set, not with the operation "+
 			"(docs/databases.md)", n, f.ScansPerKey)}}
 }

@@ -16,6 +16,7 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
 	"github.com/boxbench/boxbench/dbms"
+	cassandradb "github.com/boxbench/boxbench/dbms/cassandra"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/driver/cassandra"
 	"github.com/boxbench/boxbench/images/image"
@@ -29,7 +30,7 @@ import (
 func needCassandra(t *testing.T) {
 	t.Helper()
 	testenv.NeedRoot(t)
-	if err := dbms.Missing(dbms.Cassandra{}); err != nil {
+	if err := dbms.Missing(cassandradb.Cassandra{}); err != nil {
 		testenv.Skip(t, "cassandra is not built (make setup): "+err.Error())
 	}
 }
@@ -65,7 +66,7 @@ func TestCassandraRing(t *testing.T) {
 			p := tc.mk(t)
 			exp := fmt.Sprintf("test-ring-%s-%d", tc.name, os.Getpid())
 			work := testenv.WorkRoot(t)
-			d := dbms.WithPassword(dbms.Cassandra{}, dbms.NewPassword())
+			d := dbms.WithPassword(cassandradb.Cassandra{}, dbms.NewPassword())
 			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 			defer cancel()
 			topo := dbms.Topology{Nodes: 3, ReplicationFactor: 2, Consistency: "ONE"}
@@ -154,8 +155,8 @@ func TestCassandraRing(t *testing.T) {
 					t.Errorf("n%d: keyspace replication %v, want factor 2", i+1, repl)
 				}
 				s.Close()
-				bad := dbms.Credentials{User: "cassandra", Password: "cassandra"}
-				if s, err := dbms.CQLSession(ctx, driver.Endpoint{Host: m.Host, Port: m.Port}, bad); err == nil {
+				bad := driver.Credentials{User: "cassandra", Password: "cassandra"}
+				if s, err := cassandradb.CQLSession(ctx, driver.Endpoint{Host: m.Host, Port: m.Port}, bad); err == nil {
 					s.Close()
 					t.Errorf("n%d accepted cassandra/cassandra", i+1)
 				} else if !strings.Contains(err.Error(), "authentication") && !strings.Contains(err.Error(), "Provided username") {
@@ -186,11 +187,11 @@ func watchNodes(ctx context.Context, t *testing.T, b platform.Box, d dbms.DBMS) 
 }
 
 // session opens a gocql session on the ring's node ep: its startup may take until ctx's
-// deadline (dbms.CQLSession), for a node of three JVMs on a loaded 2-vCPU host took more than
+// deadline (cassandradb.CQLSession), for a node of three JVMs on a loaded 2-vCPU host took more than
 // gocql's 5 s to answer a new connection in CI once (2026-11-28) while it was healthy.
-func session(ctx context.Context, t *testing.T, ep driver.Endpoint, c dbms.Credentials) *gocql.Session {
+func session(ctx context.Context, t *testing.T, ep driver.Endpoint, c driver.Credentials) *gocql.Session {
 	t.Helper()
-	s, err := dbms.CQLSession(ctx, driver.Endpoint{Host: ep.Host, Port: ep.Port}, c)
+	s, err := cassandradb.CQLSession(ctx, driver.Endpoint{Host: ep.Host, Port: ep.Port}, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +224,7 @@ func TestCassandraFailedJoin(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	b, err := Provision(ctx, native.New(), platform.Request{Experiment: exp, Run: "r0001",
-		WorkDir: filepath.Join(work, exp, "r0001"), DBMS: dbms.WithPassword(dbms.Cassandra{}, dbms.NewPassword()),
+		WorkDir: filepath.Join(work, exp, "r0001"), DBMS: dbms.WithPassword(cassandradb.Cassandra{}, dbms.NewPassword()),
 		Choice:    platform.Choice{Storage: "bind", Network: "host"},
 		Resources: resource.Limits{MemoryBytes: 1 << 30}}, dbms.Topology{Nodes: 3, ReplicationFactor: 2})
 	if err == nil {

@@ -138,7 +138,7 @@ func Provision(ctx context.Context, p platform.Platform, r platform.Request, t d
 // each answer that was not yet (up to maxProbe): a node that refuses costs nothing, and a
 // healthy node that answers slowly on a busy host (a JVM's new connection took more than 5 s
 // in CI) is given the time to answer rather than asked again and again too briefly.
-func waitCluster(ctx context.Context, c dbms.Clustered, t dbms.Topology, eps []driver.Endpoint, cred dbms.Credentials) (map[string]string, error) {
+func waitCluster(ctx context.Context, c dbms.Clustered, t dbms.Topology, eps []driver.Endpoint, cred driver.Credentials) (map[string]string, error) {
 	deadline := time.Now().Add(platform.ReadyTimeout)
 	probe := firstProbe
 	var last error

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/etcd"
+	"github.com/boxbench/boxbench/dbms/mariadb"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/internal/cgroup"
@@ -46,8 +48,8 @@ func TestCpusets(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	p := native.New()
-	var etcd dbms.DBMS = dbms.Etcd{}
-	var pg dbms.DBMS = dbms.MariaDB{}
+	var etcd dbms.DBMS = etcd.Etcd{}
+	var pg dbms.DBMS = mariadb.MariaDB{}
 	for _, tc := range []struct {
 		d       dbms.DBMS
 		network string
@@ -105,7 +107,7 @@ func TestFailedJoin(t *testing.T) {
 			defer func() { reservePort = platform.FreePort }()
 			exp := fmt.Sprintf("test-cluster-%s-%d", name, os.Getpid())
 			work := testenv.WorkRoot(t)
-			var d dbms.DBMS = dbms.Etcd{}
+			var d dbms.DBMS = etcd.Etcd{}
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
 			b, err := Provision(ctx, p, platform.Request{Experiment: exp, Run: "r0001",
@@ -172,7 +174,7 @@ type answerLate struct {
 	given []time.Duration
 }
 
-func (a *answerLate) ClusterReady(ctx context.Context, _ dbms.Topology, _ []driver.Endpoint, _ dbms.Credentials) (map[string]string, error) {
+func (a *answerLate) ClusterReady(ctx context.Context, _ dbms.Topology, _ []driver.Endpoint, _ driver.Credentials) (map[string]string, error) {
 	dl, ok := ctx.Deadline()
 	if !ok {
 		return nil, fmt.Errorf("a question without a deadline")
@@ -189,7 +191,7 @@ func (a *answerLate) ClusterReady(ctx context.Context, _ dbms.Topology, _ []driv
 // slowly is eventually given the time to answer.
 func TestWaitClusterProbes(t *testing.T) {
 	a := &answerLate{n: 6}
-	facts, err := waitCluster(context.Background(), a, dbms.Topology{Nodes: 3}, nil, dbms.Credentials{})
+	facts, err := waitCluster(context.Background(), a, dbms.Topology{Nodes: 3}, nil, driver.Credentials{})
 	if err != nil || facts["ready"] != "yes" {
 		t.Fatalf("waitCluster: %v %v", facts, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/etcd"
 	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/native"
@@ -88,7 +89,7 @@ func TestEtcdNoAuthWindow(t *testing.T) {
 	}()
 	exp := fmt.Sprintf("test-etcdauth-%d", os.Getpid())
 	work := testenv.WorkRoot(t)
-	var d dbms.DBMS = dbms.Etcd{}
+	var d dbms.DBMS = etcd.Etcd{}
 	pw := dbms.NewPassword()
 	b, err := Provision(ctx, native.New(), platform.Request{Experiment: exp, Run: "r0001",
 		WorkDir: filepath.Join(work, exp, "r0001"), DBMS: dbms.WithPassword(d, pw),
@@ -112,8 +113,8 @@ func TestEtcdNoAuthWindow(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "user name is empty") {
 			t.Errorf("member %s: unauthenticated put: %v, want refused (user name is empty)", m, err)
 		}
-		cfg := dbms.EtcdConfig(m, d.Client())
-		cfg.Username, cfg.Password = dbms.EtcdUser, pw
+		cfg := etcd.EtcdConfig(m, d.Client())
+		cfg.Username, cfg.Password = etcd.EtcdUser, pw
 		cli, err := clientv3.New(cfg)
 		if err != nil {
 			t.Fatal(err)

@@ -2,6 +2,11 @@
 // configuration boxbench owns, how to initialise a data directory, how to start and stop the
 // server, and how to tell that it is ready. Platforms (native, docker, …) use the same
 // description, so the same build runs with the same configuration everywhere.
+//
+// This package is the contract (DBMS, Traits, Layout, Clustered, Observer, the wrappers
+// WithPassword and Idle, TemplateHash) and the helpers several databases share; each database
+// is a package of its own below it (dbms/postgresql, dbms/redis, …), listed in one row of
+// builtin/databases.
 package dbms
 
 import (
@@ -64,9 +69,9 @@ type DBMS interface {
 	// StopSignal asks the server for a clean, durable shutdown.
 	StopSignal() syscall.Signal
 	// Client returns the credentials a client uses.
-	Client() Credentials
+	Client() driver.Credentials
 	// Ready returns nil once the server answers a trivial query at ep, connecting with c.
-	Ready(ctx context.Context, ep driver.Endpoint, c Credentials) error
+	Ready(ctx context.Context, ep driver.Endpoint, c driver.Credentials) error
 	// Traits are what the database can do beyond these methods. A wrapper that embeds a DBMS
 	// keeps them; one that changes a trait overrides Traits (WithPassword re-secures each
 	// cluster node, Idle drops what needs a server).
@@ -98,10 +103,24 @@ type Traits struct {
 	// host:port); "" when the server has no unix socket, for the reason NoSocket gives.
 	Socket   string
 	NoSocket string
-	// ScansPerKey says why every keyed operation makes the server read the whole data set
-	// (latency grows with the data set, not the operation), naming the server; "": it does
-	// not. The validity checks warn with it (check.Facts.ScansPerKey).
-	ScansPerKey string
+	// ScansPerKey is the validity warning of a database whose every keyed operation makes the
+	// server read the whole data set (latency grows with the data set, not the operation); nil:
+	// it does not. The checks raise it, with the database's own code, whenever operations ran
+	// (check.Facts.ScansPerKey), without knowing which database it is.
+	ScansPerKey *ScansPerKey
+	// WindowRules are the validity rules on the Observer's metrics (rules.go), applied in order
+	// to each server of the cell; nil: none.
+	WindowRules []WindowRule
+}
+
+// ScansPerKey is the warning a database offers when every keyed operation reads the whole data
+// set (Traits.ScansPerKey).
+type ScansPerKey struct {
+	// Code is the warning's stable identifier in results files (check.Warning.Code).
+	Code string
+	// Why says why every keyed operation reads the whole data set, naming the server; the
+	// warning's message ends with it.
+	Why string
 }
 
 // UnixSocket is where a client reaches d's server over a unix socket in layout l
@@ -122,13 +141,6 @@ func UnixSocket(d DBMS, l Layout) (string, error) {
 type Step struct {
 	Argv  []string
 	Stdin []byte
-}
-
-// Credentials a client uses to connect.
-type Credentials struct {
-	User     string
-	Password string
-	Database string
 }
 
 // ConfigHash identifies a rendered configuration: the sha256 of the files, in name order.

@@ -18,7 +18,7 @@ func (idle) InitCommands(Layout) []Step             { return nil }
 func (idle) ConfigFiles(Settings) map[string][]byte { return map[string][]byte{} }
 func (idle) StartCommand(Layout) []string           { return []string{"/bin/sleep", "infinity"} }
 func (idle) StopSignal() syscall.Signal             { return syscall.SIGTERM }
-func (idle) Ready(context.Context, driver.Endpoint, Credentials) error {
+func (idle) Ready(context.Context, driver.Endpoint, driver.Credentials) error {
 	return nil
 }
 

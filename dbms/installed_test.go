@@ -1,29 +1,32 @@
-package dbms
+package dbms_test
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/redis"
 )
 
-type noUser struct{ Redis }
+type noUser struct{ redis.Redis }
 
 func (noUser) User() string { return "boxbench-no-such-user" }
 
-type noBinary struct{ Redis }
+type noBinary struct{ redis.Redis }
 
-func (noBinary) StartCommand(l Layout) []string { return []string{"/nonexistent/redis-server"} }
+func (noBinary) StartCommand(l dbms.Layout) []string { return []string{"/nonexistent/redis-server"} }
 
 func TestMissing(t *testing.T) {
 	for _, tc := range []struct {
-		d    DBMS
+		d    dbms.DBMS
 		says []string
 	}{
 		{noUser{}, []string{`system user "boxbench-no-such-user"`, "apt-get install -y redis-server", "useradd --system"}},
 		{noBinary{}, []string{"redis is not installed", "/nonexistent/redis-server missing", "apt-get install -y redis-server"}},
 	} {
-		err := Missing(tc.d)
+		err := dbms.Missing(tc.d)
 		if err == nil {
 			t.Fatalf("%T: nothing missing", tc.d)
 		}
@@ -36,11 +39,11 @@ func TestMissing(t *testing.T) {
 }
 
 type builtAt struct {
-	Redis
+	redis.Redis
 	files []string
 }
 
-func (b builtAt) Traits() Traits { return Traits{BuiltFiles: b.files} }
+func (b builtAt) Traits() dbms.Traits { return dbms.Traits{BuiltFiles: b.files} }
 
 // TestMissingBuiltFiles: a built file need only exist (a jar is not executable); missing ones
 // are counted in one line.
@@ -50,10 +53,10 @@ func TestMissingBuiltFiles(t *testing.T) {
 	if err := os.WriteFile(jar, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := Missing(builtAt{files: []string{jar}}); err != nil && strings.Contains(err.Error(), "not built") {
+	if err := dbms.Missing(builtAt{files: []string{jar}}); err != nil && strings.Contains(err.Error(), "not built") {
 		t.Errorf("a present, non-executable built file is reported missing: %v", err)
 	}
-	err := Missing(builtAt{files: []string{jar, dir + "/b.jar", dir + "/c.jar"}})
+	err := dbms.Missing(builtAt{files: []string{jar, dir + "/b.jar", dir + "/c.jar"}})
 	if err == nil || !strings.Contains(err.Error(), "2 files missing, "+dir+"/b.jar first") {
 		t.Errorf("two missing built files: %v", err)
 	}

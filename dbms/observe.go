@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
+
 	"time"
 
 	"github.com/boxbench/boxbench/driver"
@@ -31,7 +31,7 @@ type ServerWatch interface {
 }
 
 // counterWatch is the ServerWatch of an Observer whose window is the difference of two
-// readings of the server's counters: one taken by watch at the start, one by End.
+// readings of the server's counters: one taken by WatchCounters at the start, one by End.
 type counterWatch[R any] struct {
 	a      ServerAccess
 	read   func(context.Context, ServerAccess) (R, error)
@@ -39,8 +39,9 @@ type counterWatch[R any] struct {
 	start  R
 }
 
-// watch takes the first reading with read; End takes the second and makes the window of both.
-func watch[R any](ctx context.Context, a ServerAccess, read func(context.Context, ServerAccess) (R, error),
+// WatchCounters is an Observer's Watch whose window is made of two readings: it takes the
+// first with read; the ServerWatch's End takes the second and makes the window of both.
+func WatchCounters[R any](ctx context.Context, a ServerAccess, read func(context.Context, ServerAccess) (R, error),
 	window func(start, end R) ServerWindow) (ServerWatch, error) {
 	r, err := read(ctx, a)
 	if err != nil {
@@ -59,8 +60,8 @@ func (w *counterWatch[R]) End(ctx context.Context) (ServerWindow, error) {
 
 // ServerAccess is how an Observer reaches the server.
 type ServerAccess struct {
-	Endpoint    driver.Endpoint // where boxbench's own client reaches it (may be unreachable from the host for a box whose client runs elsewhere)
-	Credentials Credentials     // the run's client credentials
+	Endpoint    driver.Endpoint    // where boxbench's own client reaches it (may be unreachable from the host for a box whose client runs elsewhere)
+	Credentials driver.Credentials // the run's client credentials
 	// Exec runs argv in the box as root, in the data directory (platform.Box.Exec).
 	Exec func(ctx context.Context, argv []string) ([]byte, error)
 }
@@ -82,10 +83,10 @@ type ServerWindow struct {
 // own. An idle box has no server to ask.
 func ObserverOf(d DBMS) Observer { return d.Traits().Observer }
 
-// counterWindow turns two readings of the same counters into a window: for each name in
+// CounterWindow turns two readings of the same counters into a window: for each name in
 // counters, end minus start; a name read at only one end is missing. A counter that went
 // down (a server restarted between the readings) is missing too: its difference means nothing.
-func counterWindow(start, end map[string]float64, counters map[string]string, w *ServerWindow) {
+func CounterWindow(start, end map[string]float64, counters map[string]string, w *ServerWindow) {
 	names := make([]string, 0, len(counters))
 	for n := range counters {
 		names = append(names, n)
@@ -106,21 +107,4 @@ func counterWindow(start, end map[string]float64, counters map[string]string, w 
 			w.Metrics[metric] = b - a
 		}
 	}
-}
-
-// keyValues parses "name value" lines (other lines and unparsable values are skipped; the
-// caller decides what is missing).
-func keyValues(text string) map[string]float64 {
-	out := map[string]float64{}
-	for _, line := range strings.Split(text, "\n") {
-		f := strings.Fields(line)
-		if len(f) != 2 {
-			continue
-		}
-		var v float64
-		if _, err := fmt.Sscan(f[1], &v); err == nil {
-			out[f[0]] = v
-		}
-	}
-	return out
 }

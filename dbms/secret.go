@@ -12,9 +12,10 @@ import (
 // of a run must be comparable between platforms and runs, and must not carry the secret.
 const Redacted = "REDACTED"
 
-// credentialFile is the SQL file, in the data directory, that a start command applies to set
-// the client's password before the server opens its ports; the server's start removes it.
-const credentialFile = "boxbench-credential.sql"
+// CredentialFile is the file, in the data directory, that a start command applies to set the
+// client's password before the server opens its ports (SQL for PostgreSQL and MariaDB; the
+// database's own form for the others); the server's start removes it.
+const CredentialFile = "boxbench-credential.sql"
 
 // NewPassword returns a random password for one run: 32 hex digits from the kernel's CSPRNG,
 // safe in SQL string literals and configuration files without quoting.
@@ -39,7 +40,7 @@ type secured struct {
 	password string
 }
 
-func (s secured) Client() Credentials {
+func (s secured) Client() driver.Credentials {
 	c := s.DBMS.Client()
 	c.Password = s.password
 	return c
@@ -59,7 +60,7 @@ func (s secured) StartCommand(l Layout) []string {
 	return s.DBMS.StartCommand(l)
 }
 
-func (s secured) Ready(ctx context.Context, ep driver.Endpoint, c Credentials) error {
+func (s secured) Ready(ctx context.Context, ep driver.Endpoint, c driver.Credentials) error {
 	return s.DBMS.Ready(ctx, ep, c)
 }
 
@@ -70,26 +71,27 @@ func TemplateHash(d DBMS, s Settings) string {
 	return ConfigHash(d.ConfigFiles(s))
 }
 
-// passwordScript is the file, in the data directory, that a start command runs first when the
+// PasswordScript is the file, in the data directory, that a start command runs first when the
 // client has a password: it runs apply (a fixed shell command line in which "$d" is the data
 // directory: the server in a mode without network) with the credential file on its standard
 // input, removes that file, then execs the server (same pid, so the platforms watch and signal
 // the server itself). The password is never in an argv. A file rather than an `sh -c` argument:
 // LXC's lxc.init.cmd splits its value on blanks.
-const passwordScript = "boxbench-set-password.sh"
+const PasswordScript = "boxbench-set-password.sh"
 
-func passwordScriptFor(apply string) []byte {
+// PasswordScriptFor is the content of PasswordScript for the database's apply command line.
+func PasswordScriptFor(apply string) []byte {
 	return []byte(`# written by boxbench: set the client's password, then start the server
 d=$1; shift
-` + apply + ` <"$d/` + credentialFile + `" >/dev/null 2>&1 || { echo "boxbench: setting the client's password failed" >&2; exit 1; }
-rm -f "$d/` + credentialFile + `"
+` + apply + ` <"$d/` + CredentialFile + `" >/dev/null 2>&1 || { echo "boxbench: setting the client's password failed" >&2; exit 1; }
+rm -f "$d/` + CredentialFile + `"
 exec "$@"
 `)
 }
 
-// setPasswordFirst is the start command that runs passwordScript, then server.
-func setPasswordFirst(dataDir string, server []string) []string {
-	return append([]string{"/bin/sh", dataDir + "/" + passwordScript, dataDir}, server...)
+// SetPasswordFirst is the start command that runs PasswordScript, then server.
+func SetPasswordFirst(dataDir string, server []string) []string {
+	return append([]string{"/bin/sh", dataDir + "/" + PasswordScript, dataDir}, server...)
 }
 
 // Traits are the wrapped database's, except that each node of its cluster requires the same

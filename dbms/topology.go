@@ -56,7 +56,7 @@ type Clustered interface {
 	// (etcd: every member started and healthy; Redis: every replica connected and in sync),
 	// and facts describing the cluster as it reported itself. eps are the nodes' client
 	// endpoints as the client sees them, in node order.
-	ClusterReady(ctx context.Context, t Topology, eps []driver.Endpoint, c Credentials) (map[string]string, error)
+	ClusterReady(ctx context.Context, t Topology, eps []driver.Endpoint, c driver.Credentials) (map[string]string, error)
 	// ClientNodes are the nodes the client connects to (etcd: all; Redis: the primary), and a
 	// sentence for the run's facts saying what reads and writes hit.
 	ClientNodes(t Topology) (nodes []int, what string)
@@ -84,4 +84,14 @@ func NodeOf(d DBMS, t Topology, i int, peers []Peer) (DBMS, error) {
 // own timeout (timeouts.provision) still bounds it.
 func ReadyTimeout(d DBMS, def time.Duration) time.Duration {
 	return max(def, d.Traits().ReadyTimeout)
+}
+
+// NotRing refuses a ring's fields (a Cassandra ring's replication factor) in the topology of
+// database name, whose every node holds all the data: the rule each such database's
+// CheckTopology applies.
+func NotRing(name string, t Topology) []string {
+	if t.ReplicationFactor != 0 {
+		return []string{fmt.Sprintf("topology.replicationFactor: not valid for %s (every node holds all the data); it applies to cassandra", name)}
+	}
+	return nil
 }

@@ -38,6 +38,15 @@ func (e Endpoint) Address() (network, addr string) {
 	return "tcp", e.String()
 }
 
+// Credentials are who a client authenticates as: the other half of how it connects, beside
+// the Endpoint. A database's description fills them (dbms.DBMS.Client: its user and database,
+// and the run's password); a driver uses what it is given and adds no defaults of its own.
+type Credentials struct {
+	User     string
+	Password string
+	Database string
+}
+
 // Table is the YCSB data model every driver implements: a table named Name whose rows have a
 // key and FieldCount string fields named FIELD0..FIELDn-1 (SQL: a usertable with YCSB_KEY and
 // FIELD0..n; Redis: one hash per key).

@@ -57,7 +57,7 @@ func assertServerMetrics(t *testing.T, got storedResults) {
 				t.Errorf("run %s: %s = %v (stored %v)", r.ID, k, v, ok)
 			}
 		}
-		// 512 MiB limit: a 256 MiB heap (dbms.CassandraSizing).
+		// 512 MiB limit: a 256 MiB heap (cassandra.CassandraSizing).
 		if m["server_heap_max_bytes"] != 256<<20 || m["server_heap_used_bytes"] <= 0 {
 			t.Errorf("run %s: heap %v of %v", r.ID, m["server_heap_used_bytes"], m["server_heap_max_bytes"])
 		}

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/mariadb"
+	"github.com/boxbench/boxbench/dbms/postgresql"
+	"github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/driver"
 )
 
@@ -29,7 +32,7 @@ func TestHungProbe(t *testing.T) {
 		}
 	}()
 	ep := driver.Endpoint{Host: "127.0.0.1", Port: l.Addr().(*net.TCPAddr).Port}
-	for _, d := range []dbms.DBMS{dbms.Redis{}, dbms.PostgreSQL{}, dbms.MariaDB{}} {
+	for _, d := range []dbms.DBMS{redis.Redis{}, postgresql.PostgreSQL{}, mariadb.MariaDB{}} {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		done := make(chan error, 1)
 		go func() { done <- WaitReady(ctx, d, ep, nil, nil) }()

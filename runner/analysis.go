@@ -102,7 +102,10 @@ func (r *Runner) validity(c *plan.Cell, res *workload.Result, samples []telemetr
 		f.Baseline = &b.Resources
 	}
 	if d, err := r.cfg.DBMS(c.DBMS); err == nil {
-		f.ScansPerKey = d.Traits().ScansPerKey
+		f.ServerRules = d.Traits().WindowRules
+		if s := d.Traits().ScansPerKey; s != nil {
+			f.ScansPerKey, f.ScansPerKeyCode = s.Why, s.Code
+		}
 	}
 	a := box.Applied().Limits
 	if lim.Cpuset == "" {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Resolves Apache Cassandra 5.0 (org.apache.cassandra:cassandra-all and its runtime
 # dependencies) from Maven Central with Maven, and caches the jars on this machine by version;
-# then compiles boxbench's launcher (cassandra/BoxbenchCassandra.java, dbms/cassandra.go) against
+# then compiles boxbench's launcher (cassandra/BoxbenchCassandra.java, dbms/cassandra/cassandra.go) against
 # them with Debian's JDK:
 #
 #   /var/cache/boxbench/cassandra/<version>/lib/*.jar, SHA256SUMS
@@ -73,7 +73,7 @@ if [ "$(cat "$DIR/launcher/SOURCE.sha256" 2>/dev/null)" != "$want" ] || [ ! -f "
   exec 9>&-
   echo "cassandra: launcher compiled into $DIR/launcher" >&2
 fi
-# The observer (cassandra/BoxbenchObserver.java, dbms/cassandraobs.go): a Java agent that writes
+# The observer (cassandra/BoxbenchObserver.java, dbms/cassandra/observer.go): a Java agent that writes
 # the JVM's and the node's own counters when a run asks; its own jar, recompiled the same way.
 src=$PWD/cassandra/BoxbenchObserver.java
 want=$(sha256sum <"$src" | cut -d' ' -f1)

@@ -1,6 +1,6 @@
 // Package databases is the table of the databases of this build: one row a database, holding
-// the database's own description (package dbms) with its clients (the generator's driver,
-// sysbench's driver). It is the only list of databases: builtin wires it into the spec, the
+// the database's own description (its package under dbms/) with its clients (the generator's
+// driver, sysbench's driver). It is the only list of databases: builtin wires it into the spec, the
 // planner and the workloads, and the packages below the platforms (tests of a platform or an
 // image builder, doctor) read it here, because this package imports no platform.
 package databases
@@ -11,6 +11,12 @@ import (
 	"strings"
 
 	"github.com/boxbench/boxbench/dbms"
+	cassandradb "github.com/boxbench/boxbench/dbms/cassandra"
+	etcddb "github.com/boxbench/boxbench/dbms/etcd"
+	"github.com/boxbench/boxbench/dbms/ferretdb"
+	"github.com/boxbench/boxbench/dbms/mariadb"
+	"github.com/boxbench/boxbench/dbms/postgresql"
+	redisdb "github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/driver/cassandra"
 	"github.com/boxbench/boxbench/driver/etcd"
 	"github.com/boxbench/boxbench/driver/mongodb"
@@ -22,8 +28,8 @@ import (
 )
 
 // Database is one row of the table: everything about one database that is not the database's
-// own description (package dbms, whose Traits say what it can do) lives here, so that adding a
-// database is a row, and no platform, check or workload names one.
+// own description (its package under dbms/, whose Traits say what it can do) lives here, so
+// that adding a database is a row, and no platform, check or workload names one.
 type Database struct {
 	DBMS dbms.DBMS
 	// Driver is the built-in generator's client for it, given the cell's options.
@@ -51,12 +57,12 @@ func Plain(o ycsb.Opener) func(DriverOptions) ycsb.Opener {
 // All is the table, in the order drivers and messages list them.
 func All() []Database {
 	return []Database{
-		{DBMS: dbms.PostgreSQL{}, Driver: Plain(postgres.New), Sysbench: sysbench.DriverPgSQL},
-		{DBMS: dbms.MariaDB{}, Driver: Plain(mysql.New), Sysbench: sysbench.DriverMySQL},
-		{DBMS: dbms.Redis{}, Driver: Plain(redis.New)},
-		{DBMS: dbms.Etcd{}, Driver: Plain(etcd.New)},
-		{DBMS: dbms.FerretDB{}, Driver: Plain(mongodb.New)},
-		{DBMS: dbms.Cassandra{}, Driver: func(o DriverOptions) ycsb.Opener {
+		{DBMS: postgresql.PostgreSQL{}, Driver: Plain(postgres.New), Sysbench: sysbench.DriverPgSQL},
+		{DBMS: mariadb.MariaDB{}, Driver: Plain(mysql.New), Sysbench: sysbench.DriverMySQL},
+		{DBMS: redisdb.Redis{}, Driver: Plain(redis.New)},
+		{DBMS: etcddb.Etcd{}, Driver: Plain(etcd.New)},
+		{DBMS: ferretdb.FerretDB{}, Driver: Plain(mongodb.New)},
+		{DBMS: cassandradb.Cassandra{}, Driver: func(o DriverOptions) ycsb.Opener {
 			return cassandra.Opener(cassandra.Options{Consistency: o.Consistency, ReplicationFactor: o.ReplicationFactor})
 		}, Consistencies: cassandra.Consistencies},
 	}

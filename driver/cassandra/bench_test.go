@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/dbms"
+	cassandradb "github.com/boxbench/boxbench/dbms/cassandra"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/driver/cassandra/cql"
 	"github.com/boxbench/boxbench/testkit/drivertest"
@@ -23,7 +23,7 @@ func BenchmarkOps(b *testing.B) { drivertest.BenchmarkOps(b, binding) }
 // insert (which Cassandra refuses over 50 KiB), interleaved.
 func BenchmarkBatchInsert(b *testing.B) {
 	ctx := context.Background()
-	box, d := testdb.Start(b, dbms.Cassandra{})
+	box, d := testdb.Start(b, cassandradb.Cassandra{})
 	db, err := New(ctx, box.Endpoint(), d.Client(), 1)
 	if err != nil {
 		b.Fatal(err)

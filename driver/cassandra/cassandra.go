@@ -39,7 +39,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/driver/cassandra/cql"
 	"github.com/boxbench/boxbench/driver/internal/netconn"
@@ -86,19 +85,19 @@ var _ driver.DB = (*DB)(nil)
 
 // New connects to ep (every member of it) with up to poolSize connections per node at
 // consistency ONE and checks the servers answer; ctx bounds the check.
-func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int) (driver.DB, error) {
+func New(ctx context.Context, ep driver.Endpoint, cred driver.Credentials, poolSize int) (driver.DB, error) {
 	return Open(ctx, ep, cred, poolSize, Options{})
 }
 
 // Opener returns a constructor with the spec's options.
-func Opener(o Options) func(context.Context, driver.Endpoint, dbms.Credentials, int) (driver.DB, error) {
-	return func(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int) (driver.DB, error) {
+func Opener(o Options) func(context.Context, driver.Endpoint, driver.Credentials, int) (driver.DB, error) {
+	return func(ctx context.Context, ep driver.Endpoint, cred driver.Credentials, poolSize int) (driver.DB, error) {
 		return Open(ctx, ep, cred, poolSize, o)
 	}
 }
 
 // Open is New with options.
-func Open(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int, o Options) (driver.DB, error) {
+func Open(ctx context.Context, ep driver.Endpoint, cred driver.Credentials, poolSize int, o Options) (driver.DB, error) {
 	cl := cql.One
 	var errs []error
 	if o.Consistency != "" {
@@ -125,12 +124,6 @@ func Open(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSi
 	}
 	db := &DB{cl: cl, rf: max(1, o.ReplicationFactor), ks: cred.Database, user: cred.User, pw: cred.Password,
 		nodes: make([]node, len(members)), ring: &ring{}}
-	if db.ks == "" {
-		db.ks = dbms.CassandraKeyspace
-	}
-	if db.user == "" {
-		db.user = dbms.CassandraUser
-	}
 	db.st.Store(newStmts(db.ks, driver.Table{Name: "usertable", FieldCount: 10}))
 	var vs []vnode
 	for i, m := range members {

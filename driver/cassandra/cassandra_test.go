@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
+	cassandradb "github.com/boxbench/boxbench/dbms/cassandra"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/driver/cassandra/cql"
 	"github.com/boxbench/boxbench/platform"
@@ -18,14 +19,14 @@ import (
 
 // binding is what the shared driver tests (drivertest) need to know of this driver: CQL writes
 // are upserts, and scans run in token order (YCSB's Cassandra binding).
-var binding = drivertest.Binding{DBMS: dbms.Cassandra{}, Open: New, Upsert: true, HashOrder: true}
+var binding = drivertest.Binding{DBMS: cassandradb.Cassandra{}, Open: New, Upsert: true, HashOrder: true}
 
 // TestServer runs every test that needs a server against ONE Cassandra (it takes tens of
 // seconds to start on a loaded host), which requires a password (PasswordAuthenticator), as
 // a run's does: the conformance suite, the tokens the server computes, the errors, and last
 // the stopped-server suite (it pauses the server).
 func TestServer(t *testing.T) {
-	box, d := testdb.Start(t, dbms.WithPassword(dbms.Cassandra{}, dbms.NewPassword()))
+	box, d := testdb.Start(t, dbms.WithPassword(cassandradb.Cassandra{}, dbms.NewPassword()))
 	b := binding
 	b.Server = func(testing.TB) (platform.Box, dbms.DBMS) { return box, d }
 	t.Run("operations", func(t *testing.T) { drivertest.Conformance(t, b) })
@@ -38,7 +39,7 @@ func TestServer(t *testing.T) {
 // testTokens: the client's Murmur3 token of a key is the server's token(y_id), for keys of
 // every tail length and with bytes ≥ 0x80 (Cassandra reads them as signed), and a key is
 // routed to the node that owns it.
-func testTokens(t *testing.T, ep driver.Endpoint, cred dbms.Credentials) {
+func testTokens(t *testing.T, ep driver.Endpoint, cred driver.Credentials) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	db, err := New(ctx, ep, cred, 1)
@@ -102,7 +103,7 @@ func testTokens(t *testing.T, ep driver.Endpoint, cred dbms.Credentials) {
 }
 
 // testAuth: a wrong password and a missing one are refused with an error that says so.
-func testAuth(t *testing.T, ep driver.Endpoint, cred dbms.Credentials) {
+func testAuth(t *testing.T, ep driver.Endpoint, cred driver.Credentials) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	bad := cred
@@ -123,7 +124,7 @@ func testAuth(t *testing.T, ep driver.Endpoint, cred dbms.Credentials) {
 
 // testErrors: a server error keeps its code (errors.As), a broken statement does not break
 // the connection, and concurrent workers share the pool.
-func testErrors(t *testing.T, ep driver.Endpoint, cred dbms.Credentials) {
+func testErrors(t *testing.T, ep driver.Endpoint, cred driver.Credentials) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	db, err := New(ctx, ep, cred, 4)

@@ -3,7 +3,6 @@ package cassandra
 import (
 	"testing"
 
-	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 )
 
@@ -31,7 +30,7 @@ func TestStatements(t *testing.T) {
 // TestConsistency: a level the spec names is parsed before connecting; a wrong one says which
 // are valid.
 func TestConsistency(t *testing.T) {
-	_, err := Open(t.Context(), driver.Endpoint{Host: "127.0.0.1", Port: 1}, dbms.Credentials{}, 1, Options{Consistency: "QUORUMS"})
+	_, err := Open(t.Context(), driver.Endpoint{Host: "127.0.0.1", Port: 1}, driver.Credentials{}, 1, Options{Consistency: "QUORUMS"})
 	if err == nil || err.Error() != `cassandra: consistency "QUORUMS" (valid: ANY, ONE, TWO, THREE, QUORUM, ALL, LOCAL_QUORUM, EACH_QUORUM, LOCAL_ONE)` {
 		t.Errorf("bad consistency: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
+	etcddb "github.com/boxbench/boxbench/dbms/etcd"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/testkit/testdb"
 )
@@ -19,7 +20,7 @@ import (
 func TestAuth(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	box, d := testdb.Start(t, dbms.WithPassword(dbms.Etcd{}, dbms.NewPassword()))
+	box, d := testdb.Start(t, dbms.WithPassword(etcddb.Etcd{}, dbms.NewPassword()))
 	cred := d.Client()
 	if cred.Password == "" {
 		t.Fatal("the secured dbms has no client password")
@@ -58,7 +59,7 @@ func TestAuth(t *testing.T) {
 		t.Errorf("New with a wrong password: %v, want etcd's authentication failure", err)
 	}
 	var se *StatusError
-	if _, err := New(ctx, box.Endpoint(), dbms.Credentials{}, 1); !errors.As(err, &se) || !strings.Contains(se.Message, "user name is empty") {
+	if _, err := New(ctx, box.Endpoint(), driver.Credentials{}, 1); !errors.As(err, &se) || !strings.Contains(se.Message, "user name is empty") {
 		t.Errorf("New without credentials on a server with auth: %v, want etcd's refusal", err)
 	}
 }

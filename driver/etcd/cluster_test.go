@@ -10,6 +10,7 @@ import (
 
 	"github.com/boxbench/boxbench/cluster"
 	"github.com/boxbench/boxbench/dbms"
+	etcddb "github.com/boxbench/boxbench/dbms/etcd"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/platform"
@@ -25,7 +26,7 @@ func TestCluster(t *testing.T) {
 	testenv.NeedCommands(t, "etcd", "setpriv")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	var d dbms.DBMS = dbms.Etcd{}
+	var d dbms.DBMS = etcddb.Etcd{}
 	d = dbms.WithPassword(d, dbms.NewPassword())
 	exp := fmt.Sprintf("test-etcdcluster-%d", os.Getpid())
 	b, err := cluster.Provision(ctx, native.New(), platform.Request{Experiment: exp, Run: "r0001",

@@ -47,7 +47,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/driver/internal/netconn"
 	"github.com/boxbench/boxbench/driver/internal/pool"
@@ -65,7 +64,7 @@ const (
 // use.
 type DB struct {
 	ep      driver.Endpoint
-	cred    dbms.Credentials
+	cred    driver.Credentials
 	targets []target
 	dials   atomic.Uint32
 	conns   netconn.Conns
@@ -98,7 +97,7 @@ var _ driver.DB = (*DB)(nil)
 // connections (at least one), authenticating when cred has a password, and checks the server
 // answers a linearizable read. The context bounds the check; the pool dials the other
 // connections on first use.
-func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int) (driver.DB, error) {
+func New(ctx context.Context, ep driver.Endpoint, cred driver.Credentials, poolSize int) (driver.DB, error) {
 	db := &DB{ep: ep, cred: cred}
 	db.tbl.Store(newTable(driver.Table{Name: "usertable", FieldCount: 10}))
 	switch {
@@ -158,9 +157,6 @@ func (db *DB) dialTarget(ctx context.Context, t target) (*client, error) {
 	c := &client{conn: hc, db: db}
 	if db.cred.Password != "" {
 		c.user = db.cred.User
-		if c.user == "" {
-			c.user = dbms.EtcdUser
-		}
 		if err := db.authenticate(ctx, c); err != nil {
 			c.close()
 			return nil, err

@@ -7,16 +7,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/testkit/testdb"
 
+	etcddb "github.com/boxbench/boxbench/dbms/etcd"
 	"github.com/boxbench/boxbench/testkit/drivertest"
 )
 
 // binding is what the shared driver tests (drivertest) need to know of this driver.
 var binding = drivertest.Binding{
-	DBMS: dbms.Etcd{},
+	DBMS: etcddb.Etcd{},
 	Open: New,
 	// A put creates a missing key and overwrites an existing one (see the package comment).
 	Upsert: true,
@@ -35,7 +35,7 @@ func TestStoppedServer(t *testing.T) { drivertest.StoppedServer(t, binding) }
 func TestLargeBatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	box, d := testdb.Start(t, dbms.Etcd{})
+	box, d := testdb.Start(t, etcddb.Etcd{})
 	db, err := New(ctx, box.Endpoint(), d.Client(), 1)
 	if err != nil {
 		t.Fatal(err)

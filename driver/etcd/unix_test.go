@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
+	etcddb "github.com/boxbench/boxbench/dbms/etcd"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/testkit/testdb"
 	"github.com/boxbench/boxbench/testkit/testenv"
@@ -18,7 +19,7 @@ func TestUnixSocket(t *testing.T) {
 	testenv.NeedCommands(t, "etcd", "setpriv")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var d dbms.DBMS = dbms.Etcd{}
+	var d dbms.DBMS = etcddb.Etcd{}
 	b, d := testdb.StartOn(t, dbms.WithPassword(d, dbms.NewPassword()), "unix")
 	ep := b.Endpoint()
 	if ep.Unix == "" {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/ferretdb"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/testkit/testdb"
 	"github.com/boxbench/boxbench/testkit/testenv"
@@ -19,7 +20,7 @@ import (
 // refused ones.
 func TestAuthentication(t *testing.T) {
 	testenv.NeedRoot(t)
-	var base dbms.DBMS = dbms.FerretDB{}
+	var base dbms.DBMS = ferretdb.FerretDB{}
 	testenv.NeedCommands(t, dbms.ServerBinary(base), "setpriv")
 	pw := dbms.NewPassword()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -27,8 +27,8 @@
 //
 // Handshake: hello (client metadata), then, with a password, SASL PLAIN on $external: the
 // mechanism FerretDB 1.x offers without its experimental authentication, which hands the
-// credentials to PostgreSQL (dbms.FerretDB). The official driver stays in dbms.FerretDB.Ready
-// (not a hot path; this package imports dbms, so dbms cannot use it).
+// credentials to PostgreSQL (dbms/ferretdb). The official driver stays in the database's own
+// readiness probe (dbms/ferretdb's Ready: not a hot path).
 package mongodb
 
 import (
@@ -40,7 +40,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/driver/internal/netconn"
 	"github.com/boxbench/boxbench/driver/internal/pool"
@@ -49,7 +48,7 @@ import (
 // DB is a pool of connections to one server. Safe for concurrent use.
 type DB struct {
 	ep    driver.Endpoint
-	cred  dbms.Credentials
+	cred  driver.Credentials
 	db    string                 // the database ($db) of every command
 	coll  atomic.Pointer[string] // the collection the operations use
 	conns netconn.Conns
@@ -62,7 +61,7 @@ var _ driver.DB = (*DB)(nil)
 // New connects to ep with up to poolSize connections (at least one), authenticates, and checks
 // that the server answers a ping (which, on FerretDB, reaches PostgreSQL with the credentials:
 // a wrong password fails here). The context bounds it all.
-func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int) (driver.DB, error) {
+func New(ctx context.Context, ep driver.Endpoint, cred driver.Credentials, poolSize int) (driver.DB, error) {
 	db := &DB{ep: ep, cred: cred, db: cred.Database}
 	if db.db == "" {
 		db.db = "ycsb"

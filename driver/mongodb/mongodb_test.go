@@ -3,13 +3,13 @@ package mongodb
 import (
 	"testing"
 
-	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/ferretdb"
 	"github.com/boxbench/boxbench/testkit/drivertest"
 )
 
 // binding is what the shared driver tests (drivertest) need to know of this driver: FerretDB,
 // the MongoDB wire-protocol server boxbench runs.
-var binding = drivertest.Binding{DBMS: dbms.FerretDB{}, Open: New, FreshInserts: true}
+var binding = drivertest.Binding{DBMS: ferretdb.FerretDB{}, Open: New, FreshInserts: true}
 
 // TestOperations runs every operation of the driver contract against a real server.
 func TestOperations(t *testing.T) { drivertest.Conformance(t, binding) }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/ferretdb"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/testkit/testdb"
 )
@@ -16,7 +16,7 @@ import (
 // through the driver contract: the documents a find returns (count, projection, order), write
 // and command errors decoded with their codes, and batch inserts split across commands.
 func TestAgainstServer(t *testing.T) {
-	box, d := testdb.Start(t, dbms.FerretDB{})
+	box, d := testdb.Start(t, ferretdb.FerretDB{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	ddb, err := New(ctx, box.Endpoint(), d.Client(), 1)

@@ -13,7 +13,6 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
-	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/driver/internal/netconn"
 	"github.com/boxbench/boxbench/driver/internal/sqltable"
@@ -31,7 +30,7 @@ type DB struct {
 var _ driver.DB = (*DB)(nil)
 
 // New opens a pool of up to poolSize (at least one) connections to ep and checks one.
-func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int) (driver.DB, error) {
+func New(ctx context.Context, ep driver.Endpoint, cred driver.Credentials, poolSize int) (driver.DB, error) {
 	if poolSize < 1 {
 		poolSize = 1
 	}

@@ -3,13 +3,13 @@ package mysql
 import (
 	"testing"
 
-	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/mariadb"
 	"github.com/boxbench/boxbench/testkit/drivertest"
 )
 
 // binding is what the shared driver tests (drivertest) need to know of this driver.
 var binding = drivertest.Binding{
-	DBMS: dbms.MariaDB{},
+	DBMS: mariadb.MariaDB{},
 	Open: New,
 }
 

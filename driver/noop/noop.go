@@ -5,7 +5,6 @@ package noop
 import (
 	"context"
 
-	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 )
 
@@ -16,7 +15,7 @@ var _ driver.DB = DB{}
 
 // New returns a DB; its arguments are ignored, so that it has the same signature as the real
 // drivers' constructors.
-func New(context.Context, driver.Endpoint, dbms.Credentials, int) (driver.DB, error) {
+func New(context.Context, driver.Endpoint, driver.Credentials, int) (driver.DB, error) {
 	return DB{}, nil
 }
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/postgresql"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/testkit/testdb"
 )
@@ -53,7 +53,7 @@ func flakyProxy(t *testing.T, target string, drop int32) (driver.Endpoint, *atom
 // TestDialRetriesALostConnection: a connection lost before the server answered is tried again;
 // the server's own refusal (a role it does not know) is not.
 func TestDialRetriesALostConnection(t *testing.T) {
-	box, d := testdb.Start(t, dbms.PostgreSQL{})
+	box, d := testdb.Start(t, postgresql.PostgreSQL{})
 	ep := box.Endpoint()
 	target := net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

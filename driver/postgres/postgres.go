@@ -21,7 +21,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 
-	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/driver/internal/netconn"
 	"github.com/boxbench/boxbench/driver/internal/pool"
@@ -54,7 +53,7 @@ type pconn struct {
 var _ driver.DB = (*DB)(nil)
 
 // New dials one connection to ep to check it and keeps up to poolSize (at least one) open.
-func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int) (driver.DB, error) {
+func New(ctx context.Context, ep driver.Endpoint, cred driver.Credentials, poolSize int) (driver.DB, error) {
 	if poolSize < 1 {
 		poolSize = 1
 	}

@@ -3,13 +3,13 @@ package postgres
 import (
 	"testing"
 
-	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/postgresql"
 	"github.com/boxbench/boxbench/testkit/drivertest"
 )
 
 // binding is what the shared driver tests (drivertest) need to know of this driver.
 var binding = drivertest.Binding{
-	DBMS: dbms.PostgreSQL{},
+	DBMS: postgresql.PostgreSQL{},
 	Open: New,
 }
 

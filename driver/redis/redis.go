@@ -32,7 +32,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 )
 
@@ -42,7 +41,7 @@ const IndexKey = "_indices"
 // DB is a pool of connections to one server. Safe for concurrent use.
 type DB struct {
 	ep    driver.Endpoint
-	cred  dbms.Credentials
+	cred  driver.Credentials
 	conns netconn.Conns
 	pool  *pool.Pool[client]
 	once  sync.Once
@@ -52,7 +51,7 @@ var _ driver.DB = (*DB)(nil)
 
 // New connects to ep with up to poolSize connections (at least one) and checks the server
 // answers. The context bounds the check.
-func New(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int) (driver.DB, error) {
+func New(ctx context.Context, ep driver.Endpoint, cred driver.Credentials, poolSize int) (driver.DB, error) {
 	db := &DB{ep: ep, cred: cred}
 	p, err := pool.Open(ctx, poolSize, db.dial, db.ping, func(c *client) bool { return c.broken },
 		func(c *client) { c.nc.Close() }, errPoolClosed)

@@ -3,13 +3,13 @@ package redis
 import (
 	"testing"
 
-	"github.com/boxbench/boxbench/dbms"
+	redisdb "github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/testkit/drivertest"
 )
 
 // binding is what the shared driver tests (drivertest) need to know of this driver.
 var binding = drivertest.Binding{
-	DBMS: dbms.Redis{},
+	DBMS: redisdb.Redis{},
 	Open: New,
 	// HSET creates a missing record and overwrites an existing one, as in YCSB's binding
 	// (see Update).

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 )
 
@@ -66,7 +65,7 @@ func TestReplies(t *testing.T) {
 		"?bogus\r\n", // a protocol error breaks the connection
 	)
 	ctx := context.Background()
-	db, err := New(ctx, ep, dbms.Credentials{}, 1)
+	db, err := New(ctx, ep, driver.Credentials{}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

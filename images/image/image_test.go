@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/postgresql"
 	"github.com/boxbench/boxbench/images/rootfs"
 	"github.com/boxbench/boxbench/testkit/testenv"
 )
@@ -14,7 +15,7 @@ import (
 // TestTag: images keep the tag scheme they had before trees were cached, so existing images
 // still match: boxbench/<dbms>:<first 16 hex digits of the recipe hash>.
 func TestTag(t *testing.T) {
-	var pg dbms.DBMS = dbms.PostgreSQL{}
+	var pg dbms.DBMS = postgresql.PostgreSQL{}
 	r := rootfs.NewRecipe(pg, "bookworm", []rootfs.Source{{URI: "http://mirror.example.invalid/debian", Suite: "bookworm"}}, nil)
 	if tag := Tag(r); tag != "boxbench/postgresql:"+r.Hash()[:16] {
 		t.Errorf("tag %q", tag)

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/postgresql"
+	redisdb "github.com/boxbench/boxbench/dbms/redis"
 )
 
 // The base is keyed by what decides it: the same host gives the same base for every database;
@@ -20,8 +22,8 @@ func TestBaseKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := []Source{{URI: "http://deb.example/debian", Suite: DefaultSuite, Components: []string{"main"}}}
-	var redis dbms.DBMS = dbms.Redis{}
-	var pg dbms.DBMS = dbms.PostgreSQL{}
+	var redis dbms.DBMS = redisdb.Redis{}
+	var pg dbms.DBMS = postgresql.PostgreSQL{}
 	a := newBaseInputs(NewRecipe(redis, DefaultSuite, src, map[string]string{"redis-server": "1"}))
 	b := newBaseInputs(NewRecipe(pg, DefaultSuite, src, nil))
 	if a.name() != b.name() {

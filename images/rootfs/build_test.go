@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
+	redisdb "github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
@@ -41,7 +42,7 @@ func TestBuildReal(t *testing.T) {
 	c := newRealCache(t, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redisdb.Redis{}
 	tree, built, err := c.Get(ctx, d)
 	if err != nil || !built {
 		t.Fatalf("Get: built=%v %v", built, err)
@@ -80,7 +81,7 @@ func TestBuildReal(t *testing.T) {
 func TestBuildFailureCleansUp(t *testing.T) {
 	c := newRealCache(t, nil)
 	c.Sources = []Source{{URI: "http://127.0.0.1:9/debian", Suite: DefaultSuite}}
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redisdb.Redis{}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, _, err := c.Get(ctx, d)
@@ -102,7 +103,7 @@ func TestBuildCancelled(t *testing.T) {
 		testenv.Skip(t, err.Error())
 	}
 	c.Sources = sources
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redisdb.Redis{}
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
 	defer cancel()
 	if _, _, err := c.Get(ctx, d); err == nil {

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/postgresql"
+	redisdb "github.com/boxbench/boxbench/dbms/redis"
 )
 
 // The fixtures were captured from a bookworm host and a debootstrapped root filesystem; mirror
@@ -90,7 +92,7 @@ func TestParsePasswd(t *testing.T) {
 }
 
 func TestRecipe(t *testing.T) {
-	var pg dbms.DBMS = dbms.PostgreSQL{}
+	var pg dbms.DBMS = postgresql.PostgreSQL{}
 	src := []Source{{URI: "http://mirror.example.invalid/debian", Suite: "bookworm"}}
 	pins := map[string]string{"postgresql-15": "15.18-0+deb12u1"}
 	a := NewRecipe(pg, "bookworm", src, pins)
@@ -108,7 +110,7 @@ func TestRecipe(t *testing.T) {
 		"pins":    NewRecipe(pg, "bookworm", src, map[string]string{"postgresql-15": "15.19-0+deb12u1"}),
 		"sources": NewRecipe(pg, "bookworm", append(src, Source{URI: src[0].URI, Suite: "bookworm-updates"}), pins),
 		"version": func() Recipe { r := a; r.Version++; return r }(),
-		"dbms":    func() Recipe { r := dbms.Redis{}; return NewRecipe(r, "bookworm", src, pins) }(),
+		"dbms":    func() Recipe { r := redisdb.Redis{}; return NewRecipe(r, "bookworm", src, pins) }(),
 	} {
 		if r.Hash() == a.Hash() {
 			t.Errorf("changing the %s does not change the hash", name)

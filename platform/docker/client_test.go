@@ -14,6 +14,10 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/cassandra"
+	"github.com/boxbench/boxbench/dbms/etcd"
+	"github.com/boxbench/boxbench/dbms/ferretdb"
+	"github.com/boxbench/boxbench/dbms/mariadb"
 	"github.com/boxbench/boxbench/driver"
 )
 
@@ -44,7 +48,7 @@ func dial(ctx context.Context, d dbms.DBMS, ep driver.Endpoint) (kv, error) {
 		}
 		return pgKV{conn}, nil
 	case "mariadb":
-		db, err := sql.Open("mysql", dbms.MariaDB{}.DSN(ep, dbms.MariaDB{}.Client()))
+		db, err := sql.Open("mysql", mariadb.MariaDB{}.DSN(ep, mariadb.MariaDB{}.Client()))
 		if err != nil {
 			return nil, err
 		}
@@ -57,19 +61,19 @@ func dial(ctx context.Context, d dbms.DBMS, ep driver.Endpoint) (kv, error) {
 		c := redis.NewClient(&redis.Options{Addr: ep.String()})
 		return redisKV{c}, c.Ping(ctx).Err()
 	case "ferretdb":
-		c, err := mongo.Connect(dbms.MongoOptions(ep, d.Client()))
+		c, err := mongo.Connect(ferretdb.MongoOptions(ep, d.Client()))
 		if err != nil {
 			return nil, err
 		}
 		return mongoKV{c.Database(d.Client().Database).Collection("boxbench_kv")}, nil
 	case "etcd":
-		c, err := clientv3.New(dbms.EtcdConfig(ep, d.Client()))
+		c, err := clientv3.New(etcd.EtcdConfig(ep, d.Client()))
 		if err != nil {
 			return nil, err
 		}
 		return etcdKV{c}, nil
 	case "cassandra":
-		s, err := dbms.CQLSession(ctx, ep, d.Client())
+		s, err := cassandra.CQLSession(ctx, ep, d.Client())
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/testkit/platformtest"
@@ -15,7 +16,7 @@ import (
 // TestConformance runs the platform suite on the Docker platform with Redis.
 func TestConformance(t *testing.T) {
 	e := newEnv(t, "redis")
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	platformtest.Run(t, platformtest.Config{
 		Platform: e.p, DBMS: d, WorkRoot: e.root, Experiment: fmt.Sprintf("pt-docker-%d", os.Getpid()),
 		Choices: []platform.Choice{{Storage: StorageBind, Network: NetworkHost}, {Storage: StorageOverlay, Network: NetworkDirect},
@@ -31,7 +32,7 @@ func TestConformance(t *testing.T) {
 func TestConformanceGVisor(t *testing.T) {
 	e := newEnv(t, "redis")
 	needGVisor(t, e)
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	platformtest.Run(t, platformtest.Config{
 		Platform: e.p, DBMS: d, WorkRoot: e.root, Experiment: fmt.Sprintf("pt-gvisor-%d", os.Getpid()),
 		Choices: []platform.Choice{{Runtime: rtRunsc, Storage: StorageBind, Network: NetworkDirect},

@@ -12,13 +12,15 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/postgresql"
+	"github.com/boxbench/boxbench/dbms/redis"
 )
 
 // TestNotReady: a server that cannot start fails Provision with its log in the error, and
 // leaves nothing behind.
 func TestNotReady(t *testing.T) {
 	e := newEnv(t, "postgresql")
-	var d dbms.DBMS = dbms.PostgreSQL{}
+	var d dbms.DBMS = postgresql.PostgreSQL{}
 	seed := filepath.Join(e.root, "bad-seed")
 	if err := os.MkdirAll(seed, 0o700); err != nil {
 		t.Fatal(err)
@@ -45,7 +47,7 @@ func TestNotReady(t *testing.T) {
 // the cancellation and leaves nothing behind (checked by the env at the end).
 func TestInterrupted(t *testing.T) {
 	e := newEnv(t, "postgresql")
-	var d dbms.DBMS = dbms.PostgreSQL{}
+	var d dbms.DBMS = postgresql.PostgreSQL{}
 	for i, after := range []time.Duration{50 * time.Millisecond, 300 * time.Millisecond, 800 * time.Millisecond, 1500 * time.Millisecond} {
 		for _, st := range []string{StorageVolume, StorageBlock} {
 			r := e.request(d, fmt.Sprintf("cancel-%d-%s", i, st), st, NetworkPublished)
@@ -71,7 +73,7 @@ func TestInterrupted(t *testing.T) {
 // Cleanup removes exactly the crashed experiment's containers, volume, mounts and loop device.
 func TestCleanup(t *testing.T) {
 	e := newEnv(t, "redis")
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	live := e.request(d, "live", StorageBind, NetworkHost)
@@ -131,7 +133,7 @@ func (noServer) StartCommand(dbms.Layout) []string { return []string{"/nonexiste
 // never ran, and Provision never returned.
 func TestStartFails(t *testing.T) {
 	e := newEnv(t, "redis")
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	r := e.request(noServer{d}, "nostart", StorageBind, NetworkHost)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -11,6 +11,7 @@ import (
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/redis"
 )
 
 // TestOwnNetwork: a box on bridge-direct or bridge-published is on a bridge network of its own,
@@ -19,7 +20,7 @@ import (
 // control that shows the probe works); Teardown removes the network.
 func TestOwnNetwork(t *testing.T) {
 	e := newEnv(t, "redis")
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	im, err := e.p.Image(context.Background(), d)
 	if err != nil {
 		t.Fatal(err)

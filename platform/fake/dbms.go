@@ -29,10 +29,10 @@ func (DBMS) ConfigFiles(dbms.Settings) map[string][]byte { return map[string][]b
 func (DBMS) StartCommand(dbms.Layout) []string           { return []string{"fake"} }
 func (DBMS) VersionCommand() []string                    { return nil }
 func (DBMS) StopSignal() syscall.Signal                  { return syscall.SIGTERM }
-func (DBMS) Client() dbms.Credentials                    { return dbms.Credentials{User: "fake"} }
+func (DBMS) Client() driver.Credentials                  { return driver.Credentials{User: "fake"} }
 
 // Ready answers once the store at ep answers a ping with c's password.
-func (DBMS) Ready(ctx context.Context, ep driver.Endpoint, c dbms.Credentials) error {
+func (DBMS) Ready(ctx context.Context, ep driver.Endpoint, c driver.Credentials) error {
 	return call(ctx, ep, c.Password, Args{Op: "ping"})
 }
 
@@ -47,7 +47,7 @@ type cluster struct{}
 func (cluster) CheckTopology(dbms.Topology) []string           { return nil }
 func (cluster) ClusterPorts() map[string]int                   { return map[string]int{dbms.PortClient: 0} }
 func (cluster) Node(dbms.Topology, int, []dbms.Peer) dbms.DBMS { return DBMS{} }
-func (cluster) ClusterReady(ctx context.Context, _ dbms.Topology, eps []driver.Endpoint, c dbms.Credentials) (map[string]string, error) {
+func (cluster) ClusterReady(ctx context.Context, _ dbms.Topology, eps []driver.Endpoint, c driver.Credentials) (map[string]string, error) {
 	for _, ep := range eps {
 		if err := call(ctx, ep, c.Password, Args{Op: "ping"}); err != nil {
 			return nil, err

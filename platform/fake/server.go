@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 )
 
@@ -221,7 +220,7 @@ func do(ctx context.Context, c *rpc.Client, a Args) error {
 }
 
 // Open is the built-in generator's driver for the fake database (a ycsb.Opener).
-func Open(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, _ int) (driver.DB, error) {
+func Open(ctx context.Context, ep driver.Endpoint, cred driver.Credentials, _ int) (driver.DB, error) {
 	var d net.Dialer
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

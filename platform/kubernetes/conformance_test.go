@@ -10,6 +10,7 @@ import (
 
 	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/internal/flock"
 	"github.com/boxbench/boxbench/internal/resource"
@@ -71,7 +72,7 @@ func clusterLeftovers(p *Platform, root string) func(ctx context.Context, exp st
 // a local node offers and every network.
 func TestConformance(t *testing.T) {
 	p := needCluster(t, "redis")
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	root := testenv.WorkRoot(t)
 	platformtest.Run(t, platformtest.Config{
 		Platform: p, DBMS: d, WorkRoot: root, Experiment: fmt.Sprintf("pt-kubernetes-%d", os.Getpid()),
@@ -100,7 +101,7 @@ func TestCheckNamesKubeconfig(t *testing.T) {
 // container (platformtest's snapshot step covers the host-directory path).
 func TestSnapshotThroughAPI(t *testing.T) {
 	p := needCluster(t, "redis")
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	root := testenv.WorkRoot(t)
 	exp := fmt.Sprintf("kube-snap-%d", os.Getpid())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/images/rootfs"
 	"github.com/boxbench/boxbench/internal/command"
 	"github.com/boxbench/boxbench/internal/resource"
@@ -22,7 +23,7 @@ import (
 // networks.
 func TestConformance(t *testing.T) {
 	p := needLXC(t, "redis")
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	root := testenv.WorkRoot(t)
 	platformtest.Run(t, platformtest.Config{
 		Platform: p, DBMS: d, WorkRoot: root, Experiment: fmt.Sprintf("pt-lxc-%d", os.Getpid()),

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/testkit/platformtest"
@@ -19,7 +20,7 @@ func exists(path string) bool { _, err := os.Lstat(path); return err == nil }
 // TestConformance runs the platform suite on the native platform with Redis.
 func TestConformance(t *testing.T) {
 	testenv.NeedRoot(t)
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	testenv.NeedCommands(t, dbms.ServerBinary(d))
 	root := testenv.WorkRoot(t)
 	platformtest.Run(t, platformtest.Config{

@@ -15,6 +15,8 @@ import (
 	"github.com/boxbench/boxbench/internal/resource"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/cassandra"
+	"github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/internal/placement"
 	"github.com/boxbench/boxbench/internal/storage"
@@ -35,7 +37,7 @@ func TestCheck(t *testing.T) {
 		{platform.Choice{Storage: "bind", Network: "host", Runtime: "runc"}, "no OCI runtime"},
 		// Issue 19: a missing system user failed every run at start; Check catches it.
 		{platform.Choice{Storage: "bind", Network: "host", DBMS: userless{}}, `system user "boxbench-no-such-user"`},
-		{platform.Choice{Storage: "bind", Network: "unix", DBMS: dbms.Cassandra{}}, "cassandra has no unix socket"},
+		{platform.Choice{Storage: "bind", Network: "unix", DBMS: cassandra.Cassandra{}}, "cassandra has no unix socket"},
 	} {
 		err := p.Check(context.Background(), tc.c)
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
@@ -45,7 +47,7 @@ func TestCheck(t *testing.T) {
 }
 
 // userless is Redis run as a user this host does not have.
-type userless struct{ dbms.Redis }
+type userless struct{ redis.Redis }
 
 func (userless) User() string { return "boxbench-no-such-user" }
 
@@ -124,7 +126,7 @@ func contains(xs []int, x int) bool {
 // database would be starved like the client.
 func TestBoxProcessesKeepTheNormalPolicy(t *testing.T) {
 	testenv.NeedRoot(t)
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	testenv.NeedCommands(t, dbms.ServerBinary(d), "chrt")
 	exp := fmt.Sprintf("test-native-policy-%d", os.Getpid())
 	defer func() { _ = cgroup.At("/boxbench/" + exp).Remove() }()

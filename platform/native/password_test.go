@@ -11,6 +11,7 @@ import (
 
 	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/platform"
@@ -87,7 +88,7 @@ func checkRequired(ctx context.Context, t *testing.T, name string, base, d dbms.
 	if name == "redis" {
 		bare.Password = ""
 	}
-	for _, c := range []dbms.Credentials{bare, {User: bare.User, Database: bare.Database, Password: "wrong"}} {
+	for _, c := range []driver.Credentials{bare, {User: bare.User, Database: bare.Database, Password: "wrong"}} {
 		if err := d.Ready(ctx, ep, c); err == nil {
 			t.Errorf("a client with password %q was accepted", c.Password)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/platform"
@@ -44,7 +45,7 @@ func TestPortTaken(t *testing.T) {
 	work := filepath.Join(testenv.WorkRoot(t), "boxbench-port")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	d := dbms.WithPassword(dbms.Redis{}, dbms.NewPassword())
+	d := dbms.WithPassword(redis.Redis{}, dbms.NewPassword())
 	b, err := New().Provision(ctx, platform.Request{Experiment: exp, Run: "port", WorkDir: work, DBMS: d,
 		Choice: platform.Choice{Storage: "bind", Network: "host"}, Resources: resource.Limits{CPUs: 1, MemoryBytes: 256 << 20}})
 	if err == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/docker/docker/api/types/swarm"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/redis"
 )
 
 // TestBridgeGuard: with a running container on a user-defined bridge network (not boxbench's),
@@ -21,7 +22,7 @@ import (
 func TestBridgeGuard(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	im, err := e.p.d.Image(ctx, d)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/internal/flock"
 	"github.com/boxbench/boxbench/internal/resource"
@@ -65,7 +66,7 @@ func newEnv(t *testing.T) *env {
 	// (testenv.HoldShared), so these tests accept the leave's loss of bridge names
 	// (bridges.go); TestBridgeGuard checks the refusal itself.
 	e.p.Configure(Section{AcceptBridgeDNSLoss: true})
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	if _, err := e.p.d.Image(context.Background(), d); errors.Is(err, image.ErrNotBuilt) {
 		testenv.Skip(t, err.Error()+" (or run go test ./images/image/, which builds them)")
 	} else if err != nil {
@@ -114,7 +115,7 @@ func (e *env) leftovers(ctx context.Context, exp string) []string {
 // the host and overlay networks.
 func TestConformance(t *testing.T) {
 	e := newEnv(t)
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	platformtest.Run(t, platformtest.Config{
 		Platform: e.p, DBMS: d, WorkRoot: e.root, Experiment: fmt.Sprintf("pt-swarm-%d", os.Getpid()),
 		Choices: []platform.Choice{{Storage: StorageBind, Network: NetworkHost}, {Storage: StorageVolume, Network: NetworkOverlay},

@@ -15,13 +15,14 @@ import (
 	"github.com/docker/docker/api/types/swarm"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/testkit/testenv"
 )
 
 func (e *env) request(exp, run, st, nw string) platform.Request {
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	return platform.Request{Experiment: exp, Run: run, WorkDir: filepath.Join(e.root, exp, run), DBMS: d,
 		Choice: platform.Choice{Storage: st, Network: nw}, Resources: limits, StorageOpts: sizes}
 }
@@ -40,7 +41,7 @@ func TestVIP(t *testing.T) {
 	e := newEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	c := platform.Choice{DBMS: d, Storage: StorageVolume, Network: NetworkVIP}
 	noIPVS := kernelHas("CONFIG_IP_VS", "") != nil
 	cerr := e.p.Check(ctx, c)

@@ -11,6 +11,7 @@ import (
 	"github.com/docker/docker/api/types/swarm"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/platform"
 )
@@ -28,7 +29,7 @@ const ProbeExperiment = "swarm-probe"
 func (p *Platform) Probe(ctx context.Context, c platform.Choice) error {
 	d := c.DBMS
 	if d == nil {
-		d = dbms.Redis{} // the probe's own choice: small, starts fast, in every build
+		d = redis.Redis{} // the probe's own choice: small, starts fast, in every build
 	}
 	if c.Storage == "" {
 		c.Storage = StorageVolume
@@ -84,7 +85,7 @@ func (p *Platform) Diagnose(ctx context.Context, dbs []dbms.DBMS) []platform.Fin
 		}
 		fs = append(fs, f)
 	}
-	d := dbms.Redis{}
+	d := redis.Redis{}
 	if _, err := p.d.Image(ctx, d); errors.Is(err, image.ErrNotBuilt) {
 		return append(fs, platform.Finding{Area: area, Name: "trial", Detail: err.Error(), Fix: "boxbench images build --dbms redis"})
 	}

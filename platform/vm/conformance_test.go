@@ -11,6 +11,7 @@ import (
 
 	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/images/rootfs"
 	"github.com/boxbench/boxbench/images/vmimage"
 	"github.com/boxbench/boxbench/internal/command"
@@ -31,7 +32,7 @@ func TestConformance(t *testing.T) {
 		t.Skip("boots QEMU guests (minutes under TCG)")
 	}
 	p := needVM(t, "redis")
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	root := testenv.WorkRoot(t)
 	platformtest.Run(t, platformtest.Config{
 		Platform: p, DBMS: d, WorkRoot: root, Experiment: fmt.Sprintf("pt-vm-%d", os.Getpid()),
@@ -85,7 +86,7 @@ func TestConformanceDocker(t *testing.T) {
 		t.Skip("boots QEMU guests (minutes under TCG)")
 	}
 	p := needVMDocker(t, "redis")
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	root := testenv.WorkRoot(t)
 	platformtest.Run(t, platformtest.Config{
 		Platform: p, DBMS: d, WorkRoot: root, Experiment: fmt.Sprintf("pt-vmd-%d", os.Getpid()),

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/images/rootfs"
 	"github.com/boxbench/boxbench/images/vmimage"
 	"github.com/boxbench/boxbench/platform"
@@ -15,7 +16,7 @@ import (
 // before anything is made.
 func TestSocketPathTooLong(t *testing.T) {
 	p := New(rootfs.NewCache(t.TempDir(), nil), vmimage.Cache{Root: t.TempDir()}, nil)
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	dir := "/" + strings.Repeat("x", 120)
 	_, err := p.Provision(context.Background(), platform.Request{Experiment: "e", Run: "r1", WorkDir: dir, DBMS: d,
 		Choice: platform.Choice{Storage: StorageRootfs, Network: NetworkNAT}})

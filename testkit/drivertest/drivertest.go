@@ -16,11 +16,11 @@ import (
 )
 
 // Open is a driver's constructor (its New).
-type Open func(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int) (driver.DB, error)
+type Open func(ctx context.Context, ep driver.Endpoint, cred driver.Credentials, poolSize int) (driver.DB, error)
 
 // Binding is what the suite needs to know of a driver.
 type Binding struct {
-	// DBMS is the server testdb starts (dbms.PostgreSQL{}, dbms.Etcd{}, …).
+	// DBMS is the server testdb starts (postgresql.PostgreSQL{}, etcd.Etcd{}, …).
 	DBMS dbms.DBMS
 	Open Open
 	// Upsert says writes do not care whether the record exists (Redis's HSET, as in YCSB's

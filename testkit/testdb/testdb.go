@@ -23,7 +23,7 @@ import (
 
 var seq atomic.Int64
 
-// Start runs database d (dbms.Redis{}, or one dbms.WithPassword wraps) on a bind directory with
+// Start runs database d (redis.Redis{}, or one dbms.WithPassword wraps) on a bind directory with
 // no limits and returns the ready box; it is torn down when the test ends. Skips (fails in CI)
 // when the host cannot run it.
 func Start(t testing.TB, d dbms.DBMS) (platform.Box, dbms.DBMS) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/postgresql"
 	"github.com/boxbench/boxbench/internal/command"
 	"github.com/boxbench/boxbench/testkit/testdb"
 	"github.com/boxbench/boxbench/testkit/testenv"
@@ -140,7 +140,7 @@ func TestRunSequence(t *testing.T) {
 func TestIntegration(t *testing.T) {
 	testenv.NeedRoot(t)
 	testenv.NeedCommands(t, "fio")
-	box, _ := testdb.Start(t, dbms.PostgreSQL{})
+	box, _ := testdb.Start(t, postgresql.PostgreSQL{})
 	c := DefaultConfig()
 	c.Job, c.Duration, c.Warmup, c.Size = "fsync-high", 2*time.Second, 0, 32<<20
 	w, err := New(c)

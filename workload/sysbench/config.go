@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/postgresql"
 )
 
 // Tests are the sysbench OLTP tests this adapter runs. All of them use the schema of
@@ -60,7 +61,7 @@ type Config struct {
 // PostgreSQL.
 func DefaultConfig() Config {
 	return Config{Test: "oltp_read_write", Tables: 1, TableSize: 10000, Threads: 1,
-		Duration: time.Minute, Warmup: 10 * time.Second, Interval: time.Second, DBMS: dbms.PostgreSQL{}, Driver: DriverPgSQL}
+		Duration: time.Minute, Warmup: 10 * time.Second, Interval: time.Second, DBMS: postgresql.PostgreSQL{}, Driver: DriverPgSQL}
 }
 
 // Validate returns every problem of c at once (errors.Join), each naming the field, the bad

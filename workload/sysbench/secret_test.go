@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/mariadb"
+	"github.com/boxbench/boxbench/dbms/postgresql"
 	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/native"
@@ -25,7 +27,7 @@ import (
 // password is never in it, and the run succeeds (the client library got it from the
 // environment).
 func TestPasswordNotInCmdline(t *testing.T) {
-	for _, d := range []dbms.DBMS{dbms.MariaDB{}, dbms.PostgreSQL{}} {
+	for _, d := range []dbms.DBMS{mariadb.MariaDB{}, postgresql.PostgreSQL{}} {
 		name := d.Name()
 		t.Run(name, func(t *testing.T) {
 			testenv.NeedRoot(t)

@@ -10,6 +10,9 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/mariadb"
+	"github.com/boxbench/boxbench/dbms/postgresql"
+	"github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/testkit/testdb"
 	"github.com/boxbench/boxbench/testkit/testenv"
@@ -21,7 +24,7 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("defaults invalid: %v", err)
 	}
 	c := Config{Test: "tpcc", Tables: 0, TableSize: -1, Threads: 0, Duration: 1500 * time.Millisecond,
-		Warmup: -time.Second, Rate: 10.5, Interval: 0, DBMS: dbms.Redis{}, Driver: "redis"}
+		Warmup: -time.Second, Rate: 10.5, Interval: 0, DBMS: redis.Redis{}, Driver: "redis"}
 	err := c.Validate()
 	if err == nil {
 		t.Fatal("no error")
@@ -43,7 +46,7 @@ func TestValidate(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	c := DefaultConfig()
-	c.Test, c.Tables, c.TableSize, c.DBMS, c.Driver = "oltp_write_only", 4, 1000, dbms.MariaDB{}, DriverMySQL
+	c.Test, c.Tables, c.TableSize, c.DBMS, c.Driver = "oltp_write_only", 4, 1000, mariadb.MariaDB{}, DriverMySQL
 	w, err := New(c)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +76,7 @@ func TestRunArgv(t *testing.T) {
 	if got := strings.Join(argv, " "); got != want {
 		t.Errorf("argv\n got %s\nwant %s", got, want)
 	}
-	c.DBMS, c.Driver = dbms.MariaDB{}, DriverMySQL
+	c.DBMS, c.Driver = mariadb.MariaDB{}, DriverMySQL
 	w, _ = New(c)
 	tgt = workload.Target{DBMS: "mariadb", Endpoint: driver.Endpoint{Unix: "/run/x/mysqld.sock"}, User: "u", Database: "d"}
 	conn, err := w.connArgs(tgt)
@@ -102,7 +105,7 @@ func TestNotInstalled(t *testing.T) {
 
 // TestIntegration loads and runs sysbench against real servers, closed and open loop.
 func TestIntegration(t *testing.T) {
-	for _, db := range []dbms.DBMS{dbms.PostgreSQL{}, dbms.MariaDB{}} {
+	for _, db := range []dbms.DBMS{postgresql.PostgreSQL{}, mariadb.MariaDB{}} {
 		name := db.Name()
 		t.Run(name, func(t *testing.T) {
 			testenv.NeedRoot(t)

@@ -19,6 +19,12 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/boxbench/boxbench/dbms"
+	cassandradb "github.com/boxbench/boxbench/dbms/cassandra"
+	etcddb "github.com/boxbench/boxbench/dbms/etcd"
+	"github.com/boxbench/boxbench/dbms/ferretdb"
+	"github.com/boxbench/boxbench/dbms/mariadb"
+	"github.com/boxbench/boxbench/dbms/postgresql"
+	redisdb "github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/driver/cassandra"
 	"github.com/boxbench/boxbench/driver/etcd"
@@ -44,7 +50,7 @@ func target(b platform.Box, d dbms.DBMS) workload.Target {
 // checks the counts, the measured mix and the errors; then runs reads of keys half of which
 // were never loaded and checks they are counted as not_found.
 func TestAgainstRealDatabases(t *testing.T) {
-	for _, db := range []dbms.DBMS{dbms.Redis{}, dbms.PostgreSQL{}, dbms.MariaDB{}, dbms.Etcd{}, dbms.FerretDB{}, dbms.Cassandra{}} {
+	for _, db := range []dbms.DBMS{redisdb.Redis{}, postgresql.PostgreSQL{}, mariadb.MariaDB{}, etcddb.Etcd{}, ferretdb.FerretDB{}, cassandradb.Cassandra{}} {
 		name := db.Name()
 		t.Run(name, func(t *testing.T) {
 			box, d := testdb.Start(t, db)
@@ -152,7 +158,7 @@ func opCounts(res *workload.Result) [numOps]int64 {
 // was never loaded.
 func checkReads(t *testing.T, ctx context.Context, tg workload.Target, cfg Config) {
 	t.Helper()
-	db, err := testDrivers[tg.DBMS](ctx, tg.Endpoint, dbms.Credentials{User: tg.User, Database: tg.Database}, 1)
+	db, err := testDrivers[tg.DBMS](ctx, tg.Endpoint, driver.Credentials{User: tg.User, Database: tg.Database}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,19 +213,19 @@ func countRecords(t *testing.T, ctx context.Context, name string, tg workload.Ta
 		}
 	case "ferretdb":
 		var c *mongo.Client
-		if c, err = mongo.Connect(dbms.MongoOptions(tg.Endpoint, dbms.Credentials{})); err == nil {
+		if c, err = mongo.Connect(ferretdb.MongoOptions(tg.Endpoint, driver.Credentials{})); err == nil {
 			defer c.Disconnect(ctx)
 			n, err = c.Database(tg.Database).Collection("usertable").CountDocuments(ctx, bson.D{})
 		}
 	case "cassandra":
 		var s *gocql.Session
-		if s, err = dbms.CQLSession(ctx, tg.Endpoint, dbms.Credentials{}); err == nil {
+		if s, err = cassandradb.CQLSession(ctx, tg.Endpoint, driver.Credentials{}); err == nil {
 			defer s.Close()
 			err = s.Query("SELECT count(*) FROM "+tg.Database+".usertable").ScanContext(ctx, &n)
 		}
 	case "etcd": // one key per field: every record has all its fields
 		var c *clientv3.Client
-		c, err = clientv3.New(dbms.EtcdConfig(tg.Endpoint, dbms.Credentials{}))
+		c, err = clientv3.New(etcddb.EtcdConfig(tg.Endpoint, driver.Credentials{}))
 		if err == nil {
 			defer c.Close()
 			var r *clientv3.GetResponse
@@ -244,7 +250,7 @@ func countRecords(t *testing.T, ctx context.Context, name string, tg workload.Ta
 // flight when the server stopped took long to serve). A closed loop, or timing from the actual
 // start, would report a handful of slow operations instead of a second's worth.
 func TestOpenLoopShowsStall(t *testing.T) {
-	box, d := testdb.Start(t, dbms.Redis{})
+	box, d := testdb.Start(t, redisdb.Redis{})
 	tg := target(box, d)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

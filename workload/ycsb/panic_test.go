@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/driver/cassandra/cql"
 	"github.com/boxbench/boxbench/driver/noop"
@@ -65,7 +64,7 @@ func TestLoadWorkerPanicIsAnError(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.RecordCount, cfg.LoadThreads, cfg.LoadBatch = 100000, 4, 10
 	db := &panicky{}
-	w, err := New(cfg, map[string]Opener{"noop": func(context.Context, driver.Endpoint, dbms.Credentials, int) (driver.DB, error) {
+	w, err := New(cfg, map[string]Opener{"noop": func(context.Context, driver.Endpoint, driver.Credentials, int) (driver.DB, error) {
 		return db, nil
 	}})
 	if err != nil {
@@ -99,7 +98,7 @@ func TestLoadRetriesRetryableWrites(t *testing.T) {
 	load := func(db driver.DB) error {
 		cfg := DefaultConfig()
 		cfg.RecordCount, cfg.LoadThreads, cfg.LoadBatch = 100, 1, 10
-		w, err := New(cfg, map[string]Opener{"noop": func(context.Context, driver.Endpoint, dbms.Credentials, int) (driver.DB, error) {
+		w, err := New(cfg, map[string]Opener{"noop": func(context.Context, driver.Endpoint, driver.Credentials, int) (driver.DB, error) {
 			return db, nil
 		}})
 		if err != nil {

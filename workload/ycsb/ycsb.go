@@ -21,7 +21,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/internal/recovery"
 	"github.com/boxbench/boxbench/workload"
@@ -29,7 +28,7 @@ import (
 
 // Opener opens a driver; driver/postgres.New, driver/mysql.New, driver/redis.New and
 // driver/noop.New are Openers.
-type Opener func(ctx context.Context, ep driver.Endpoint, cred dbms.Credentials, poolSize int) (driver.DB, error)
+type Opener func(ctx context.Context, ep driver.Endpoint, cred driver.Credentials, poolSize int) (driver.DB, error)
 
 // TableUser is implemented by drivers whose table name is not fixed: Run calls UseTable
 // because Setup (which names the table) ran in the load, maybe in another process.
@@ -84,7 +83,7 @@ func (w *Workload) open(ctx context.Context, t workload.Target, pool int) (drive
 	if !ok {
 		return nil, fmt.Errorf("ycsb: no driver for dbms %q (have %v)", t.DBMS, sortedKeys(w.drivers))
 	}
-	db, err := o(ctx, t.Endpoint, dbms.Credentials{User: t.User, Password: t.Password, Database: t.Database}, pool)
+	db, err := o(ctx, t.Endpoint, driver.Credentials{User: t.User, Password: t.Password, Database: t.Database}, pool)
 	if err != nil {
 		return nil, fmt.Errorf("ycsb: open %s at %s: %w", t.DBMS, t.Endpoint, err)
 	}

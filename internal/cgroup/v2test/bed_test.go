@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/images/rootfs"
 	"github.com/boxbench/boxbench/images/vmimage"
 	"github.com/boxbench/boxbench/internal/command"
@@ -73,7 +74,7 @@ func TestBed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), bedTimeout)
 	defer cancel()
 
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	tree, err := rootfs.NewCache("", nil).Find(ctx, d)
 	if err != nil {
 		testenv.Skip(t, fmt.Sprintf("no cached redis root filesystem: %v", err))

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/internal/command"
@@ -52,7 +53,7 @@ func testCgroupfsDriver(t *testing.T) {
 	t.Logf("V2BED dockerd (cgroupfs) answered after %s", time.Since(start).Round(100*time.Millisecond))
 	p := connect(ctx, t, "cgroupfs")
 	before := groups(t)
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	b, err := p.Provision(ctx, request(t, d))
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +133,7 @@ func testSystemdDriver(t *testing.T) {
 		}
 	}
 	p := connect(ctx, t, "systemd")
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	b, err := p.Provision(ctx, request(t, d))
 	if err != nil {
 		t.Logf("V2BED-SYSTEMD dockerd runs with the systemd driver, a container cannot start: %v", err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/internal/storage"
@@ -61,7 +62,7 @@ func workDir(t *testing.T) string {
 // nothing boxbench created under /sys/fs/cgroup remains.
 func TestNativeOnV2(t *testing.T) {
 	inGuest(t)
-	var d dbms.DBMS = dbms.Redis{}
+	var d dbms.DBMS = redis.Redis{}
 	work := workDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

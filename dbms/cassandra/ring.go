@@ -1,4 +1,4 @@
-package dbms
+package cassandra
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
+	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 )
 
@@ -56,7 +57,7 @@ func cqlReplicas(consistency string, rf int) int {
 	return 0 // ANY: a hint suffices
 }
 
-func (Cassandra) CheckTopology(t Topology) []string {
+func (Cassandra) CheckTopology(t dbms.Topology) []string {
 	var p []string
 	if t.Nodes < 2 || t.Nodes > cassandraMaxNodes {
 		p = append(p, fmt.Sprintf("topology.nodes: %d is not valid for cassandra (valid: 2 to %d nodes of one ring)", t.Nodes, cassandraMaxNodes))
@@ -88,19 +89,11 @@ func validCounted(rf int) string {
 	return s
 }
 
-// notRing refuses a ring's fields in another database's topology.
-func notRing(name string, t Topology) []string {
-	if t.ReplicationFactor != 0 {
-		return []string{fmt.Sprintf("topology.replicationFactor: not valid for %s (every node holds all the data); it applies to cassandra", name)}
-	}
-	return nil
-}
-
 func (Cassandra) ClusterPorts() map[string]int {
-	return map[string]int{PortClient: Cassandra{}.DefaultPort(), portStorage: CassandraStoragePort}
+	return map[string]int{dbms.PortClient: Cassandra{}.DefaultPort(), portStorage: CassandraStoragePort}
 }
 
-func (Cassandra) ClientNodes(t Topology) ([]int, string) {
+func (Cassandra) ClientNodes(t dbms.Topology) ([]int, string) {
 	all := make([]int, t.Nodes)
 	for i := range all {
 		all[i] = i
@@ -113,7 +106,7 @@ func (Cassandra) ClientNodes(t Topology) ([]int, string) {
 		t.ReplicationFactor, c, c)
 }
 
-func (Cassandra) Node(t Topology, i int, peers []Peer) DBMS {
+func (Cassandra) Node(t dbms.Topology, i int, peers []dbms.Peer) dbms.DBMS {
 	return cassandraNode{t: t, i: i, peers: peers}
 }
 
@@ -121,9 +114,9 @@ func (Cassandra) Node(t Topology, i int, peers []Peer) DBMS {
 // addresses, seeds, ports and tokens written into its yaml.
 type cassandraNode struct {
 	Cassandra
-	t     Topology
+	t     dbms.Topology
 	i     int
-	peers []Peer
+	peers []dbms.Peer
 }
 
 // CassandraTokens are node i's tokens in a fresh ring of n nodes with num_tokens vnodes each:
@@ -143,7 +136,7 @@ func CassandraTokens(n, i int) []string {
 func (n cassandraNode) node() CassandraNode {
 	me, seed := n.peers[n.i], n.peers[0]
 	c := CassandraNode{Cluster: "boxbench", Listen: me.Host, RPC: me.Host,
-		StoragePort: strconv.Itoa(me.Port(portStorage)), NativePort: strconv.Itoa(me.Port(PortClient)),
+		StoragePort: strconv.Itoa(me.Port(portStorage)), NativePort: strconv.Itoa(me.Port(dbms.PortClient)),
 		Seeds:  []string{net.JoinHostPort(seed.Host, strconv.Itoa(seed.Port(portStorage)))},
 		Tokens: CassandraTokens(len(n.peers), n.i)}
 	if net.ParseIP(me.Host) == nil {
@@ -157,19 +150,19 @@ func (n cassandraNode) node() CassandraNode {
 // Traits: the ring's, with a longer ReadyTimeout: every node's JVM starts at the same time as the others', on the same cores
 // (a 3-node ring on a 2-vCPU host took 1 to 3 minutes, more when the host is busy), so a node
 // gets longer than a single server to open its CQL port.
-func (n cassandraNode) Traits() Traits {
+func (n cassandraNode) Traits() dbms.Traits {
 	t := n.Cassandra.Traits()
 	t.ReadyTimeout = max(t.ReadyTimeout, 8*time.Minute)
 	return t
 }
 
-func (n cassandraNode) ConfigFiles(s Settings) map[string][]byte {
+func (n cassandraNode) ConfigFiles(s dbms.Settings) map[string][]byte {
 	c := n.node()
 	c.Auth, c.Sizes = s.Password != "", CassandraSizing(s.MemoryBytes)
 	files := map[string][]byte{cassandraYAML: CassandraConfig(c), cassandraLogback: cassandraLogbackXML,
 		cassandraScript: cassandraStartScript(c.Sizes, "-Dcassandra.system_auth.default_rf="+strconv.Itoa(len(n.peers)))}
 	if s.Password != "" {
-		files[credentialFile] = []byte(CassandraUser + " " + s.Password + "\n")
+		files[dbms.CredentialFile] = []byte(CassandraUser + " " + s.Password + "\n")
 	}
 	return files
 }
@@ -177,7 +170,7 @@ func (n cassandraNode) ConfigFiles(s Settings) map[string][]byte {
 // ClusterReady: every node answers CQL with the run's role, and each one's own view of the
 // ring (system.local, system.peers_v2, and its gossip state) has all N nodes, NORMAL, on one
 // schema version.
-func (Cassandra) ClusterReady(ctx context.Context, t Topology, eps []driver.Endpoint, c Credentials) (map[string]string, error) {
+func (Cassandra) ClusterReady(ctx context.Context, t dbms.Topology, eps []driver.Endpoint, c driver.Credentials) (map[string]string, error) {
 	byHost := map[string]string{} // host id -> node name, from each node's own system.local
 	var schema string
 	for i, ep := range eps {
@@ -226,7 +219,7 @@ type cassandraRingView struct {
 	states         string
 }
 
-func cassandraView(ctx context.Context, ep driver.Endpoint, c Credentials) (*cassandraRingView, error) {
+func cassandraView(ctx context.Context, ep driver.Endpoint, c driver.Credentials) (*cassandraRingView, error) {
 	s, err := CQLSession(ctx, driver.Endpoint{Host: ep.Host, Port: ep.Port}, c)
 	if err != nil {
 		return nil, err

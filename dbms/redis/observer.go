@@ -1,4 +1,4 @@
-package dbms
+package redis
 
 import (
 	"context"
@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/boxbench/boxbench/dbms"
 )
 
 // Redis's own counters (Observer): INFO over the client protocol, at the endpoint boxbench's
@@ -39,13 +41,13 @@ func parseRedisInfo(text string) map[string]float64 {
 }
 
 // redisWindow is what two INFO readings say about the window between them.
-func redisWindow(start, end map[string]float64) ServerWindow {
-	w := ServerWindow{Metrics: map[string]float64{}}
+func redisWindow(start, end map[string]float64) dbms.ServerWindow {
+	w := dbms.ServerWindow{Metrics: map[string]float64{}}
 	if start["process_id"] != end["process_id"] || start["uptime_in_seconds"] > end["uptime_in_seconds"] {
 		w.Missing = append(w.Missing, "server_*: Redis restarted during the window")
 		return w
 	}
-	counterWindow(start, end, redisCounters, &w)
+	dbms.CounterWindow(start, end, redisCounters, &w)
 	// A fork under way at either end: a save or rewrite that started before the window or was
 	// still running after it.
 	active, known := 0.0, false
@@ -70,12 +72,12 @@ func redisWindow(start, end map[string]float64) ServerWindow {
 	return w
 }
 
-func redisInfo(ctx context.Context, a ServerAccess) (map[string]float64, error) {
-	o := &redis.Options{Addr: a.Endpoint.String(), MaxRetries: -1, Password: a.Credentials.Password}
+func redisInfo(ctx context.Context, a dbms.ServerAccess) (map[string]float64, error) {
+	o := &goredis.Options{Addr: a.Endpoint.String(), MaxRetries: -1, Password: a.Credentials.Password}
 	if a.Endpoint.Unix != "" {
 		o.Network, o.Addr = "unix", a.Endpoint.Unix
 	}
-	c := redis.NewClient(o)
+	c := goredis.NewClient(o)
 	defer c.Close()
 	s, err := c.Info(ctx, "server", "stats", "persistence", "memory").Result()
 	if err != nil {
@@ -85,6 +87,6 @@ func redisInfo(ctx context.Context, a ServerAccess) (map[string]float64, error) 
 }
 
 // Watch reads INFO at the start of the window; End reads it again (see redisWindow).
-func (Redis) Watch(ctx context.Context, a ServerAccess) (ServerWatch, error) {
-	return watch(ctx, a, redisInfo, redisWindow)
+func (Redis) Watch(ctx context.Context, a dbms.ServerAccess) (dbms.ServerWatch, error) {
+	return dbms.WatchCounters(ctx, a, redisInfo, redisWindow)
 }

@@ -1,4 +1,5 @@
-package dbms
+// Package mariadb describes Debian's MariaDB 10.11 to every platform (package dbms).
+package mariadb
 
 import (
 	"context"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 )
 
@@ -18,7 +20,7 @@ type MariaDB struct{}
 func (MariaDB) Name() string { return "mariadb" }
 
 // Traits: a unix socket (StartCommand).
-func (MariaDB) Traits() Traits { return Traits{Socket: "mysqld.sock"} }
+func (MariaDB) Traits() dbms.Traits { return dbms.Traits{Socket: "mysqld.sock"} }
 
 func (MariaDB) Packages() []string         { return []string{"mariadb-server", "mariadb-client"} }
 func (MariaDB) ServerPackage() string      { return "mariadb-server" }
@@ -26,16 +28,16 @@ func (MariaDB) User() string               { return "mysql" }
 func (MariaDB) DefaultPort() int           { return 3306 }
 func (MariaDB) StopSignal() syscall.Signal { return syscall.SIGTERM }
 func (MariaDB) VersionCommand() []string   { return []string{"/usr/sbin/mariadbd", "--version"} }
-func (MariaDB) Client() Credentials {
-	return Credentials{User: "boxbench", Database: "ycsb"}
+func (MariaDB) Client() driver.Credentials {
+	return driver.Credentials{User: "boxbench", Database: "ycsb"}
 }
 
 const mariadbConf = "boxbench.cnf"
 
 // InitCommands install the system tables, then create the benchmark user and database with the
 // server in bootstrap mode (no network, no grant checks).
-func (MariaDB) InitCommands(l Layout) []Step {
-	return []Step{
+func (MariaDB) InitCommands(l dbms.Layout) []dbms.Step {
+	return []dbms.Step{
 		{Argv: []string{"/usr/bin/mariadb-install-db", "--no-defaults", "--datadir=" + l.DataDir,
 			"--auth-root-authentication-method=socket", "--skip-test-db"}},
 		{Argv: []string{"/usr/sbin/mariadbd", "--no-defaults", "--datadir=" + l.DataDir,
@@ -50,7 +52,7 @@ func (MariaDB) InitCommands(l Layout) []Step {
 
 // ConfigFiles: InnoDB's buffer pool takes half the memory limit; the log is flushed at every
 // commit (durable, like PostgreSQL's synchronous_commit).
-func (MariaDB) ConfigFiles(s Settings) map[string][]byte {
+func (MariaDB) ConfigFiles(s dbms.Settings) map[string][]byte {
 	bp := "128M"
 	if s.MemoryBytes > 0 {
 		bp = strconv.FormatInt(s.MemoryBytes/2/1024/1024, 10) + "M"
@@ -66,16 +68,16 @@ performance_schema = OFF
 `, bp)
 	files := map[string][]byte{mariadbConf: []byte(conf)}
 	if s.Password != "" {
-		files[credentialFile] = []byte("FLUSH PRIVILEGES;\n" +
+		files[dbms.CredentialFile] = []byte("FLUSH PRIVILEGES;\n" +
 			"ALTER USER 'boxbench'@'%' IDENTIFIED BY '" + s.Password + "';\n" +
 			"ALTER USER 'boxbench'@'localhost' IDENTIFIED BY '" + s.Password + "';\nFLUSH PRIVILEGES;\n")
-		files[passwordScript] = passwordScriptFor(`/usr/sbin/mariadbd --defaults-file="$d/` + mariadbConf +
+		files[dbms.PasswordScript] = dbms.PasswordScriptFor(`/usr/sbin/mariadbd --defaults-file="$d/` + mariadbConf +
 			`" --datadir="$d" --bootstrap --skip-networking`)
 	}
 	return files
 }
 
-func (MariaDB) StartCommand(l Layout) []string {
+func (MariaDB) StartCommand(l dbms.Layout) []string {
 	argv := []string{"/usr/sbin/mariadbd", "--defaults-file=" + l.DataDir + "/" + mariadbConf,
 		"--datadir=" + l.DataDir, "--port=" + strconv.Itoa(l.Port), "--bind-address=" + l.Listen,
 		"--socket=" + l.RunDir + "/mysqld.sock", "--pid-file=" + l.RunDir + "/mysqld.pid"}
@@ -84,11 +86,11 @@ func (MariaDB) StartCommand(l Layout) []string {
 	}
 	// The password goes in through bootstrap mode (no network, no grant checks), with the
 	// run's own configuration so that InnoDB keeps its log size.
-	return setPasswordFirst(l.DataDir, argv)
+	return dbms.SetPasswordFirst(l.DataDir, argv)
 }
 
 // DSN returns a go-sql-driver DSN for ep and c.
-func (m MariaDB) DSN(ep driver.Endpoint, c Credentials) string {
+func (m MariaDB) DSN(ep driver.Endpoint, c driver.Credentials) string {
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.DBName, cfg.Passwd = c.User, c.Database, c.Password
 	cfg.Net, cfg.Addr = "tcp", ep.String()
@@ -98,7 +100,7 @@ func (m MariaDB) DSN(ep driver.Endpoint, c Credentials) string {
 	return cfg.FormatDSN()
 }
 
-func (m MariaDB) Ready(ctx context.Context, ep driver.Endpoint, c Credentials) error {
+func (m MariaDB) Ready(ctx context.Context, ep driver.Endpoint, c driver.Credentials) error {
 	db, err := sql.Open("mysql", m.DSN(ep, c))
 	if err != nil {
 		return err

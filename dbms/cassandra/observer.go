@@ -1,4 +1,4 @@
-package dbms
+package cassandra
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/boxbench/boxbench/dbms"
 )
 
 // Cassandra's own counters (Observer): boxbench's observer, a Java agent in the node's JVM
@@ -80,13 +82,13 @@ func parseCassandraStats(text string) (cassandraReading, error) {
 }
 
 // cassandraWindow is what two readings say about the window between them.
-func cassandraWindow(start, end cassandraReading) ServerWindow {
-	w := ServerWindow{Metrics: map[string]float64{}}
+func cassandraWindow(start, end cassandraReading) dbms.ServerWindow {
+	w := dbms.ServerWindow{Metrics: map[string]float64{}}
 	if start.values["jvm_start_ms"] != end.values["jvm_start_ms"] {
 		w.Missing = append(w.Missing, "server_*: the JVM restarted during the window")
 		return w
 	}
-	counterWindow(start.values, end.values, cassandraCounters, &w)
+	dbms.CounterWindow(start.values, end.values, cassandraCounters, &w)
 	if v, ok := w.Metrics["server_gc_pause_seconds_total"]; ok {
 		w.Metrics["server_gc_pause_seconds_total"] = v / 1000
 	}
@@ -158,9 +160,26 @@ cat ` + f
 
 // Watch reads the observer's counters at the start of the window; End reads them again, and
 // the window's metrics are the differences (see cassandraWindow).
-func (Cassandra) Watch(ctx context.Context, a ServerAccess) (ServerWatch, error) {
-	read := func(ctx context.Context, a ServerAccess) (cassandraReading, error) {
+func (Cassandra) Watch(ctx context.Context, a dbms.ServerAccess) (dbms.ServerWatch, error) {
+	read := func(ctx context.Context, a dbms.ServerAccess) (cassandraReading, error) {
 		return readCassandraStats(ctx, a.Exec)
 	}
-	return watch(ctx, a, read, cassandraWindow)
+	return dbms.WatchCounters(ctx, a, read, cassandraWindow)
+}
+
+// keyValues parses "name value" lines (other lines and unparsable values are skipped; the
+// caller decides what is missing).
+func keyValues(text string) map[string]float64 {
+	out := map[string]float64{}
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		var v float64
+		if _, err := fmt.Sscan(f[1], &v); err == nil {
+			out[f[0]] = v
+		}
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package dbms
+package postgresql
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 )
 
@@ -26,19 +27,19 @@ const (
 	pgReplicationPassword = "boxbench-replication-password"
 )
 
-func (PostgreSQL) CheckTopology(t Topology) []string {
+func (PostgreSQL) CheckTopology(t dbms.Topology) []string {
 	var p []string
 	if t.Nodes < 2 || t.Nodes > pgMaxNodes {
 		p = append(p, fmt.Sprintf("topology.nodes: %d is not valid for postgresql (valid: 2 to %d: one primary and its streaming standbys)", t.Nodes, pgMaxNodes))
 	}
-	return append(p, notRing("postgresql", t)...)
+	return append(p, dbms.NotRing("postgresql", t)...)
 }
 
 func (PostgreSQL) ClusterPorts() map[string]int {
-	return map[string]int{PortClient: PostgreSQL{}.DefaultPort()}
+	return map[string]int{dbms.PortClient: PostgreSQL{}.DefaultPort()}
 }
 
-func (PostgreSQL) ClientNodes(t Topology) ([]int, string) {
+func (PostgreSQL) ClientNodes(t dbms.Topology) ([]int, string) {
 	what := "the client reads and writes on the primary (n1) only; the standbys replay its WAL (streaming replication, asynchronous: a commit does not wait for them) and serve no client reads"
 	if t.Synchronous != nil && *t.Synchronous {
 		what = "the client reads and writes on the primary (n1) only; each commit waits until one standby has flushed its WAL (synchronous_standby_names = ANY 1 of the standbys); the standbys serve no client reads"
@@ -46,7 +47,7 @@ func (PostgreSQL) ClientNodes(t Topology) ([]int, string) {
 	return []int{0}, what
 }
 
-func (PostgreSQL) Node(t Topology, i int, peers []Peer) DBMS {
+func (PostgreSQL) Node(t dbms.Topology, i int, peers []dbms.Peer) dbms.DBMS {
 	if i == 0 {
 		var sync []string
 		if t.Synchronous != nil && *t.Synchronous {
@@ -67,15 +68,15 @@ type pgPrimary struct {
 	sync []string
 }
 
-func (p pgPrimary) ConfigFiles(s Settings) map[string][]byte {
+func (p pgPrimary) ConfigFiles(s dbms.Settings) map[string][]byte {
 	files := p.PostgreSQL.ConfigFiles(s)
 	conf := string(files["postgresql.conf"]) + "max_wal_senders = 10\nwal_keep_size = 256MB\n"
 	if len(p.sync) > 0 {
 		conf += "synchronous_standby_names = 'ANY 1 (" + strings.Join(p.sync, ", ") + ")'\n"
-		if sql, ok := files[credentialFile]; ok {
+		if sql, ok := files[dbms.CredentialFile]; ok {
 			// The password goes in through single-user mode, where no standby can ever answer:
 			// that one commit is local.
-			files[credentialFile] = append([]byte("SET synchronous_commit = local;\n"), sql...)
+			files[dbms.CredentialFile] = append([]byte("SET synchronous_commit = local;\n"), sql...)
 		}
 	}
 	method := "trust"
@@ -94,25 +95,25 @@ func (p pgPrimary) ConfigFiles(s Settings) map[string][]byte {
 type pgStandby struct {
 	PostgreSQL
 	name    string
-	primary Peer
+	primary dbms.Peer
 }
 
 // InitCommands: none; the base backup is the standby's data directory.
-func (pgStandby) InitCommands(Layout) []Step { return nil }
+func (pgStandby) InitCommands(dbms.Layout) []dbms.Step { return nil }
 
-func (n pgStandby) ConfigFiles(s Settings) map[string][]byte {
+func (n pgStandby) ConfigFiles(s dbms.Settings) map[string][]byte {
 	files := PostgreSQL{}.ConfigFiles(s)
-	delete(files, credentialFile)
-	delete(files, passwordScript)
+	delete(files, dbms.CredentialFile)
+	delete(files, dbms.PasswordScript)
 	if s.Password != "" {
 		files[pgReplicationPassword] = []byte(s.Password + "\n")
 	}
-	host, port := n.primary.Host, strconv.Itoa(n.primary.Port(PortClient))
+	host, port := n.primary.Host, strconv.Itoa(n.primary.Port(dbms.PortClient))
 	files[pgStandbyScript] = []byte(`# written by boxbench: a streaming standby of the primary ` + net.JoinHostPort(host, port) + `
 # usage: sh boxbench-standby.sh DATADIR RUNDIR PORT LISTEN
 set -u
 d=$1; run=$2; port=$3; listen=$4
-b=` + pgBin + `
+b=` + Bin + `
 umask 077
 if [ ! -f "$d/base/PG_VERSION" ]; then
   if [ -f "$d/` + pgReplicationPassword + `" ]; then PGPASSWORD=$(cat "$d/` + pgReplicationPassword + `"); export PGPASSWORD; fi
@@ -137,13 +138,13 @@ exec "$b/postgres" -D "$d/base" -c config_file="$d/postgresql.conf" -c hba_file=
 	return files
 }
 
-func (n pgStandby) StartCommand(l Layout) []string {
+func (n pgStandby) StartCommand(l dbms.Layout) []string {
 	return []string{"/bin/sh", l.DataDir + "/" + pgStandbyScript, l.DataDir, l.RunDir, strconv.Itoa(l.Port), l.Listen}
 }
 
 // ClusterReady: the primary's pg_stat_replication lists every standby streaming (and, when
 // synchronous, each as a sync or quorum candidate), and every standby is in recovery.
-func (PostgreSQL) ClusterReady(ctx context.Context, t Topology, eps []driver.Endpoint, c Credentials) (map[string]string, error) {
+func (PostgreSQL) ClusterReady(ctx context.Context, t dbms.Topology, eps []driver.Endpoint, c driver.Credentials) (map[string]string, error) {
 	conn := func(ep driver.Endpoint) (*pgx.Conn, error) {
 		cfg, err := pgx.ParseConfig("")
 		if err != nil {

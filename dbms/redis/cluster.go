@@ -1,4 +1,4 @@
-package dbms
+package redis
 
 import (
 	"bufio"
@@ -7,8 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 )
 
@@ -17,7 +18,7 @@ import (
 
 const redisMaxNodes = 5
 
-func (Redis) CheckTopology(t Topology) []string {
+func (Redis) CheckTopology(t dbms.Topology) []string {
 	var p []string
 	if t.Nodes < 2 || t.Nodes > redisMaxNodes {
 		p = append(p, fmt.Sprintf("topology.nodes: %d is not valid for redis (valid: 2 to %d: one primary and its replicas)", t.Nodes, redisMaxNodes))
@@ -25,17 +26,19 @@ func (Redis) CheckTopology(t Topology) []string {
 	if t.Synchronous != nil {
 		p = append(p, "topology.synchronous: not valid for redis (its replication is asynchronous); it applies to postgresql")
 	}
-	p = append(p, notRing("redis", t)...)
+	p = append(p, dbms.NotRing("redis", t)...)
 	return p
 }
 
-func (Redis) ClusterPorts() map[string]int { return map[string]int{PortClient: Redis{}.DefaultPort()} }
+func (Redis) ClusterPorts() map[string]int {
+	return map[string]int{dbms.PortClient: Redis{}.DefaultPort()}
+}
 
-func (Redis) ClientNodes(Topology) ([]int, string) {
+func (Redis) ClientNodes(dbms.Topology) ([]int, string) {
 	return []int{0}, "the client writes to and reads from the primary (n1) only; the replicas receive every write asynchronously (replicaof) and serve no client reads"
 }
 
-func (Redis) Node(t Topology, i int, peers []Peer) DBMS {
+func (Redis) Node(t dbms.Topology, i int, peers []dbms.Peer) dbms.DBMS {
 	if i == 0 {
 		return Redis{}
 	}
@@ -46,12 +49,12 @@ func (Redis) Node(t Topology, i int, peers []Peer) DBMS {
 // password as masterauth.
 type redisReplica struct {
 	Redis
-	primary Peer
+	primary dbms.Peer
 }
 
-func (r redisReplica) ConfigFiles(s Settings) map[string][]byte {
+func (r redisReplica) ConfigFiles(s dbms.Settings) map[string][]byte {
 	files := r.Redis.ConfigFiles(s)
-	conf := string(files["redis.conf"]) + "replicaof " + r.primary.Host + " " + strconv.Itoa(r.primary.Port(PortClient)) + "\nreplica-read-only yes\n"
+	conf := string(files["redis.conf"]) + "replicaof " + r.primary.Host + " " + strconv.Itoa(r.primary.Port(dbms.PortClient)) + "\nreplica-read-only yes\n"
 	if s.Password != "" {
 		conf += "masterauth " + s.Password + "\n"
 	}
@@ -61,9 +64,9 @@ func (r redisReplica) ConfigFiles(s Settings) map[string][]byte {
 
 // ClusterReady: the primary's INFO replication lists every replica online, and every replica
 // reports its link to the primary up with no sync in progress.
-func (Redis) ClusterReady(ctx context.Context, t Topology, eps []driver.Endpoint, c Credentials) (map[string]string, error) {
+func (Redis) ClusterReady(ctx context.Context, t dbms.Topology, eps []driver.Endpoint, c driver.Credentials) (map[string]string, error) {
 	info := func(ep driver.Endpoint) (map[string]string, error) {
-		cl := redis.NewClient(&redis.Options{Addr: ep.String(), Password: c.Password, MaxRetries: -1})
+		cl := goredis.NewClient(&goredis.Options{Addr: ep.String(), Password: c.Password, MaxRetries: -1})
 		defer cl.Close()
 		s, err := cl.Info(ctx, "replication").Result()
 		if err != nil {

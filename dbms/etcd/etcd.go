@@ -1,4 +1,6 @@
-package dbms
+// Package etcd describes Debian's etcd 3.4 to every platform (package dbms): one member
+// (etcd.go) and a cluster of members (cluster.go).
+package etcd
 
 import (
 	"context"
@@ -12,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 )
 
@@ -53,16 +56,16 @@ func (Etcd) VersionCommand() []string   { return []string{etcdBin, "--version"} 
 
 // Traits: a cluster of members; the start command is a script of boxbench's that runs etcdBin.
 // Its unix listener is named host:port.
-func (e Etcd) Traits() Traits {
-	return Traits{Clustered: e, ServerBinary: etcdBin, Socket: EtcdSocket + ":0"}
+func (e Etcd) Traits() dbms.Traits {
+	return dbms.Traits{Clustered: e, ServerBinary: etcdBin, Socket: EtcdSocket + ":0"}
 }
 
 // Client: with a password, the client authenticates as root (etcd's auth needs root to exist
 // before it can be enabled, and boxbench's client needs every permission anyway).
-func (Etcd) Client() Credentials { return Credentials{User: EtcdUser} }
+func (Etcd) Client() driver.Credentials { return driver.Credentials{User: EtcdUser} }
 
 // InitCommands: etcd creates its member directory at first start.
-func (Etcd) InitCommands(Layout) []Step { return nil }
+func (Etcd) InitCommands(dbms.Layout) []dbms.Step { return nil }
 
 // EtcdSizes are the memory-dependent settings for a memory limit (0 = unlimited).
 //
@@ -99,7 +102,7 @@ func EtcdSizing(memoryBytes int64) EtcdSizes {
 // Compaction keeps the last 5 minutes of revisions (periodic), as Kubernetes' API server asks
 // for; a single transaction may hold 1024 operations, so a load batch of 64 ten-field records
 // is one transaction.
-func (Etcd) ConfigFiles(s Settings) map[string][]byte {
+func (Etcd) ConfigFiles(s dbms.Settings) map[string][]byte {
 	return etcdFiles(s, `--name boxbench --data-dir "$d" \
   --listen-peer-urls unix://boxbench-peer:0 --initial-advertise-peer-urls unix://boxbench-peer:0 \
   --initial-cluster boxbench=unix://boxbench-peer:0 --initial-cluster-state new`)
@@ -107,7 +110,7 @@ func (Etcd) ConfigFiles(s Settings) map[string][]byte {
 
 // etcdFiles renders the start script with member, the flags that say who the member is and
 // where its peers are (one member: a unix peer socket; a cluster's node: etcdNode).
-func etcdFiles(s Settings, member string) map[string][]byte {
+func etcdFiles(s dbms.Settings, member string) map[string][]byte {
 	z := EtcdSizing(s.MemoryBytes)
 	env := ""
 	if z.GoMemLimit > 0 {
@@ -118,7 +121,7 @@ func etcdFiles(s Settings, member string) map[string][]byte {
   --auto-compaction-mode periodic --auto-compaction-retention 5m \
   --max-txn-ops 1024 --max-request-bytes 1572864 \
   --logger zap --log-outputs stderr --log-level warn`, z.QuotaBytes, z.SnapshotCount)
-	auth, cred := `"$d/`+etcdAuthFile+`"`, `"$d/`+credentialFile+`"`
+	auth, cred := `"$d/`+etcdAuthFile+`"`, `"$d/`+dbms.CredentialFile+`"`
 	script := `# written by boxbench: etcd's configuration (its flags), identical on every platform
 # usage: sh boxbench-etcd.sh DATADIR RUNDIR CLIENT-URLS ADVERTISE-URLS [setpassword|waitauth]
 set -u
@@ -172,14 +175,14 @@ exec /usr/bin/etcd ` + flags + ` --listen-client-urls "$urls" --advertise-client
 `
 	files := map[string][]byte{etcdScript: []byte(script)}
 	if s.Password != "" {
-		files[credentialFile] = []byte(s.Password + "\n")
+		files[dbms.CredentialFile] = []byte(s.Password + "\n")
 	}
 	return files
 }
 
 // StartCommand runs the script (see Etcd): the server listens on Listen:Port and on a unix
 // socket in the run directory.
-func (Etcd) StartCommand(l Layout) []string {
+func (Etcd) StartCommand(l dbms.Layout) []string {
 	adv := l.Listen
 	if adv == "0.0.0.0" {
 		adv = "127.0.0.1" // one member: the advertised address is only informational
@@ -195,7 +198,7 @@ func (Etcd) StartCommand(l Layout) []string {
 
 // EtcdConfig is the official client's configuration for ep and c: one endpoint, no member
 // list synchronisation, no client log.
-func EtcdConfig(ep driver.Endpoint, c Credentials) clientv3.Config {
+func EtcdConfig(ep driver.Endpoint, c driver.Credentials) clientv3.Config {
 	target := "http://" + ep.String()
 	if ep.Unix != "" {
 		target = "unix://" + ep.Unix
@@ -221,7 +224,7 @@ func EtcdConfig(ep driver.Endpoint, c Credentials) clientv3.Config {
 
 // Ready reads a key (a linearizable read: it goes through raft, so the member has a leader and
 // has applied its log).
-func (Etcd) Ready(ctx context.Context, ep driver.Endpoint, c Credentials) error {
+func (Etcd) Ready(ctx context.Context, ep driver.Endpoint, c driver.Credentials) error {
 	cfg := EtcdConfig(ep, c)
 	cfg.Context = ctx
 	cli, err := clientv3.New(cfg)

@@ -1,4 +1,4 @@
-package dbms
+package etcd
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 )
 
@@ -22,7 +23,7 @@ const EtcdPeerPort = 2380
 // etcdMaxMembers: etcd's documentation recommends at most 7 members.
 const etcdMaxMembers = 7
 
-func (Etcd) CheckTopology(t Topology) []string {
+func (Etcd) CheckTopology(t dbms.Topology) []string {
 	var p []string
 	if t.Nodes < 1 || t.Nodes > etcdMaxMembers {
 		p = append(p, fmt.Sprintf("topology.nodes: %d is not valid for etcd (valid: 1 to %d members; 3 or 5 usually)", t.Nodes, etcdMaxMembers))
@@ -32,15 +33,15 @@ func (Etcd) CheckTopology(t Topology) []string {
 	if t.Synchronous != nil {
 		p = append(p, "topology.synchronous: not valid for etcd (every write is committed by a quorum of members); it applies to postgresql")
 	}
-	p = append(p, notRing("etcd", t)...)
+	p = append(p, dbms.NotRing("etcd", t)...)
 	return p
 }
 
 func (Etcd) ClusterPorts() map[string]int {
-	return map[string]int{PortClient: Etcd{}.DefaultPort(), "peer": EtcdPeerPort}
+	return map[string]int{dbms.PortClient: Etcd{}.DefaultPort(), "peer": EtcdPeerPort}
 }
 
-func (Etcd) ClientNodes(t Topology) ([]int, string) {
+func (Etcd) ClientNodes(t dbms.Topology) ([]int, string) {
 	all := make([]int, t.Nodes)
 	for i := range all {
 		all[i] = i
@@ -48,7 +49,7 @@ func (Etcd) ClientNodes(t Topology) ([]int, string) {
 	return all, "the client knows every member and spreads its requests over them (round robin); each write is proposed through the member that received it to the leader and committed by a quorum; reads are linearizable (confirmed by the leader's quorum)"
 }
 
-func (Etcd) Node(t Topology, i int, peers []Peer) DBMS {
+func (Etcd) Node(t dbms.Topology, i int, peers []dbms.Peer) dbms.DBMS {
 	return etcdNode{i: i, peers: peers}
 }
 
@@ -60,14 +61,14 @@ func (Etcd) Node(t Topology, i int, peers []Peer) DBMS {
 type etcdNode struct {
 	Etcd
 	i     int
-	peers []Peer
+	peers []dbms.Peer
 }
 
-func peerURL(p Peer) string {
+func peerURL(p dbms.Peer) string {
 	return "http://" + net.JoinHostPort(p.Host, strconv.Itoa(p.Port("peer")))
 }
 
-func (n etcdNode) ConfigFiles(s Settings) map[string][]byte {
+func (n etcdNode) ConfigFiles(s dbms.Settings) map[string][]byte {
 	me := n.peers[n.i]
 	var initial []string
 	for _, p := range n.peers {
@@ -87,7 +88,7 @@ func (n etcdNode) ConfigFiles(s Settings) map[string][]byte {
 	return etcdFiles(s, member)
 }
 
-func (n etcdNode) StartCommand(l Layout) []string {
+func (n etcdNode) StartCommand(l dbms.Layout) []string {
 	me := n.peers[n.i]
 	wait := n.i > 0 && l.SetPassword
 	if n.i > 0 {
@@ -98,13 +99,13 @@ func (n etcdNode) StartCommand(l Layout) []string {
 		argv = append(argv, "waitauth")
 	}
 	// The advertised client URL is the member's address as its peers (and the member list) see it.
-	argv[5] = "http://" + net.JoinHostPort(me.Host, strconv.Itoa(me.Port(PortClient)))
+	argv[5] = "http://" + net.JoinHostPort(me.Host, strconv.Itoa(me.Port(dbms.PortClient)))
 	return argv
 }
 
 // ClusterReady: the member list has every member started (a member that has not joined has
 // no name yet), and every member answers a status request agreeing on one leader.
-func (Etcd) ClusterReady(ctx context.Context, t Topology, eps []driver.Endpoint, c Credentials) (map[string]string, error) {
+func (Etcd) ClusterReady(ctx context.Context, t dbms.Topology, eps []driver.Endpoint, c driver.Credentials) (map[string]string, error) {
 	ep := eps[0]
 	ep.Members = eps
 	cfg := EtcdConfig(ep, c)

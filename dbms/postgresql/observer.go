@@ -1,4 +1,4 @@
-package dbms
+package postgresql
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/boxbench/boxbench/dbms"
 )
 
 // PostgreSQL's own counters (Observer): the checkpointer's statistics over the client protocol,
@@ -25,7 +27,7 @@ const pgCheckpointerQuery = `SELECT current_setting('server_version_num')::int A
   extract(epoch FROM clock_timestamp())::float8 AS now,
   pg_postmaster_start_time() AS started`
 
-func pgStats(ctx context.Context, a ServerAccess) (map[string]float64, error) {
+func pgStats(ctx context.Context, a dbms.ServerAccess) (map[string]float64, error) {
 	cfg, err := pgx.ParseConfig("")
 	if err != nil {
 		return nil, err
@@ -61,13 +63,13 @@ func pgStats(ctx context.Context, a ServerAccess) (map[string]float64, error) {
 }
 
 // pgWindow is what two readings say about the window between them.
-func pgWindow(start, end map[string]float64) ServerWindow {
-	w := ServerWindow{Metrics: map[string]float64{}}
+func pgWindow(start, end map[string]float64) dbms.ServerWindow {
+	w := dbms.ServerWindow{Metrics: map[string]float64{}}
 	if start["started"] != end["started"] {
 		w.Missing = append(w.Missing, "server_*: PostgreSQL restarted during the window")
 		return w
 	}
-	counterWindow(start, end, pgCounters, &w)
+	dbms.CounterWindow(start, end, pgCounters, &w)
 	if d := end["now"] - start["now"]; d > 0 {
 		w.Span = time.Duration(d * float64(time.Second))
 	}
@@ -77,6 +79,6 @@ func pgWindow(start, end map[string]float64) ServerWindow {
 // Watch reads the checkpointer's statistics at the start of the window; End reads them again
 // (see pgWindow). The statistics are those the server has flushed: a checkpoint is counted when
 // it completes.
-func (PostgreSQL) Watch(ctx context.Context, a ServerAccess) (ServerWatch, error) {
-	return watch(ctx, a, pgStats, pgWindow)
+func (PostgreSQL) Watch(ctx context.Context, a dbms.ServerAccess) (dbms.ServerWatch, error) {
+	return dbms.WatchCounters(ctx, a, pgStats, pgWindow)
 }

@@ -1,4 +1,7 @@
-package dbms
+// Package cassandra describes Apache Cassandra to every platform (package dbms): one node
+// (cassandra.go), its counters through boxbench's observer in the JVM (observer.go) and a
+// ring of nodes (ring.go).
+package cassandra
 
 import (
 	"bufio"
@@ -14,6 +17,7 @@ import (
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
+	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 )
 
@@ -67,10 +71,10 @@ func (Cassandra) User() string               { return "daemon" }
 func (Cassandra) DefaultPort() int           { return 9042 }
 func (Cassandra) StopSignal() syscall.Signal { return syscall.SIGTERM } // its shutdown hook drains: memtables flushed
 
-// Traits: its own counters through the observer in its JVM, a ring, a JVM started by a
-// launcher script, jars built by `make setup`.
-func (c Cassandra) Traits() Traits {
-	return Traits{Observer: c, Clustered: c, ServerBinary: cassandraJava, BuiltFiles: c.builtFiles(),
+// Traits: its own counters through the observer in its JVM and the rules on them (rules.go),
+// a ring, a JVM started by a launcher script, jars built by `make setup`.
+func (c Cassandra) Traits() dbms.Traits {
+	return dbms.Traits{Observer: c, WindowRules: windowRules, Clustered: c, ServerBinary: cassandraJava, BuiltFiles: c.builtFiles(),
 		NoSocket: "CQL is TCP only", ReadyTimeout: cassandraReadyTimeout}
 }
 
@@ -87,7 +91,7 @@ func (Cassandra) VersionCommand() []string {
 }
 
 // BuiltFiles are the jars scripts/cassandra.sh cached (as its SHA256SUMS lists them), the
-// launcher and the observer (cassandraobs.go). Before `make setup` has run, the two files boxbench needs by name, so Missing says
+// launcher and the observer (observer.go). Before `make setup` has run, the two files boxbench needs by name, so Missing says
 // they are not built.
 func (Cassandra) builtFiles() []string {
 	files := []string{cassandraLauncher, cassandraObserverJar}
@@ -108,13 +112,13 @@ func (Cassandra) builtFiles() []string {
 }
 
 // Client: the run's role, in YCSB's keyspace.
-func (Cassandra) Client() Credentials {
-	return Credentials{User: CassandraUser, Database: CassandraKeyspace}
+func (Cassandra) Client() driver.Credentials {
+	return driver.Credentials{User: CassandraUser, Database: CassandraKeyspace}
 }
 
 // InitCommands: Cassandra creates its directories (data, commitlog, hints, saved_caches under
 // the data directory) at first start.
-func (Cassandra) InitCommands(Layout) []Step { return nil }
+func (Cassandra) InitCommands(dbms.Layout) []dbms.Step { return nil }
 
 // CassandraSizes are the memory-dependent settings for a memory limit (0 = unlimited).
 //
@@ -242,7 +246,7 @@ func cassandraJVMOptions(z CassandraSizes) string {
 // fills in), the logging configuration (warnings and errors to standard error), the start
 // script with the JVM's settings, and, with a password, the credential file the launcher reads
 // and deletes before the CQL port opens.
-func (Cassandra) ConfigFiles(s Settings) map[string][]byte {
+func (Cassandra) ConfigFiles(s dbms.Settings) map[string][]byte {
 	z := CassandraSizing(s.MemoryBytes)
 	yaml := CassandraConfig(CassandraNode{Cluster: "boxbench", Seeds: []string{"@LISTEN@"},
 		Listen: "@LISTEN@", RPC: "@RPC@", Broadcast: "@BROADCAST@",
@@ -250,7 +254,7 @@ func (Cassandra) ConfigFiles(s Settings) map[string][]byte {
 	files := map[string][]byte{cassandraYAML: yaml, cassandraLogback: cassandraLogbackXML,
 		cassandraScript: cassandraStartScript(z, `-Dcassandra.storage_port=0 -Dboxbench.listen_address="$listen"`)}
 	if s.Password != "" {
-		files[credentialFile] = []byte(CassandraUser + " " + s.Password + "\n")
+		files[dbms.CredentialFile] = []byte(CassandraUser + " " + s.Password + "\n")
 	}
 	return files
 }
@@ -283,7 +287,7 @@ if [ "$addr" = 0.0.0.0 ]; then listen=127.0.0.1; bcast=127.0.0.1; fi
 sed -e "s/@LISTEN@/$listen/g" -e "s/@RPC@/$addr/g" -e "s/@PORT@/$port/g" \
   -e "s/@BROADCAST@/$bcast/g" -e '/^broadcast_rpc_address: $/d' "$d/` + cassandraYAML + `" >"$run/` + cassandraYAML + `" || exit 1
 cred=
-if [ "${5:-}" = setpassword ]; then cred=$d/` + credentialFile + `; fi
+if [ "${5:-}" = setpassword ]; then cred=$d/` + dbms.CredentialFile + `; fi
 exec ` + cassandraJava + ` ` + cassandraJVMOptions(z) + ` \
   -javaagent:` + cassandraObserverJar + `="$d/` + cassandraStatsFile + `" \
   -Dlogback.configurationFile="$d/` + cassandraLogback + `" -Dcassandra.config="file://$run/` + cassandraYAML + `" \
@@ -297,7 +301,7 @@ exec ` + cassandraJava + ` ` + cassandraJVMOptions(z) + ` \
 
 // StartCommand runs the script (see Cassandra): CQL on Listen:Port, internode on a free port
 // the launcher picks.
-func (Cassandra) StartCommand(l Layout) []string {
+func (Cassandra) StartCommand(l dbms.Layout) []string {
 	argv := []string{"/bin/sh", l.DataDir + "/" + cassandraScript, l.DataDir, l.RunDir, l.Listen,
 		strconv.Itoa(l.Port)}
 	if l.SetPassword {
@@ -310,7 +314,7 @@ func (Cassandra) StartCommand(l Layout) []string {
 // ep.Members, each at its own port), no discovery of others (a node in a box may name an
 // address the client cannot reach), protocol v4, no write coalescing, the run's role when
 // there is a password.
-func CQLCluster(ep driver.Endpoint, c Credentials) *gocql.ClusterConfig {
+func CQLCluster(ep driver.Endpoint, c driver.Credentials) *gocql.ClusterConfig {
 	cl := gocql.NewCluster(ep.Host)
 	if len(ep.Members) > 0 {
 		hosts := make([]string, len(ep.Members))
@@ -345,7 +349,7 @@ func CQLCluster(ep driver.Endpoint, c Credentials) *gocql.ClusterConfig {
 // than CQLCluster's 5 and 10 s: a JVM on a loaded host, or on an emulated CPU, can take longer
 // than that to answer a new connection while it is otherwise healthy. Without a deadline the
 // session keeps CQLCluster's timeouts. The caller closes the session.
-func CQLSession(ctx context.Context, ep driver.Endpoint, c Credentials) (*gocql.Session, error) {
+func CQLSession(ctx context.Context, ep driver.Endpoint, c driver.Credentials) (*gocql.Session, error) {
 	cl := CQLCluster(ep, c)
 	if dl, ok := ctx.Deadline(); ok {
 		cl.ConnectTimeout = max(time.Until(dl), time.Millisecond)
@@ -356,7 +360,7 @@ func CQLSession(ctx context.Context, ep driver.Endpoint, c Credentials) (*gocql.
 
 // Ready reads the node's release version over CQL with the client's credentials: the native
 // transport is open, so the launcher has set the role.
-func (Cassandra) Ready(ctx context.Context, ep driver.Endpoint, c Credentials) error {
+func (Cassandra) Ready(ctx context.Context, ep driver.Endpoint, c driver.Credentials) error {
 	if ep.Unix != "" {
 		return fmt.Errorf("cassandra has no unix socket")
 	}

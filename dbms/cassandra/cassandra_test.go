@@ -1,4 +1,4 @@
-package dbms
+package cassandra
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/boxbench/boxbench/dbms"
 )
 
 // TestCassandraSizing: cassandra-env.sh's heap rule on the box's limit, memtables a quarter of
@@ -47,7 +49,7 @@ func TestCassandraConfigSeeds(t *testing.T) {
 	if strings.Contains(y, "broadcast_rpc_address") {
 		t.Errorf("a node with its own address got a broadcast_rpc_address:\n%s", y)
 	}
-	if y := string(Cassandra{}.ConfigFiles(Settings{})[cassandraYAML]); !strings.Contains(y, "AllowAllAuthenticator") {
+	if y := string(Cassandra{}.ConfigFiles(dbms.Settings{})[cassandraYAML]); !strings.Contains(y, "AllowAllAuthenticator") {
 		t.Errorf("without a password the node should not ask for one:\n%s", y)
 	}
 }
@@ -59,7 +61,7 @@ func TestCassandraScriptRendersYAML(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
-	files := Cassandra{}.ConfigFiles(Settings{MemoryBytes: 1 << 30})
+	files := Cassandra{}.ConfigFiles(dbms.Settings{MemoryBytes: 1 << 30})
 	d, run := t.TempDir(), t.TempDir()
 	for n, b := range files {
 		if err := os.WriteFile(filepath.Join(d, n), b, 0o600); err != nil {
@@ -109,16 +111,16 @@ func TestCassandraScriptRendersYAML(t *testing.T) {
 // TestCassandraCredentialFile: the launcher reads "ROLE PASSWORD" from the credential file;
 // the password is nowhere else.
 func TestCassandraCredentialFile(t *testing.T) {
-	files := WithPassword(Cassandra{}, "0123456789abcdef0123456789abcdef").ConfigFiles(Settings{})
-	if got := string(files[credentialFile]); got != CassandraUser+" 0123456789abcdef0123456789abcdef\n" {
+	files := dbms.WithPassword(Cassandra{}, "0123456789abcdef0123456789abcdef").ConfigFiles(dbms.Settings{})
+	if got := string(files[dbms.CredentialFile]); got != CassandraUser+" 0123456789abcdef0123456789abcdef\n" {
 		t.Errorf("credential file %q", got)
 	}
 	for n, b := range files {
-		if n != credentialFile && strings.Contains(string(b), "0123456789abcdef") {
+		if n != dbms.CredentialFile && strings.Contains(string(b), "0123456789abcdef") {
 			t.Errorf("%s holds the password", n)
 		}
 	}
-	argv := WithPassword(Cassandra{}, "pw").StartCommand(Layout{DataDir: "/d", RunDir: "/r", Listen: "127.0.0.1", Port: 40000})
+	argv := dbms.WithPassword(Cassandra{}, "pw").StartCommand(dbms.Layout{DataDir: "/d", RunDir: "/r", Listen: "127.0.0.1", Port: 40000})
 	if got := strings.Join(argv[2:], " "); got != "/d /r 127.0.0.1 40000 setpassword" {
 		t.Errorf("start command %q", got)
 	}
@@ -126,7 +128,7 @@ func TestCassandraCredentialFile(t *testing.T) {
 
 // TestCassandraVersionMatchesScript: the jars the dbms runs are the ones `make setup` resolves.
 func TestCassandraVersionMatchesScript(t *testing.T) {
-	b, err := os.ReadFile("../scripts/cassandra.sh")
+	b, err := os.ReadFile("../../scripts/cassandra.sh")
 	if err != nil {
 		t.Fatal(err)
 	}

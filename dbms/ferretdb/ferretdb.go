@@ -1,4 +1,6 @@
-package dbms
+// Package ferretdb describes FerretDB over PostgreSQL (package postgresql), both in one box,
+// to every platform (package dbms).
+package ferretdb
 
 import (
 	"context"
@@ -11,6 +13,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/postgresql"
 	"github.com/boxbench/boxbench/driver"
 )
 
@@ -59,8 +63,12 @@ func (FerretDB) StopSignal() syscall.Signal { return syscall.SIGTERM } // the sc
 // (PostgreSQL) 15.x".
 func (FerretDB) VersionCommand() []string {
 	return []string{"/bin/sh", "-c", `echo "FerretDB $(` + FerretDBBinary +
-		` --version | sed -n 's/^version: //p') over $(` + pgBin + `postgres --version)"`}
+		` --version | sed -n 's/^version: //p') over $(` + postgresql.Bin + `postgres --version)"`}
 }
+
+// CodeFullCollectionReads is the code of the validity warning that every operation read the
+// whole collection (Traits.ScansPerKey; docs/results.md lists it among the warnings).
+const CodeFullCollectionReads = "ferretdb_full_collection_reads"
 
 // Traits: the server is FerretDB's binary, built by `make setup` (the box needs it at the same
 // path as on the host), in front of PostgreSQL's Debian packages.
@@ -70,31 +78,36 @@ func (FerretDB) VersionCommand() []string {
 // PostgreSQL's btree index on _jsonb->'_id' cannot serve, so each read and update is a
 // sequential scan; a scan's _id ≥ key and sort are not pushed down at all. A memory-bound /
 // disk-bound label means something else than for the other databases (docs/databases.md).
-func (FerretDB) Traits() Traits {
-	return Traits{ServerBinary: FerretDBBinary, BuiltFiles: []string{FerretDBBinary}, Socket: FerretDBSocket,
-		ScansPerKey: "FerretDB 1.24, which reads the whole collection for each: its _id lookups reach PostgreSQL as " +
-			"a JSONB containment its _id index cannot serve (a sequential scan), and a scan's range and sort are " +
-			"done in FerretDB"}
+func (FerretDB) Traits() dbms.Traits {
+	return dbms.Traits{ServerBinary: FerretDBBinary, BuiltFiles: []string{FerretDBBinary}, Socket: FerretDBSocket,
+		ScansPerKey: &dbms.ScansPerKey{Code: CodeFullCollectionReads,
+			Why: "FerretDB 1.24, which reads the whole collection for each: its _id lookups reach PostgreSQL as " +
+				"a JSONB containment its _id index cannot serve (a sequential scan), and a scan's range and sort are " +
+				"done in FerretDB"}}
 }
 
 // Client: PostgreSQL's role; FerretDB passes a client's PLAIN credentials to PostgreSQL. The
 // documents go to the "ycsb" database (a PostgreSQL schema of FerretDB's).
-func (FerretDB) Client() Credentials { return Credentials{User: "boxbench", Database: "ycsb"} }
+func (FerretDB) Client() driver.Credentials {
+	return driver.Credentials{User: "boxbench", Database: "ycsb"}
+}
 
 // InitCommands initialise PostgreSQL's cluster (FerretDB creates its schemas itself).
-func (FerretDB) InitCommands(l Layout) []Step { return PostgreSQL{}.InitCommands(l) }
+func (FerretDB) InitCommands(l dbms.Layout) []dbms.Step {
+	return postgresql.PostgreSQL{}.InitCommands(l)
+}
 
 // ConfigFiles are PostgreSQL's (sized on seven eighths of the memory limit) and the start
 // script; FerretDB, a Go process without caches of its own, gets the last eighth as its
 // GOMEMLIMIT.
-func (FerretDB) ConfigFiles(s Settings) map[string][]byte {
+func (FerretDB) ConfigFiles(s dbms.Settings) map[string][]byte {
 	pg := s
 	env := ""
 	if s.MemoryBytes > 0 {
 		pg.MemoryBytes = s.MemoryBytes * 7 / 8
 		env = "export GOMEMLIMIT=" + strconv.FormatInt(s.MemoryBytes/8, 10) + "\n"
 	}
-	files := PostgreSQL{}.ConfigFiles(pg)
+	files := postgresql.PostgreSQL{}.ConfigFiles(pg)
 	files[ferretdbScript] = []byte(`# written by boxbench: PostgreSQL, then FerretDB over it, in one box
 # usage: sh boxbench-ferretdb.sh RUNDIR LISTEN-ADDR POSTGRESQL-START-COMMAND...
 set -u
@@ -133,18 +146,18 @@ stop 1
 }
 
 // StartCommand runs the script with PostgreSQL's own start command (with its password step).
-func (FerretDB) StartCommand(l Layout) []string {
+func (FerretDB) StartCommand(l dbms.Layout) []string {
 	pg := l
 	pg.Listen, pg.Port = "", ferretdbPGPort // no TCP: FerretDB reaches it over its socket
 	argv := []string{"/bin/sh", l.DataDir + "/" + ferretdbScript, l.RunDir,
 		l.Listen + ":" + strconv.Itoa(l.Port)}
-	return append(argv, PostgreSQL{}.StartCommand(pg)...)
+	return append(argv, postgresql.PostgreSQL{}.StartCommand(pg)...)
 }
 
 // MongoOptions are the MongoDB Go driver's options for ep and c: one direct connection (no
 // topology discovery), PLAIN credentials when there is a password (FerretDB 1.x's mechanism
 // without its experimental authentication; it hands them to PostgreSQL).
-func MongoOptions(ep driver.Endpoint, c Credentials) *options.ClientOptions {
+func MongoOptions(ep driver.Endpoint, c driver.Credentials) *options.ClientOptions {
 	o := options.Client().SetDirect(true).SetRetryWrites(false).SetRetryReads(false).
 		SetConnectTimeout(5 * time.Second).SetServerSelectionTimeout(5 * time.Second)
 	if ep.Unix != "" {
@@ -161,7 +174,7 @@ func MongoOptions(ep driver.Endpoint, c Credentials) *options.ClientOptions {
 
 // Ready counts the documents of a collection: FerretDB answers, and reaches PostgreSQL with
 // the client's credentials.
-func (FerretDB) Ready(ctx context.Context, ep driver.Endpoint, c Credentials) error {
+func (FerretDB) Ready(ctx context.Context, ep driver.Endpoint, c driver.Credentials) error {
 	cli, err := mongo.Connect(MongoOptions(ep, c))
 	if err != nil {
 		return err

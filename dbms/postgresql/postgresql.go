@@ -1,4 +1,7 @@
-package dbms
+// Package postgresql describes Debian's PostgreSQL 15 to every platform (package dbms): its
+// packages, configuration, start and readiness (postgresql.go), its checkpointer's counters
+// (observer.go) and a primary with streaming standbys as a topology (cluster.go).
+package postgresql
 
 import (
 	"context"
@@ -8,20 +11,22 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 )
 
 // PostgreSQL is Debian's PostgreSQL 15.
 type PostgreSQL struct{}
 
-const pgBin = "/usr/lib/postgresql/15/bin/"
+// Bin is the directory of PostgreSQL 15's programs (Debian's layout), ending in a slash.
+const Bin = "/usr/lib/postgresql/15/bin/"
 
 func (PostgreSQL) Name() string { return "postgresql" }
 
-// Traits: its own counters (postgresqlobs.go), a primary with streaming standbys, sockets in
+// Traits: its own counters (observer.go) and the rule on them (rules.go), a primary with streaming standbys, sockets in
 // the run directory.
-func (p PostgreSQL) Traits() Traits {
-	return Traits{Observer: p, Clustered: p, Socket: "."} // pgx takes the socket directory
+func (p PostgreSQL) Traits() dbms.Traits {
+	return dbms.Traits{Observer: p, WindowRules: windowRules, Clustered: p, Socket: "."} // pgx takes the socket directory
 }
 
 func (PostgreSQL) Packages() []string    { return []string{"postgresql-15", "postgresql-client-15"} }
@@ -31,19 +36,19 @@ func (PostgreSQL) DefaultPort() int      { return 5432 }
 func (PostgreSQL) StopSignal() syscall.Signal {
 	return syscall.SIGINT // "fast" shutdown: checkpoint, then exit
 }
-func (PostgreSQL) VersionCommand() []string { return []string{pgBin + "postgres", "--version"} }
-func (PostgreSQL) Client() Credentials {
-	return Credentials{User: "boxbench", Database: "postgres"}
+func (PostgreSQL) VersionCommand() []string { return []string{Bin + "postgres", "--version"} }
+func (PostgreSQL) Client() driver.Credentials {
+	return driver.Credentials{User: "boxbench", Database: "postgres"}
 }
 
-func (PostgreSQL) InitCommands(l Layout) []Step {
-	return []Step{{Argv: []string{pgBin + "initdb", "-D", l.DataDir, "-U", "boxbench",
+func (PostgreSQL) InitCommands(l dbms.Layout) []dbms.Step {
+	return []dbms.Step{{Argv: []string{Bin + "initdb", "-D", l.DataDir, "-U", "boxbench",
 		"--auth=trust", "--encoding=UTF8", "--locale=C", "--no-instructions"}}}
 }
 
 // ConfigFiles returns postgresql.conf and pg_hba.conf. shared_buffers is a quarter of the
 // memory limit (PostgreSQL's own guidance), effective_cache_size three quarters.
-func (PostgreSQL) ConfigFiles(s Settings) map[string][]byte {
+func (PostgreSQL) ConfigFiles(s dbms.Settings) map[string][]byte {
 	sb, ecs := "128MB", "4GB"
 	if s.MemoryBytes > 0 {
 		sb = strconv.FormatInt(s.MemoryBytes/4/1024, 10) + "kB"
@@ -72,22 +77,22 @@ log_min_messages = warning
 	hba := "# written by boxbench: every client needs the run's password\n" +
 		"local all all scram-sha-256\nhost all all 0.0.0.0/0 scram-sha-256\nhost all all ::/0 scram-sha-256\n"
 	sql := "ALTER ROLE boxbench PASSWORD '" + s.Password + "';\n"
-	return map[string][]byte{"postgresql.conf": []byte(conf), "pg_hba.conf": []byte(hba), credentialFile: []byte(sql),
-		passwordScript: passwordScriptFor(pgBin + `postgres --single -D "$d" postgres`)}
+	return map[string][]byte{"postgresql.conf": []byte(conf), "pg_hba.conf": []byte(hba), dbms.CredentialFile: []byte(sql),
+		dbms.PasswordScript: dbms.PasswordScriptFor(Bin + `postgres --single -D "$d" postgres`)}
 }
 
-func (PostgreSQL) StartCommand(l Layout) []string {
-	argv := []string{pgBin + "postgres", "-D", l.DataDir, "-p", strconv.Itoa(l.Port),
+func (PostgreSQL) StartCommand(l dbms.Layout) []string {
+	argv := []string{Bin + "postgres", "-D", l.DataDir, "-p", strconv.Itoa(l.Port),
 		"-c", "listen_addresses=" + l.Listen, "-c", "unix_socket_directories=" + l.RunDir}
 	if !l.SetPassword {
 		return argv
 	}
 	// The password goes in through single-user mode (no network) from the credential file,
 	// which is then removed; the data directory is 0700, so only the server's user reads it.
-	return setPasswordFirst(l.DataDir, argv)
+	return dbms.SetPasswordFirst(l.DataDir, argv)
 }
 
-func (p PostgreSQL) Ready(ctx context.Context, ep driver.Endpoint, c Credentials) error {
+func (p PostgreSQL) Ready(ctx context.Context, ep driver.Endpoint, c driver.Credentials) error {
 	cfg, err := pgx.ParseConfig("")
 	if err != nil {
 		return err
