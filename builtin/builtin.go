@@ -14,6 +14,7 @@ import (
 
 	"github.com/boxbench/boxbench/builtin/databases"
 	"github.com/boxbench/boxbench/dbms"
+	"github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/images/rootfs"
 	"github.com/boxbench/boxbench/images/vmimage"
@@ -52,7 +53,9 @@ func PlatformsOn(engine client.APIClient, log *slog.Logger) map[string]platform.
 	if engine != nil {
 		d := docker.New(engine, log)
 		ps[docker.Name] = d
-		ps[swarm.Name] = swarm.New(d, log)
+		s := swarm.New(d, log)
+		s.Trial = redis.Redis{} // the trial's database: small, starts fast, in every build
+		ps[swarm.Name] = s
 		ps[kubernetes.Name] = kubernetes.New(engine, log) // loads the images Docker's engine holds
 	} else {
 		ps[kubernetes.Name] = kubernetes.New(nil, log) // user-named images only

@@ -11,7 +11,6 @@ import (
 	"github.com/docker/docker/api/types/swarm"
 
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/dbms/redis"
 	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/platform"
 )
@@ -22,14 +21,17 @@ const ProbeTimeout = 3 * time.Minute
 // ProbeExperiment is the experiment id of trial boxes.
 const ProbeExperiment = "swarm-probe"
 
-// Probe tries c for real: it provisions a box of c.DBMS (Redis when c names none) with c's
+// Probe tries c for real: it provisions a box of c.DBMS (Trial when c names none) with c's
 // network and storage (a volume when c names none), which includes the path check from a
 // container on the overlay (for vip: the virtual IP answers), and tears it down. The error is
 // the provision's own: the engine's, the orchestrator's task status, or the failed connect.
 func (p *Platform) Probe(ctx context.Context, c platform.Choice) error {
 	d := c.DBMS
 	if d == nil {
-		d = redis.Redis{} // the probe's own choice: small, starts fast, in every build
+		d = p.Trial
+	}
+	if d == nil {
+		return errors.New("swarm: a probe names no database and the platform has no trial database")
 	}
 	if c.Storage == "" {
 		c.Storage = StorageVolume
@@ -85,9 +87,12 @@ func (p *Platform) Diagnose(ctx context.Context, dbs []dbms.DBMS) []platform.Fin
 		}
 		fs = append(fs, f)
 	}
-	d := redis.Redis{}
+	d := p.Trial
+	if d == nil {
+		return append(fs, platform.Finding{Area: area, Name: "trial", Detail: "no trial database (the build sets one)"})
+	}
 	if _, err := p.d.Image(ctx, d); errors.Is(err, image.ErrNotBuilt) {
-		return append(fs, platform.Finding{Area: area, Name: "trial", Detail: err.Error(), Fix: "boxbench images build --dbms redis"})
+		return append(fs, platform.Finding{Area: area, Name: "trial", Detail: err.Error(), Fix: "boxbench images build --dbms " + d.Name()})
 	}
 	for _, n := range []string{NetworkHost, NetworkOverlay, NetworkVIP} {
 		f := platform.Finding{Area: area, Name: "network " + n}

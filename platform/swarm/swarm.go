@@ -39,6 +39,7 @@ import (
 	"github.com/docker/docker/api/types/swarm"
 	"github.com/docker/docker/client"
 
+	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/images/image"
 	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/platform"
@@ -64,6 +65,11 @@ const removeTimeout = 60 * time.Second
 
 // Platform is the Swarm platform.
 type Platform struct {
+	// Trial is the database Probe and doctor's trial provision when a choice names none: a
+	// small one that starts fast. The wiring sets it (a platform names no database); nil
+	// refuses such a probe.
+	Trial dbms.DBMS
+
 	d      *docker.Platform
 	engine client.APIClient // the swarm's manager: the docker platform's engine unless EnvHost names one
 	log    *slog.Logger

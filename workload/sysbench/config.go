@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
-	"github.com/boxbench/boxbench/dbms/postgresql"
 )
 
 // Tests are the sysbench OLTP tests this adapter runs. All of them use the schema of
@@ -57,11 +56,11 @@ type Config struct {
 }
 
 // DefaultConfig returns sysbench's own defaults where it has one (1 table, 10000 rows, 1
-// thread), oltp_read_write, one minute measured after ten seconds of warm-up, closed loop,
-// PostgreSQL.
+// thread), oltp_read_write, one minute measured after ten seconds of warm-up, closed loop. The
+// database and its sysbench driver are the caller's (the table of databases names them).
 func DefaultConfig() Config {
 	return Config{Test: "oltp_read_write", Tables: 1, TableSize: 10000, Threads: 1,
-		Duration: time.Minute, Warmup: 10 * time.Second, Interval: time.Second, DBMS: postgresql.PostgreSQL{}, Driver: DriverPgSQL}
+		Duration: time.Minute, Warmup: 10 * time.Second, Interval: time.Second}
 }
 
 // Validate returns every problem of c at once (errors.Join), each naming the field, the bad

@@ -159,7 +159,7 @@ func TestParseTruncated(t *testing.T) {
 
 func TestResultClosedWithWarmup(t *testing.T) {
 	out := parseFixture(t, "pg-oltp_read_write")
-	c := DefaultConfig()
+	c := pgConfig()
 	c.Threads, c.Warmup, c.Duration = 2, 2*time.Second, 4*time.Second
 	started := 300 * time.Millisecond
 	res, err := c.result(out, timing{started: started, cpu: 2 * time.Second})
@@ -233,7 +233,7 @@ func TestResultClosedWithWarmup(t *testing.T) {
 
 func TestResultOpen(t *testing.T) {
 	out := parseFixture(t, "pg-oltp_read_write-overload")
-	c := DefaultConfig()
+	c := pgConfig()
 	c.Threads, c.Warmup, c.Duration, c.Rate = 1, 0, 4*time.Second, 2000
 	res, err := c.result(out, timing{})
 	if err != nil {
@@ -265,7 +265,7 @@ func TestResultOpen(t *testing.T) {
 
 func TestResultFailed(t *testing.T) {
 	out := parseFixture(t, "pg-queuefull")
-	c := DefaultConfig()
+	c := pgConfig()
 	c.Warmup, c.Rate = 0, 400000
 	res, err := c.result(out, timing{})
 	if err == nil || res == nil || len(res.Ops) != 0 {

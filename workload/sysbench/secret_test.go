@@ -51,7 +51,7 @@ func TestPasswordNotInCmdline(t *testing.T) {
 			})
 			cred := d.Client()
 			tgt := workload.Target{DBMS: name, Endpoint: box.Endpoint(), User: cred.User, Database: cred.Database, Password: pw}
-			c := DefaultConfig()
+			c := pgConfig()
 			c.DBMS, c.Tables, c.TableSize, c.Threads = d, 1, 500, 1
 			c.Driver = map[string]string{"postgresql": DriverPgSQL, "mariadb": DriverMySQL}[name]
 			c.Warmup, c.Duration = 0, 3*time.Second

@@ -19,8 +19,15 @@ import (
 	"github.com/boxbench/boxbench/workload"
 )
 
+// pgConfig is the default configuration against PostgreSQL, the database most tests run.
+func pgConfig() Config {
+	c := DefaultConfig()
+	c.DBMS, c.Driver = postgresql.PostgreSQL{}, DriverPgSQL
+	return c
+}
+
 func TestValidate(t *testing.T) {
-	if err := DefaultConfig().Validate(); err != nil {
+	if err := pgConfig().Validate(); err != nil {
 		t.Fatalf("defaults invalid: %v", err)
 	}
 	c := Config{Test: "tpcc", Tables: 0, TableSize: -1, Threads: 0, Duration: 1500 * time.Millisecond,
@@ -34,7 +41,7 @@ func TestValidate(t *testing.T) {
 			t.Errorf("error does not name %s: %v", field, err)
 		}
 	}
-	c = DefaultConfig()
+	c = pgConfig()
 	c.Interval, c.Warmup = 2*time.Second, 3*time.Second
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "multiple of Interval") {
 		t.Errorf("warm-up not a multiple of the interval: %v", err)
@@ -45,7 +52,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
-	c := DefaultConfig()
+	c := pgConfig()
 	c.Test, c.Tables, c.TableSize, c.DBMS, c.Driver = "oltp_write_only", 4, 1000, mariadb.MariaDB{}, DriverMySQL
 	w, err := New(c)
 	if err != nil {
@@ -62,7 +69,7 @@ func TestNames(t *testing.T) {
 }
 
 func TestRunArgv(t *testing.T) {
-	c := DefaultConfig()
+	c := pgConfig()
 	c.Test, c.Tables, c.TableSize, c.Threads, c.Warmup, c.Duration, c.Rate = "oltp_point_select", 2, 500, 4, 5*time.Second, 30*time.Second, 300
 	w, _ := New(c)
 	tgt := workload.Target{DBMS: "postgresql", Endpoint: driver.Endpoint{Host: "127.0.0.1", Port: 5433}}
@@ -93,7 +100,7 @@ func TestRunArgv(t *testing.T) {
 
 func TestNotInstalled(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	w, _ := New(DefaultConfig())
+	w, _ := New(pgConfig())
 	_, err := w.Run(context.Background(), workload.Target{}, workload.Clock{Start: time.Now()})
 	if !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "apt-get install sysbench") {
 		t.Errorf("err = %v", err)
@@ -113,7 +120,7 @@ func TestIntegration(t *testing.T) {
 			box, d := testdb.Start(t, db)
 			cred := d.Client()
 			tgt := workload.Target{DBMS: name, Endpoint: box.Endpoint(), User: cred.User, Database: cred.Database}
-			c := DefaultConfig()
+			c := pgConfig()
 			c.DBMS, c.Tables, c.TableSize, c.Threads = db, 2, 2000, 2
 			c.Driver = map[string]string{"postgresql": DriverPgSQL, "mariadb": DriverMySQL}[name]
 			c.Warmup, c.Duration = time.Second, 2*time.Second
