@@ -44,12 +44,13 @@ func (e *ExitError) Error() string { return e.Err.Error() }
 func (e *ExitError) Unwrap() error { return e.Err }
 
 type app struct {
-	stdin          io.Reader // nil: the process's own
-	stdout, stderr io.Writer
-	quiet          bool
-	logFormat      string
-	workRoot       string
-	log            *slog.Logger
+	stdin     io.Reader // nil: the process's own
+	stdout    *format.TerminalWriter
+	stderr    io.Writer
+	quiet     bool
+	logFormat string
+	workRoot  string
+	log       *slog.Logger
 
 	// rawStdout is stdout unfiltered, for the agent's protocol; every other command writes
 	// through stdout, a format.TerminalWriter over it, so no string from a results file or an
@@ -65,7 +66,7 @@ func newApp(stdout, stderr io.Writer) *app {
 // Main runs boxbench with args and returns the exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a := newApp(stdout, stderr)
-	defer a.stdout.(*format.TerminalWriter).Flush()
+	defer a.stdout.Flush()
 	root := a.root()
 	root.SetArgs(args)
 	root.SetOut(a.stdout)

@@ -56,7 +56,7 @@ func (c *conn) pipeline(ctx context.Context, q string, cl cql.Consistency, keys 
 			c.wbuf = cql.AppendExecute(c.wbuf, int16(i), id, cl, c.nvals, c.vals)
 		}
 		err = c.roundTrip(ctx, len(keys))
-		if ce, ok := err.(*cql.Error); ok && ce.Code == cql.CodeUnprepared && attempt == 0 {
+		if cql.IsUnprepared(err) && attempt == 0 {
 			delete(c.prep, q)
 			continue
 		}
@@ -83,7 +83,7 @@ func (c *conn) batch(ctx context.Context, q string, cl cql.Consistency, keys []s
 		}
 		c.wbuf = cql.EndBatch(c.wbuf, s, cl)
 		err = c.roundTrip(ctx, 1)
-		if ce, ok := err.(*cql.Error); ok && ce.Code == cql.CodeUnprepared && attempt == 0 {
+		if cql.IsUnprepared(err) && attempt == 0 {
 			delete(c.prep, q)
 			continue
 		}

@@ -163,7 +163,7 @@ func (db *DB) dial(ctx context.Context, i int) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := newConn(nc.(*netconn.Conn), i)
+	c := newConn(nc, i)
 	if err := c.handshake(ctx, db.user, db.pw); err != nil {
 		c.nc.Close()
 		return nil, err

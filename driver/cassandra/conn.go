@@ -223,7 +223,7 @@ func (c *conn) execute(ctx context.Context, q string, cl cql.Consistency) (int, 
 		}
 		c.wbuf = cql.AppendExecute(c.wbuf, 0, id, cl, c.nvals, c.vals)
 		err = c.roundTrip(ctx, 1)
-		if ce, ok := err.(*cql.Error); ok && ce.Code == cql.CodeUnprepared && attempt == 0 {
+		if cql.IsUnprepared(err) && attempt == 0 {
 			delete(c.prep, q)
 			continue
 		}

@@ -184,7 +184,7 @@ func TestConnFraming(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := newConn(nc.(*netconn.Conn), "example:2379")
+	c, err := newConn(nc, "example:2379")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func TestConnWindowWaitReadsWhatArrived(t *testing.T) {
 	}
 	// Not a timing assertion: a bound on a wait that, when the defect is there, never ends.
 	_ = nc.SetReadDeadline(time.Now().Add(20 * time.Second))
-	c, err := newConn(nc.(*netconn.Conn), "example:2379")
+	c, err := newConn(nc, "example:2379")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -149,7 +149,7 @@ func (db *DB) dialTarget(ctx context.Context, t target) (*client, error) {
 	if err != nil {
 		return nil, err
 	}
-	hc, err := newConn(nc.(*netconn.Conn), t.authority)
+	hc, err := newConn(nc, t.authority)
 	if err != nil {
 		nc.Close()
 		return nil, err

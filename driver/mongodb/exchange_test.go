@@ -54,7 +54,7 @@ func TestExchange(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := newConn(nc.(*netconn.Conn))
+			c := newConn(nc)
 			_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
 			c.simple("ping", "", "db")
 			want := tc.reply(c.reqID)

@@ -94,7 +94,7 @@ func (db *DB) dial(ctx context.Context) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := newConn(nc.(*netconn.Conn))
+	c := newConn(nc)
 	c.hello()
 	r, err := db.roundTrip(ctx, c)
 	if err != nil {

@@ -67,7 +67,13 @@ func New(ctx context.Context, ep driver.Endpoint, cred driver.Credentials, poolS
 	}
 	cfg.User, cfg.Password, cfg.Database = cred.User, cred.Password, cred.Database
 	cs := &netconn.Conns{}
-	cfg.DialFunc = cs.Dial
+	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := cs.Dial(ctx, network, addr)
+		if err != nil {
+			return nil, err // not a nil *Conn inside a non-nil net.Conn
+		}
+		return c, nil
+	}
 	db := &DB{cfg: cfg, conns: cs}
 	db.st.Store(newStmts(sqltable.DefaultTable, &db.seq))
 	c, err := db.dial(ctx)

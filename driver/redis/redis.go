@@ -78,7 +78,7 @@ func (db *DB) dial(ctx context.Context) (*client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := newClient(nc.(*netconn.Conn))
+	c := newClient(nc)
 	if db.cred.Password != "" {
 		if db.cred.User != "" {
 			c.begin(3)

@@ -55,6 +55,13 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s (0x%04x): %s", name, e.Code, e.Message)
 }
 
+// IsUnprepared says err is the server's UNPREPARED error (an Error, as the reader returns it,
+// never wrapped): the statement must be prepared again.
+func IsUnprepared(err error) bool {
+	e, ok := err.(*Error)
+	return ok && e.Code == CodeUnprepared
+}
+
 // Timeout says the replicas did not answer in time (read or write timeout).
 func (e *Error) Timeout() bool { return e.Code == CodeReadTimeout || e.Code == CodeWriteTimeout }
 

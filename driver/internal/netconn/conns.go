@@ -22,7 +22,7 @@ type Conns struct {
 var dialer = net.Dialer{Timeout: 30 * time.Second}
 
 // Dial dials a tracked Conn, whose writes wait for the next Read (see Conn).
-func (c *Conns) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
+func (c *Conns) Dial(ctx context.Context, network, addr string) (*Conn, error) {
 	nc, err := dialer.DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err
