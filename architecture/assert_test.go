@@ -107,7 +107,7 @@ import (
 type own interface{ Own() }
 
 func f(v any) {
-	_, _ = v.(workload.MeasureNotifier)
+	_, _ = v.(workload.Workload)
 	_ = v.(*w2.Remote)
 	_, _ = v.(own)
 	switch v.(type) {
@@ -123,7 +123,7 @@ func f(v any) {
 		t.Fatal(err)
 	}
 	got := strings.Join(bad, "\n")
-	for _, want := range []string{"workload.MeasureNotifier", "w2.Remote", "workload.Result"} {
+	for _, want := range []string{"workload.Workload", "w2.Remote", "workload.Result"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no breach names %s:\n%s", want, got)
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/telemetry"
 )
 
@@ -93,16 +94,5 @@ func maxValue(w map[string][]point) (float64, bool) {
 
 func pct(r float64) string { return fmt.Sprintf("%.1f %%", 100*r) }
 
-// bytes renders a byte count or rate with a binary unit.
-func bytes(b float64) string {
-	const k = 1024
-	switch {
-	case b >= k*k*k:
-		return fmt.Sprintf("%.1f GiB", b/(k*k*k))
-	case b >= k*k:
-		return fmt.Sprintf("%.1f MiB", b/(k*k))
-	case b >= k:
-		return fmt.Sprintf("%.1f KiB", b/k)
-	}
-	return fmt.Sprintf("%.0f B", b)
-}
+// bytes renders a byte count or rate with a binary unit, as the databases' rules do.
+func bytes(b float64) string { return dbms.FormatBytes(b) }

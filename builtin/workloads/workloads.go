@@ -3,7 +3,7 @@
 // builds a cell's workload of its kind; what a built workload can do beyond the contract it
 // says itself, as data (workload.Traits). It sits below package builtin, like the table of
 // databases, so that tests of packages builtin imports can take the same vocabulary
-// (internal/vocabtest).
+// (testkit/vocabtest).
 package workloads
 
 import (
