@@ -42,8 +42,10 @@ func (b *Box) Traits() platform.Traits {
 	for i, n := range b.nodes {
 		out[i] = platform.NamedBox{Name: b.place.peers[i].Name, Box: n}
 	}
-	// The nodes are boxes of one platform alike: the first stands for whether the CPU is emulated.
-	return platform.Traits{Nodes: out, Site: b.site(), Emulated: b.nodes[0].Traits().Emulated}
+	// The nodes are boxes of one platform alike: the first stands for whether the CPU is
+	// emulated and for what they recorded of their orchestrator.
+	first := b.nodes[0].Traits()
+	return platform.Traits{Nodes: out, Site: b.site(), Emulated: first.Emulated, Orchestrator: first.Orchestrator}
 }
 
 func (b *Box) Endpoint() driver.Endpoint     { return b.ep }

@@ -318,6 +318,26 @@ type Traits struct {
 	// Emulated) and allows the box more time to answer; reports label it and withhold its
 	// verdicts. The box's fact FactEmulated says the same in words, for people.
 	Emulated bool
+	// Orchestrator is what the box records of the orchestrator it runs on (a cluster's name,
+	// network plugin, version, nodes), which the runner stores with the run
+	// (results.RunRecord's Orchestrator) and the report shows per cell; nil on none.
+	Orchestrator *Orchestrator
+}
+
+// Orchestrator is what a box records of the orchestrator it runs on, for people: the report
+// prints the facts under Name in this order, each with its label, and knows nothing of them.
+// Each fact is also one of the box's Facts (Key), where people and the docs find it.
+type Orchestrator struct {
+	Name  string // as people write it ("Kubernetes"): "what the runs recorded of their <Name> cluster"
+	Facts []OrchestratorFact
+}
+
+// OrchestratorFact is one fact of an Orchestrator: Value "" where the box has none (the report
+// leaves it out), so that every box of a platform lists the same facts in the same order.
+type OrchestratorFact struct {
+	Key   string // the fact's key in Box.Facts ("kubernetes_cni")
+	Label string // its short label in the report ("CNI")
+	Value string
 }
 
 // ClientSite is a place other than boxbench's own process where a box's client runs

@@ -23,13 +23,14 @@ type smallRun struct {
 	weight int64
 	status string
 	warn   []results.Warning
+	facts  map[string]string
 }
 
 func putSmall(t *testing.T, st *results.Store, runs []smallRun) {
 	t.Helper()
 	for i, r := range runs {
 		rec := &results.RunRecord{ID: r.cell + "#" + string(rune('0'+r.rep)), CellID: r.cell, Rep: r.rep, Seq: i + 1,
-			Status: "ok", Started: fixStart, Ended: fixStart.Add(time.Minute), Warnings: r.warn}
+			Status: "ok", Started: fixStart, Ended: fixStart.Add(time.Minute), Warnings: r.warn, Facts: r.facts}
 		if r.status != "" {
 			rec.Status, rec.Reason = r.status, "boom"
 		} else {

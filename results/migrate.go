@@ -2,18 +2,22 @@ package results
 
 import (
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
 )
 
 // Schema 1 kept what the report decides on as prose in the runs' facts; schema 2 has typed
-// columns for them (results/record.go). migrate brings a file of schema 1 to schema 2 in one
-// transaction, deriving the columns from the facts as schema 1's writer worded them; a file
-// already at schema 2 is left alone. The facts stay as they were.
+// columns for them (results/record.go). Schema 3 adds the orchestrator a run's box recorded
+// (Orchestrator), which earlier runs kept only as facts. migrate brings a file of schema 1 or
+// 2 to schema 3 in one transaction, deriving schema 2's columns from the facts as schema 1's
+// writer worded them and leaving the orchestrator of the earlier runs NULL, which reading
+// translates from their facts (legacyOrchestrator); a file already at schema 3 is left
+// alone. The facts stay as they were.
 
 // readableSchemas are the schema versions Open accepts: this one and those it migrates.
-var readableSchemas = []string{"1", SchemaVersion}
+var readableSchemas = []string{"1", "2", SchemaVersion}
 
 // runColumnsV2 are the columns schema 2 added to runs.
 var runColumnsV2 = []string{
@@ -27,7 +31,7 @@ var runColumnsV2 = []string{
 // row: emulated was the fact "emulated" = "true", the steady state the fact steady_state's
 // wording (runner/precision.go of schema 1), the duet the fact duet_pair, whose token starts
 // with "r<round>-". migrate stores them; a read-only open of a schema 1 file reads them
-// through a temporary view (v2View) and changes nothing in the file.
+// through a temporary view (oldRunsView) and changes nothing in the file.
 var v2Columns = [][2]string{
 	{"emulated", `COALESCE(json_extract(facts, '$.emulated') = 'true', 0)`},
 	{"steady_state", `CASE
@@ -55,33 +59,66 @@ func backfillV2() string {
 	return "UPDATE runs SET " + strings.Join(set, ",\n  ")
 }
 
-// v2View is the temporary view that shows a schema 1 file's runs as schema 2's: it lives in
-// the connection's temp schema (memory), which SQLite searches before main.
-func v2View() string {
+// oldRunsView is the temporary view that shows the runs of a file of schema 1 or 2 (whose
+// runs table has the columns have) as schema 3's: schema 2's columns derived (v2Columns), the
+// orchestrator NULL (read from the facts, legacyOrchestrator). It lives in the connection's
+// temp schema (memory), which SQLite searches before main; "" when nothing is missing.
+func oldRunsView(have []string) string {
 	var cols []string
-	for _, c := range v2Columns {
-		cols = append(cols, c[1]+" AS "+c[0])
+	if !slices.Contains(have, "emulated") {
+		for _, c := range v2Columns {
+			cols = append(cols, c[1]+" AS "+c[0])
+		}
+	}
+	if !slices.Contains(have, "orchestrator") {
+		cols = append(cols, "NULL AS orchestrator")
+	}
+	if len(cols) == 0 {
+		return ""
 	}
 	return "CREATE TEMP VIEW runs AS SELECT r.*, " + strings.Join(cols, ",\n  ") + " FROM main.runs AS r"
 }
 
-// hasV2Columns says whether the runs table has schema 2's columns.
-func hasV2Columns(db *sql.DB) (bool, error) {
-	rows, err := db.Query(`SELECT name FROM pragma_table_info('runs')`)
-	if err != nil {
-		return false, err
+// legacyOrchestrator is what a run written before schema 3 recorded of its orchestrator:
+// only a Kubernetes box recorded one, as these facts (platform/kubernetes, docs/kubernetes.md),
+// which the report showed in this order with these labels. A run with none of them has none.
+func legacyOrchestrator(facts map[string]string) Orchestrator {
+	keys := []struct{ key, label string }{
+		{"kubernetes_cluster", "cluster"},
+		{"kubernetes_cni", "CNI"},
+		{"kubernetes_kube_proxy_mode", "kube-proxy"},
+		{"kubernetes_version", "Kubernetes"},
+		{"kubernetes_nodes", "nodes"},
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return false, err
-		}
-		if name == "emulated" {
-			return true, nil
-		}
+	o := Orchestrator{Name: "Kubernetes"}
+	found := false
+	for _, k := range keys {
+		v := facts[k.key]
+		found = found || v != ""
+		o.Facts = append(o.Facts, OrchestratorFact{Key: k.key, Label: k.label, Value: v})
 	}
-	return false, rows.Err()
+	if !found {
+		return Orchestrator{}
+	}
+	return o
+}
+
+// readOrchestrator is a run's orchestrator from its column (cut like the facts), or from its
+// facts when the column is NULL (a run written before schema 3). A column that is not an
+// Orchestrator's JSON reads as none.
+func readOrchestrator(col sql.NullString, facts map[string]string) Orchestrator {
+	if !col.Valid {
+		return legacyOrchestrator(facts)
+	}
+	var o Orchestrator
+	if json.Unmarshal([]byte(col.String), &o) != nil {
+		return Orchestrator{}
+	}
+	o.Name = cut(o.Name, MaxName)
+	for i, f := range o.Facts {
+		o.Facts[i] = OrchestratorFact{Key: cut(f.Key, MaxName), Label: cut(f.Label, MaxName), Value: cut(f.Value, MaxText)}
+	}
+	return o
 }
 
 func migrate(db *sql.DB) error {
@@ -104,6 +141,12 @@ func migrate(db *sql.DB) error {
 			return err
 		}
 	}
+	if !slices.Contains(cols, "orchestrator") {
+		// NULL in every earlier run: read from its facts (legacyOrchestrator).
+		if _, err := tx.Exec(`ALTER TABLE runs ADD COLUMN orchestrator TEXT`); err != nil {
+			return err
+		}
+	}
 	var v string
 	err = tx.QueryRow(`SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v)
 	switch {
@@ -119,8 +162,11 @@ func migrate(db *sql.DB) error {
 	return tx.Commit()
 }
 
-func columns(tx *sql.Tx, table string) ([]string, error) {
-	rows, err := tx.Query(`SELECT name FROM pragma_table_info(?)`, table)
+// columns are the names of table's columns, read in a transaction or on the store's connection.
+func columns(q interface {
+	Query(string, ...any) (*sql.Rows, error)
+}, table string) ([]string, error) {
+	rows, err := q.Query(`SELECT name FROM pragma_table_info(?)`, table)
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,13 @@
 package results
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
+	"time"
 )
 
 // A file of schema 1 (testdata/v1, written by the release before schema 2) is read as it is by
@@ -95,4 +99,59 @@ func copyV1(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// A file of schema 2 (runs without the orchestrator column) reads its runs' orchestrator from
+// the kubernetes_* facts they recorded, read-only (the file unchanged) and after a writer's
+// open migrated it to schema 3; a run with none of those facts has none; a run stored now
+// keeps what its box recorded, a run on no orchestrator reads as none.
+func TestMigrateV2Orchestrator(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir)
+	must(t, err)
+	k8s := map[string]string{"kubernetes_cni": "routes", "kubernetes_version": "v1.34.4", "node": "n1"}
+	for i, facts := range []map[string]string{k8s, {"ran_on": "this host"}} {
+		must(t, s.PutRun(context.Background(), &RunRecord{ID: fmt.Sprintf("c#%d", i+1), CellID: "c", Rep: i + 1, Seq: i + 1,
+			Status: "failed", Reason: "boom", Started: time.Now(), Ended: time.Now(), Facts: facts}))
+	}
+	must(t, s.SetMeta(map[string]string{"schema_version": SchemaVersion}))
+	must(t, s.Close())
+	path := filepath.Join(dir, FileName)
+	sqliteExec(t, path, `ALTER TABLE runs DROP COLUMN orchestrator; UPDATE meta SET value = '2' WHERE key = 'schema_version'`)
+	before, err := os.ReadFile(path)
+	must(t, err)
+	want := Orchestrator{Name: "Kubernetes", Facts: []OrchestratorFact{
+		{Key: "kubernetes_cluster", Label: "cluster"}, {Key: "kubernetes_cni", Label: "CNI", Value: "routes"},
+		{Key: "kubernetes_kube_proxy_mode", Label: "kube-proxy"}, {Key: "kubernetes_version", Label: "Kubernetes", Value: "v1.34.4"},
+		{Key: "kubernetes_nodes", Label: "nodes"}}}
+	stored := Orchestrator{Name: "Orch", Facts: []OrchestratorFact{{Key: "orch_version", Label: "version", Value: "7"}}}
+	for i, open := range []func(string) (*Store, error){OpenExisting, Open, OpenExisting} {
+		s, err := open(dir)
+		must(t, err)
+		if i == 1 {
+			must(t, s.PutRun(context.Background(), &RunRecord{ID: "c#3", CellID: "c", Rep: 3, Seq: 3, Status: "failed",
+				Started: time.Now(), Ended: time.Now(), Facts: map[string]string{"orch_version": "7"}, Orchestrator: stored}))
+			must(t, s.PutRun(context.Background(), &RunRecord{ID: "c#4", CellID: "c", Rep: 4, Seq: 4, Status: "failed",
+				Started: time.Now(), Ended: time.Now(), Facts: k8s}))
+		}
+		runs, err := s.Runs()
+		must(t, err)
+		wants := map[string]Orchestrator{"c#1": want, "c#2": {}, "c#3": stored, "c#4": {}}
+		for _, r := range runs {
+			if w := wants[r.ID]; !reflect.DeepEqual(r.Orchestrator, w) {
+				t.Errorf("open %d: %s: orchestrator %+v, want %+v", i, r.ID, r.Orchestrator, w)
+			}
+		}
+		if v, _ := s.Meta("schema_version"); i == 0 && v != "2" || i > 0 && v != SchemaVersion {
+			t.Errorf("open %d: schema_version %q", i, v)
+		}
+		must(t, s.Close())
+		if i == 0 {
+			after, err := os.ReadFile(path)
+			must(t, err)
+			if string(after) != string(before) {
+				t.Error("a read-only open changed the schema 2 file")
+			}
+		}
+	}
 }

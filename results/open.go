@@ -149,7 +149,7 @@ func openVerified(d *ownfs.Dir, f *os.File, params string) (*sql.DB, error) {
 }
 
 // OpenReadOnly opens the results file in dir for reading. Nothing in it or beside it is
-// written: not a migration (a schema 1 file is read through a temporary view, v2View), not
+// written: not a migration (a file of schema 1 or 2 is read through a temporary view, oldRunsView), not
 // the journal mode. A results.db that is a link, a FIFO, a device or a directory is refused
 // before it is opened; read-only media and a directory of another user can be read.
 func OpenReadOnly(dir string) (*Store, error) {
@@ -224,7 +224,8 @@ func openReadOnly(d *ownfs.Dir) (*Store, error) {
 	return &Store{db: db, path: path, copyDir: copyDir}, nil
 }
 
-// viewOldRuns shows a schema 1 file's runs with schema 2's columns, in memory.
+// viewOldRuns shows the runs of a file of schema 1 or 2 with schema 3's columns, in memory
+// (oldRunsView).
 func viewOldRuns(db *sql.DB, path string) error {
 	var n int
 	if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'`).Scan(&n); err != nil {
@@ -233,12 +234,14 @@ func viewOldRuns(db *sql.DB, path string) error {
 	if n == 0 {
 		return fmt.Errorf("%s holds no experiment (no runs table)", path)
 	}
-	ok, err := hasV2Columns(db)
-	if err != nil || ok {
+	have, err := columns(db, "runs")
+	if err != nil {
 		return err
 	}
-	if _, err := db.Exec(v2View()); err != nil {
-		return fmt.Errorf("read results schema 1: %w", err)
+	if view := oldRunsView(have); view != "" {
+		if _, err := db.Exec(view); err != nil {
+			return fmt.Errorf("read an older results schema: %w", err)
+		}
 	}
 	return nil
 }

@@ -33,6 +33,9 @@ type RunRow struct {
 	Emulated bool   `json:"-"`
 	Steady   Steady `json:"-"`
 	Duet     Duet   `json:"-"`
+	// Orchestrator is what the box recorded of its orchestrator (RunRecord's), read from the
+	// facts of a run written before schema 3 (legacyOrchestrator).
+	Orchestrator Orchestrator `json:"-"`
 	// ClientCPUs are the CPUs the run's client was pinned to (placement.client's, or its
 	// site's), "" when it was not: the env's client_cpus, where every schema keeps it.
 	ClientCPUs string `json:"-"`
@@ -62,7 +65,7 @@ func (s *Store) Runs() ([]RunRow, error) {
 	}
 	rows, err := s.db.Query(`SELECT id, cell_id, rep, seq, status, reason, log_tail, started_at, ended_at,
 		throughput_ops_per_second, COALESCE(env, '{}'), COALESCE(facts, '{}'), COALESCE(limits_applied, '{}'), COALESCE(result, 'null'),
-		emulated, steady_state, duet_pair, duet_round
+		emulated, steady_state, duet_pair, duet_round, orchestrator
 		FROM runs ORDER BY seq, id`)
 	if err != nil {
 		return nil, err
@@ -74,8 +77,9 @@ func (s *Store) Runs() ([]RunRow, error) {
 		var r RunRow
 		var st, en, env, facts, lim, res string
 		var thr sql.NullFloat64
+		var orch sql.NullString
 		if err := rows.Scan(&r.ID, &r.CellID, &r.Rep, &r.Seq, &r.Status, &r.Reason, &r.LogTail, &st, &en, &thr, &env, &facts, &lim, &res,
-			&r.Emulated, &r.Steady, &r.Duet.Pair, &r.Duet.Round); err != nil {
+			&r.Emulated, &r.Steady, &r.Duet.Pair, &r.Duet.Round, &orch); err != nil {
 			return nil, err
 		}
 		r.Started, _ = time.Parse(time.RFC3339Nano, st)
@@ -94,6 +98,7 @@ func (s *Store) Runs() ([]RunRow, error) {
 		r.ClientCPUs = r.Env["client_cpus"]
 		_ = json.Unmarshal([]byte(facts), &r.Facts)
 		r.Facts = cutMap(r.Facts)
+		r.Orchestrator = readOrchestrator(orch, r.Facts)
 		_ = json.Unmarshal([]byte(lim), &r.Limits)
 		if res != "null" {
 			if err := checkResultJSON(s.path+": run "+r.ID, []byte(res)); err != nil {

@@ -31,3 +31,20 @@ type Duet struct {
 	Pair  string
 	Round int
 }
+
+// Orchestrator is what a run's box recorded of the orchestrator it ran on (platform.Traits'
+// Orchestrator): its name and its facts, in the order the report shows them, each with its
+// label. The zero value is a run on none. It is the runs column orchestrator (schema 3);
+// runs written before hold it only as facts, which reading translates (legacyOrchestrator).
+type Orchestrator struct {
+	Name  string             `json:"name,omitempty"`
+	Facts []OrchestratorFact `json:"facts,omitempty"`
+}
+
+// OrchestratorFact is one fact of an Orchestrator: Key is the run's fact that holds it too,
+// Label what the report calls it; Value "" where the box had none.
+type OrchestratorFact struct {
+	Key   string `json:"key"`
+	Label string `json:"label"`
+	Value string `json:"value"`
+}

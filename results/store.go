@@ -21,7 +21,7 @@ import (
 )
 
 // SchemaVersion changes when the schema does; docs/results.md lists the versions.
-const SchemaVersion = "2"
+const SchemaVersion = "3"
 
 // FileName is the results file inside an experiment directory.
 const FileName = "results.db"
@@ -37,7 +37,7 @@ CREATE TABLE IF NOT EXISTS runs (
   throughput_ops_per_second REAL, result TEXT, env TEXT, limits_requested TEXT,
   limits_applied TEXT, facts TEXT, emulated INTEGER NOT NULL DEFAULT 0,
   steady_state TEXT NOT NULL DEFAULT '', duet_pair TEXT NOT NULL DEFAULT '',
-  duet_round INTEGER NOT NULL DEFAULT 0);
+  duet_round INTEGER NOT NULL DEFAULT 0, orchestrator TEXT);
 CREATE TABLE IF NOT EXISTS ops (
   run_id TEXT NOT NULL, op TEXT NOT NULL, series TEXT NOT NULL, count INTEGER NOT NULL,
   errors INTEGER NOT NULL, ops_per_second REAL NOT NULL, p50_ns INTEGER, p90_ns INTEGER,
@@ -210,6 +210,9 @@ type RunRecord struct {
 	Emulated bool
 	Steady   Steady
 	Duet     Duet
+	// Orchestrator is what the box recorded of the orchestrator it ran on; its facts are
+	// among Facts too.
+	Orchestrator Orchestrator
 	// ClientCPUs are the cpus of this host the run's client was pinned to (placement.client's,
 	// or its site's), "" when it was not pinned. Stored as the env's client_cpus, where every
 	// schema keeps it (RunRow.ClientCPUs reads it back); an Env that already holds the key
@@ -250,12 +253,12 @@ func (s *Store) PutRun(ctx context.Context, r *RunRecord) error {
 	}
 	_, err = tx.Exec(`INSERT OR REPLACE INTO runs (id, cell_id, rep, seq, status, reason, log_tail, started_at, ended_at,
 		throughput_ops_per_second, result, env, limits_requested, limits_applied, facts,
-		emulated, steady_state, duet_pair, duet_round)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		emulated, steady_state, duet_pair, duet_round, orchestrator)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.CellID, r.Rep, r.Seq, r.Status, r.Reason, r.LogTail,
 		r.Started.UTC().Format(time.RFC3339Nano), r.Ended.UTC().Format(time.RFC3339Nano), thr,
 		jsonOrNil(r.Result), jsonOrNil(r.storedEnv()), jsonOrNil(r.LimitsRequested), jsonOrNil(r.LimitsApplied), jsonOrNil(r.Facts),
-		r.Emulated, string(r.Steady), r.Duet.Pair, r.Duet.Round)
+		r.Emulated, string(r.Steady), r.Duet.Pair, r.Duet.Round, storedOrchestrator(r.Orchestrator))
 	if err != nil {
 		return fmt.Errorf("store run %s: %w", r.ID, err)
 	}
@@ -284,6 +287,13 @@ func (s *Store) PutRun(ctx context.Context, r *RunRecord) error {
 		}
 	}
 	return tx.Commit()
+}
+
+// storedOrchestrator is the orchestrator column: its JSON, "{}" for a run on none (NULL is a
+// run written before schema 3, whose facts say it: legacyOrchestrator).
+func storedOrchestrator(o Orchestrator) string {
+	b, _ := json.Marshal(o) // strings only: it cannot fail
+	return string(b)
 }
 
 func jsonOrNil(v any) any {

@@ -57,7 +57,7 @@ func TestOpenRefusesForeign(t *testing.T) {
 		{"another program's database", func(p string) { sqliteExec(t, p, `CREATE TABLE users (name TEXT)`) }, "tables boxbench does not write (users, no meta table)"},
 		{"newer schema", func(p string) {
 			sqliteExec(t, p, `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO meta VALUES ('schema_version', '7')`)
-		}, "written by a newer boxbench (results schema 7; this boxbench reads 1, 2)"},
+		}, "written by a newer boxbench (results schema 7; this boxbench reads 1, 2, 3)"},
 		{"unknown schema", func(p string) {
 			sqliteExec(t, p, `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO meta VALUES ('schema_version', 'x')`)
 		}, `results schema "x" is not one this boxbench reads`},

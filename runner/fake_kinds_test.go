@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"os"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -164,6 +165,38 @@ func TestFakeEmulated(t *testing.T) {
 	}
 	if r := f.rows()[0]; !r.Emulated {
 		t.Errorf("run %s not emulated", r.ID)
+	}
+}
+
+// What a box records of its orchestrator is stored with the run as it said it (a typed part of
+// the record, in order with its labels), its facts among the run's facts; a cluster's run
+// stores its first node's.
+func TestFakeOrchestrator(t *testing.T) {
+	o := &platform.Orchestrator{Name: "Orch", Facts: []platform.OrchestratorFact{
+		{Key: "orch_cluster", Label: "cluster", Value: "east"}, {Key: "orch_version", Label: "version", Value: "7"},
+		{Key: "orch_nodes", Label: "nodes"}}}
+	want := results.Orchestrator{Name: "Orch", Facts: []results.OrchestratorFact{
+		{Key: "orch_cluster", Label: "cluster", Value: "east"}, {Key: "orch_version", Label: "version", Value: "7"},
+		{Key: "orch_nodes", Label: "nodes"}}}
+	for _, extra := range []string{"", "topology: {nodes: 3}\n"} {
+		f := newFake(t, "", extra+"repetitions: 1\n", fake.Options{Orchestrator: o, Cluster: extra != ""})
+		if sum, err := f.run(context.Background(), false); err != nil || sum.OK != 1 {
+			t.Fatalf("%q: %+v, %v", extra, sum, err)
+		}
+		r := f.rows()[0]
+		if !reflect.DeepEqual(r.Orchestrator, want) {
+			t.Errorf("%q: run %s: orchestrator %+v, want %+v", extra, r.ID, r.Orchestrator, want)
+		}
+		if r.Facts["orch_version"] != "7" {
+			t.Errorf("%q: run %s: facts %v lack the orchestrator's", extra, r.ID, r.Facts)
+		}
+	}
+	f := newFake(t, "", "repetitions: 1\n", fake.Options{})
+	if sum, err := f.run(context.Background(), false); err != nil || sum.OK != 1 {
+		t.Fatalf("%+v, %v", sum, err)
+	}
+	if r := f.rows()[0]; r.Orchestrator.Name != "" || r.Orchestrator.Facts != nil {
+		t.Errorf("run %s on no orchestrator: %+v", r.ID, r.Orchestrator)
 	}
 }
 

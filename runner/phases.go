@@ -75,6 +75,7 @@ func (r *Runner) provisionBox(ctx context.Context, s *runState) error {
 	s.box = box
 	rec.Facts = box.Facts()
 	rec.Emulated = box.Traits().Emulated
+	rec.Orchestrator = orchestratorOf(box.Traits().Orchestrator)
 	if c.Topology != nil {
 		if err := r.loadInPlace(ctx, box, s.d, s.wl, rec); err != nil {
 			rec.LogTail = box.LogTail(4096)
@@ -196,6 +197,18 @@ func boxWarnings(b platform.Box, prefix string) []results.Warning {
 	var out []results.Warning
 	for _, w := range b.Warnings() {
 		out = append(out, results.Warning{Code: prefix + w.Code, Severity: "warning", Message: w.Message})
+	}
+	return out
+}
+
+// orchestratorOf is what a box recorded of its orchestrator as the run stores it (zero: none).
+func orchestratorOf(o *platform.Orchestrator) results.Orchestrator {
+	if o == nil {
+		return results.Orchestrator{}
+	}
+	out := results.Orchestrator{Name: o.Name}
+	for _, f := range o.Facts {
+		out.Facts = append(out.Facts, results.OrchestratorFact{Key: f.Key, Label: f.Label, Value: f.Value})
 	}
 	return out
 }

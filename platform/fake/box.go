@@ -103,7 +103,7 @@ func (b *Box) Applied() resource.Applied {
 }
 
 func (b *Box) Traits() platform.Traits {
-	t := platform.Traits{Emulated: b.p.o.Emulated}
+	t := platform.Traits{Emulated: b.p.o.Emulated, Orchestrator: b.p.o.Orchestrator}
 	if b.p.o.Agent != nil {
 		t.Site = &site{serve: b.p.o.Agent, ep: b.Endpoint()}
 	}
@@ -113,7 +113,15 @@ func (b *Box) Traits() platform.Traits {
 func (b *Box) Warnings() []platform.Warning { return b.p.o.Warnings }
 
 func (b *Box) Facts() map[string]string {
-	return map[string]string{"platform_fake": "in memory", "restore": b.restored}
+	f := map[string]string{"platform_fake": "in memory", "restore": b.restored}
+	if o := b.p.o.Orchestrator; o != nil {
+		for _, of := range o.Facts {
+			if of.Value != "" {
+				f[of.Key] = of.Value
+			}
+		}
+	}
+	return f
 }
 
 // Exec runs nothing: it returns argv joined, or the injected fault.

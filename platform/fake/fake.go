@@ -49,6 +49,9 @@ type Options struct {
 	Agent func(ctx context.Context, stdin io.Reader, stdout io.Writer) error
 	// Emulated marks every box's CPU as emulated (platform.Traits.Emulated).
 	Emulated bool
+	// Orchestrator is what every box records of an orchestrator (platform.Traits'), each of
+	// its facts also one of the box's Facts; nil: none.
+	Orchestrator *platform.Orchestrator
 	// Warnings are every box's doubts.
 	Warnings []platform.Warning
 }

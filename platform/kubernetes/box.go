@@ -65,6 +65,7 @@ type box struct {
 	applied  resource.Applied
 	warns    []platform.Warning
 	facts    map[string]string
+	orch     *platform.Orchestrator // what Traits say of the cluster: orchestrator(facts)
 
 	mu                sync.Mutex
 	pod, svc, pvc, pv string // created objects still to delete

@@ -24,12 +24,14 @@ import (
 // every box that has a site.
 type podClient struct{ *box }
 
-// Traits: with client.platform kubernetes, the box's client runs in a pod (podClient).
+// Traits: what the box recorded of its cluster, and with client.platform kubernetes, the
+// box's client runs in a pod (podClient).
 func (b *box) Traits() platform.Traits {
+	t := platform.Traits{Orchestrator: b.orch}
 	if b.cfg.ClientInCluster {
-		return platform.Traits{Site: podClient{b}}
+		t.Site = podClient{b}
 	}
-	return platform.Traits{}
+	return t
 }
 
 // ClientCPUs: a pod's cpus are the node's business, not known cpus of this host.

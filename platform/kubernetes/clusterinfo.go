@@ -10,6 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/boxbench/boxbench/platform"
 )
 
 // serverVersion asks the API server its version within 10 s (client-go's ServerVersion takes
@@ -63,6 +65,27 @@ func clusterFacts(ctx context.Context, cl *cluster, n *corev1.Node) map[string]s
 	sort.Strings(nodes)
 	f["kubernetes_nodes"] = strings.Join(nodes, " ")
 	return f
+}
+
+// orchestratorFacts are the facts of its cluster a box lists in its Traits (the cluster's
+// name, which provision sets, and clusterFacts' ones), in the order the report shows them,
+// with their labels there.
+var orchestratorFacts = []struct{ key, label string }{
+	{"kubernetes_cluster", "cluster"},
+	{"kubernetes_cni", "CNI"},
+	{"kubernetes_kube_proxy_mode", "kube-proxy"},
+	{"kubernetes_version", "Kubernetes"},
+	{"kubernetes_nodes", "nodes"},
+}
+
+// orchestrator is what a box with these facts records of its cluster (platform.Traits): every
+// fact of orchestratorFacts, "" where the box has none (an unnamed cluster).
+func orchestrator(facts map[string]string) *platform.Orchestrator {
+	o := &platform.Orchestrator{Name: "Kubernetes"}
+	for _, f := range orchestratorFacts {
+		o.Facts = append(o.Facts, platform.OrchestratorFact{Key: f.key, Label: f.label, Value: facts[f.key]})
+	}
+	return o
 }
 
 // cni is what node n's annotations say of its pod network.

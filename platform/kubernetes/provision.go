@@ -75,6 +75,7 @@ func (b *box) provision(ctx context.Context) error {
 	if cl.name != "" {
 		b.facts["kubernetes_cluster"] = cl.name // the cell's cluster key, as the platform resolved it
 	}
+	b.orch = orchestrator(b.facts)
 	b.facts["kubeconfig"] = cl.kubeconfig
 	b.facts["node"] = b.node.Name
 	b.facts["node_is_this_host"] = strconv.FormatBool(b.local)
