@@ -28,6 +28,10 @@ func Neighbour(ns *spec.Neighbour, window time.Duration) (workload.Workload, err
 
 // workload builds the workload of one cell with the rows of s.
 func (s Set) workload(e *spec.Experiment, c *plan.Cell) (workload.Workload, error) {
+	// An experiment an agent's job carried (JSON) has its kinds' own sections still to decode.
+	if err := e.DecodeOwn(workloads.Vocabulary(s.k)); err != nil {
+		return nil, err
+	}
 	w := e.WorkloadFor(c.Workload, c.Params) // the cell's sweep keys applied
 	k, err := workloads.Find(s.k, w.Type, func(k WorkloadKind) bool { return k.Build != nil }, "is not built in")
 	if err != nil {

@@ -84,6 +84,8 @@ func Parse(data []byte, file string, v Vocabulary) (*Experiment, error) {
 		}
 	}
 	e.applyDefaults()
+	ops, omore := e.decodeOwn() // spec/own.go
+	problems, more = append(problems, ops...), more+omore
 	problems = append(problems, e.decodeSections()...) // spec/client.go
 	vps, vmore := e.validate()
 	problems, more = append(problems, vps...), more+vmore

@@ -192,7 +192,8 @@ func (c *checker) checkSweep(d Dim, where string) {
 }
 
 // WorkloadFor returns the workload a cell runs with its sweep keys applied: a copy of
-// WorkloadOf(name), with each workload.* key of params replacing its field. The values were
+// WorkloadOf(name), with each workload.* key of params replacing its field (a field of the
+// kind's own section by the kind, Own.Sweep). The values were
 // validated by Parse. Duration, warm-up and interval are never sweep keys, so a caller that
 // reads only those may use WorkloadOf.
 func (e *Experiment) WorkloadFor(name string, params map[string]string) *Workload {
@@ -201,6 +202,12 @@ func (e *Experiment) WorkloadFor(name string, params map[string]string) *Workloa
 		v, ok := params[key]
 		if !ok {
 			continue
+		}
+		if w.Own != nil { // a field of the kind's own section: the kind sets it
+			if o, mine := w.Own.Sweep(key, v); mine {
+				w.Own = o
+				continue
+			}
 		}
 		switch key {
 		case "workload.threads":

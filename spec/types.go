@@ -4,6 +4,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -71,7 +72,8 @@ type Experiment struct {
 }
 
 // Workload is what the client does. Common fields first; the rest apply to the kinds whose
-// row lists them (WorkloadKind.Fields, from the table builtin/workloads).
+// row lists them (WorkloadKind.Fields, from the table builtin/workloads); a kind's own
+// section, which its row decodes, is Own.
 type Workload struct {
 	Type     string   `yaml:"type"`
 	Threads  int      `yaml:"threads"`
@@ -113,6 +115,13 @@ type Workload struct {
 	Job    any   `yaml:"job"` // a preset name or a map of fio job options
 	Direct *bool `yaml:"direct"`
 	Size   Bytes `yaml:"size"` // file size per fio job
+
+	// Own is the kind's own section, what its row decoded from the keys Workload has no field
+	// for (WorkloadKind.Own, spec/own.go); nil for a kind without one. Rest holds those keys
+	// as read; ownJSON the section as an agent's job carried it, until DecodeOwn.
+	Own     Own                  `yaml:"-" json:"-"`
+	Rest    map[string]yaml.Node `yaml:",inline" json:"-"`
+	ownJSON json.RawMessage
 }
 
 // WorkloadOf returns the workload a cell runs: the named one of Workloads when the matrix

@@ -81,6 +81,9 @@ type WorkloadKind struct {
 	// error has one problem a line, each "Job.<option>: message" or a message of the job as a
 	// whole (fio.CheckJob).
 	CheckJob func(job any) error
+	// Own decodes and checks the kind's own section, the fields it takes that Workload has
+	// not (spec/own.go); nil when it takes none of its own.
+	Own *OwnKind
 }
 
 // workloadTypes are the names of the kinds that ok accepts, in the vocabulary's order.
@@ -118,12 +121,15 @@ func (v Vocabulary) remoteTypes() []string {
 
 // owns says whether w's kind takes field (WorkloadKind.Fields).
 func (v Vocabulary) owns(w *Workload, field string) bool {
-	return contains(v.workloadKind(w.Type).Fields, field)
+	k := v.workloadKind(w.Type)
+	return contains(k.Fields, field) || (k.Own != nil && contains(k.Own.Fields, field))
 }
 
 // owners are the kinds that take field, in the vocabulary's order.
 func (v Vocabulary) owners(field string) []string {
-	return v.workloadTypes(func(k WorkloadKind) bool { return contains(k.Fields, field) })
+	return v.workloadTypes(func(k WorkloadKind) bool {
+		return contains(k.Fields, field) || (k.Own != nil && contains(k.Own.Fields, field))
+	})
 }
 
 // kindFields are the fields some kind takes, sorted.
@@ -132,6 +138,11 @@ func (v Vocabulary) kindFields() []string {
 	for _, k := range v.Workloads {
 		for _, f := range k.Fields {
 			seen[f] = true
+		}
+		if k.Own != nil {
+			for _, f := range k.Own.Fields {
+				seen[f] = true
+			}
 		}
 	}
 	return sortedKeys(seen)

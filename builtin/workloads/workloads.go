@@ -40,6 +40,10 @@ type Kind struct {
 	// CheckJob checks the kind's job: value (a preset name or a map of options) when it takes
 	// one; nil otherwise.
 	CheckJob func(job any) error
+	// Own decodes and checks the kind's own section: the fields it takes that spec.Workload
+	// has not, kept in spec.Workload.Own as a value of the kind's own package; nil when it
+	// takes none of its own (spec.OwnKind).
+	Own *spec.OwnKind
 }
 
 // Cell is what building a measured workload needs of the planned cell.
@@ -66,7 +70,7 @@ func Vocabulary(rows []Kind) []spec.WorkloadKind {
 		out[i] = spec.WorkloadKind{Name: k.Name, Measured: k.Build != nil, Neighbour: k.Neighbour != nil,
 			Threads: k.Threads, Records: k.Records, Remote: k.Remote, Fields: k.Fields, Sweeps: k.Sweeps,
 			WholeSeconds: k.WholeSeconds, JobMissing: k.JobMissing, NeighbourJobMissing: k.NeighbourJobMissing,
-			CheckJob: k.CheckJob}
+			CheckJob: k.CheckJob, Own: k.Own}
 	}
 	return out
 }
