@@ -83,9 +83,10 @@ func untruncated(metrics []map[string]float64) []float64 {
 // calibrations, computed once when Build builds it (nil without the replica key).
 type calibrationSection struct{ cals []Calibration }
 
-var _ = addSection(60, "calibration", func(r *Report) (Section, error) {
+// calibrationBuilder computes the calibration section (its place: sectionBuilders, report/section.go).
+var calibrationBuilder builder = func(r *Report) (Section, error) {
 	return calibrationSection{r.calibrations()}, nil
-})
+}
 
 func (calibrationSection) Head() Head         { return Head{Anchor: "calibration", Title: "Calibration"} }
 func (s calibrationSection) Text(w io.Writer) { writeTextCalibration(w, s.cals) }

@@ -9,7 +9,8 @@ import (
 	"github.com/boxbench/boxbench/results"
 )
 
-var _ = addSection(40, "clusters", textBuilder("clusters", "Orchestrator clusters", writeTextClusters))
+// clustersBuilder computes the clusters section (its place: sectionBuilders, report/section.go).
+var clustersBuilder builder = textBuilder("clusters", "Orchestrator clusters", writeTextClusters)
 
 // writeTextClusters prints, under each cell whose runs ran on an orchestrator's cluster, what
 // they recorded of it (results.RunRow's Orchestrator): each fact with its label, in the order

@@ -25,11 +25,12 @@ type metricsSection struct {
 	views []metricView
 }
 
-var _ = addSection(20, "metrics", func(r *Report) (Section, error) {
+// metricsBuilder computes the metrics section (its place: sectionBuilders, report/section.go).
+var metricsBuilder builder = func(r *Report) (Section, error) {
 	var b strings.Builder
 	writeTextMetrics(&b, r)
 	return metricsSection{b.String(), r.metricViews()}, nil
-})
+}
 
 func (metricsSection) Head() Head {
 	return Head{Anchor: "metrics", Title: "Workload metrics and shares"}

@@ -9,7 +9,8 @@ import (
 	"github.com/boxbench/boxbench/results"
 )
 
-var _ = addSection(30, "nodes", textBuilder("nodes", "Nodes of each cluster", writeTextNodes))
+// nodesBuilder computes the nodes section (its place: sectionBuilders, report/section.go).
+var nodesBuilder builder = textBuilder("nodes", "Nodes of each cluster", writeTextNodes)
 
 // writeTextNodes prints, under each cell of a cluster (the runs' node_… metrics, see
 // docs/topology.md), one line per node and one for the cluster's sum: mean CPU (cores), memory

@@ -25,7 +25,8 @@ type publishedSection struct {
 	rows []PublishedRow
 }
 
-var _ = addSection(70, "published", func(r *Report) (Section, error) { return newPublishedSection(r), nil })
+// publishedBuilder computes the published section (its place: sectionBuilders, report/section.go).
+var publishedBuilder builder = func(r *Report) (Section, error) { return newPublishedSection(r), nil }
 
 // newPublishedSection decodes the block of r's spec and judges its effects on r's cells.
 func newPublishedSection(r *Report) publishedSection {

@@ -51,7 +51,7 @@ type Report struct {
 	Runs []results.RunRow
 	// Sections are the parts after the overview table, in order, each rendering itself in
 	// every format (report/section.go): the models Build computed, once, for every registered
-	// section (addSection), in their order.
+	// section (sectionBuilders), in their order.
 	Sections []Section
 
 	// decoded are the runs' stored results, decoded once (decodeResults), in the order of Runs.

@@ -2,20 +2,18 @@ package report
 
 import (
 	"bytes"
-	"cmp"
 	"embed"
 	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
-	"slices"
 	"strings"
 )
 
 // Section is one part of the report after the overview table: the model Build computed for it
 // (once, from the Report and what Build loaded), which renders itself in every format from
-// that model alone. Adding a section is one file: its builder, registered with addSection
-// where its place in the order is, and its rendering; plus its golden output.
+// that model alone. Adding a section is one file (its builder and its rendering), one line in
+// sectionBuilders where its place in the order is, and its golden output.
 //
 // Each method is called once per rendering, in the order of Report.Sections, and must be
 // deterministic (golden files).
@@ -54,32 +52,29 @@ type CSVForm struct {
 // groups, warnings, sweeps, runs); an error fails Build.
 type builder func(r *Report) (Section, error)
 
-type rankedBuilder struct {
-	rank int
+// namedBuilder is one section in the report's order; the name says which section failed.
+type namedBuilder struct {
 	name string
 	b    builder
 }
 
-var builders []rankedBuilder
-
-// addSection registers a section's builder: rank is its place in the report's order (every
-// format shows the sections by rank), name says which section it is in a panic. Called from a
-// package-level var of the section's own file; a rank taken twice is a defect of the build.
-func addSection(rank int, name string, b builder) bool {
-	for _, o := range builders {
-		if o.rank == rank {
-			panic(fmt.Sprintf("report: sections %s and %s both have rank %d", o.name, name, rank))
-		}
-	}
-	builders = append(builders, rankedBuilder{rank, name, b})
-	slices.SortFunc(builders, func(a, b rankedBuilder) int { return cmp.Compare(a.rank, b.rank) })
-	return true
+// sectionBuilders are the sections after the overview table, in the order every format shows
+// them: one line a section, its builder in the section's own file. An explicit list, not
+// registration at init, so the order is read in one place.
+var sectionBuilders = []namedBuilder{
+	{"sweeps", sweepsBuilder},
+	{"metrics", metricsBuilder},
+	{"nodes", nodesBuilder},
+	{"clusters", clustersBuilder},
+	{"window", windowBuilder},
+	{"calibration", calibrationBuilder},
+	{"published", publishedBuilder},
 }
 
 // buildSections computes every registered section's model from r, in order.
 func buildSections(r *Report) ([]Section, error) {
-	out := make([]Section, 0, len(builders))
-	for _, rb := range builders {
+	out := make([]Section, 0, len(sectionBuilders))
+	for _, rb := range sectionBuilders {
 		s, err := rb.b(r)
 		if err != nil {
 			return nil, fmt.Errorf("section %s: %w", rb.name, err)

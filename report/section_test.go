@@ -12,7 +12,7 @@ import (
 )
 
 // fakeSection counts the report's cells when Build builds it: a section added the way the
-// recipe says (docs/architecture.md), by one addSection with its builder.
+// recipe says (docs/architecture.md), by its builder and one line in sectionBuilders.
 type fakeSection struct{ cells int }
 
 func (fakeSection) Head() Head { return Head{Anchor: "fake", Title: "Fake", Nav: true} }
@@ -32,7 +32,7 @@ func (s fakeSection) CSV() []CSVForm {
 	}}}
 }
 
-// A section registered with addSection appears in the text, the JSON and the HTML report (and
+// A section listed in sectionBuilders appears in the text, the JSON and the HTML report (and
 // in the page's navigation), offers its CSV form, and the rest of each stays as it was.
 func TestSectionInEveryFormat(t *testing.T) {
 	r, err := Build(openFixture(t, "edge"))
@@ -56,9 +56,9 @@ func TestSectionInEveryFormat(t *testing.T) {
 	if err := WriteCSVForm(io.Discard, r, "fake-csv"); err == nil {
 		t.Fatal("a CSV form no section offers was written")
 	}
-	saved := slices.Clone(builders)
-	t.Cleanup(func() { builders = saved })
-	addSection(1000, "fake", func(r *Report) (Section, error) { return fakeSection{len(r.Cells)}, nil })
+	saved := sectionBuilders
+	t.Cleanup(func() { sectionBuilders = saved })
+	sectionBuilders = append(slices.Clone(saved), namedBuilder{"fake", func(r *Report) (Section, error) { return fakeSection{len(r.Cells)}, nil }})
 	if r.Sections, err = buildSections(r); err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,8 @@ var sweepsTmpl = sectionTemplate("sweeps")
 // report's sweeps, which Build computes (sweep.go).
 type sweepsSection struct{ sweeps []*Sweep }
 
-var _ = addSection(10, "sweeps", func(r *Report) (Section, error) { return sweepsSection{r.Sweeps}, nil })
+// sweepsBuilder computes the sweeps section (its place: sectionBuilders, report/section.go).
+var sweepsBuilder builder = func(r *Report) (Section, error) { return sweepsSection{r.Sweeps}, nil }
 
 func (sweepsSection) Head() Head { return Head{Anchor: "sweeps", Title: "Sweeps", Nav: true} }
 

@@ -11,7 +11,8 @@ import (
 
 // The measured window section (a textSection): where each cell's window started and how long
 // its runs waited for a quiet host.
-var _ = addSection(50, "window", textBuilder("window", "Measured window", writeTextWindow))
+// windowBuilder computes the window section (its place: sectionBuilders, report/section.go).
+var windowBuilder builder = textBuilder("window", "Measured window", writeTextWindow)
 
 // The metrics the runner stores for the measured window, by their one name (results/names.go).
 const (
