@@ -19,20 +19,7 @@ import (
 func foreignAssertions(root string) ([]string, error) {
 	var bad []string
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") || d.Name() == "out") && path != root {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	err := goFiles(fset, root, func(path string, f *ast.File) {
 		own := map[string]bool{} // local names of the module's packages this file imports
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
@@ -72,10 +59,31 @@ func foreignAssertions(root string) ([]string, error) {
 			}
 			return true
 		})
-		return nil
 	})
 	sort.Strings(bad)
 	return bad, err
+}
+
+// goFiles parses every non-test Go file under root (testdata, out and dot directories
+// skipped) and hands it to fn.
+func goFiles(fset *token.FileSet, root string, fn func(path string, f *ast.File)) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && (d.Name() == "testdata" || d.Name() == "out" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		fn(path, f)
+		return nil
+	})
 }
 
 // TestNoForeignAssertions: no non-test code asserts a type of another package of boxbench.

@@ -2,14 +2,11 @@ package architecture
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/boxbench/boxbench/builtin"
@@ -33,20 +30,7 @@ func namedIn(root string, dirs []string, names map[string]bool) ([]string, error
 		}
 	}
 	for _, d := range dirs {
-		err := filepath.WalkDir(filepath.Join(root, d), func(path string, e fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if e.IsDir() && e.Name() == "testdata" {
-				return filepath.SkipDir
-			}
-			if e.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-				return nil
-			}
-			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-			if err != nil {
-				return err
-			}
+		err := goFiles(fset, filepath.Join(root, d), func(path string, f *ast.File) {
 			ast.Inspect(f, func(n ast.Node) bool {
 				switch x := n.(type) {
 				case *ast.BinaryExpr:
@@ -66,7 +50,6 @@ func namedIn(root string, dirs []string, names map[string]bool) ([]string, error
 				}
 				return true
 			})
-			return nil
 		})
 		if err != nil {
 			return nil, err

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/boxbench/boxbench/dbms"
 )
 
 // always selects every sample of a series, warm-up included.
@@ -140,11 +142,11 @@ func swap(f Facts, th Thresholds) []Warning {
 	var parts []string
 	active := false
 	if used, ok := maxValue(window(f.Samples, "host", "swap_used_bytes", always)); ok && used > th.SwapBytes {
-		parts = append(parts, fmt.Sprintf("the host had up to %s in swap", bytes(used)))
+		parts = append(parts, fmt.Sprintf("the host had up to %s in swap", dbms.FormatBytes(used)))
 	}
 	for _, dir := range []string{"in", "out"} {
 		if r, ok := meanRate(window(f.Samples, "host", "swap_"+dir+"_bytes_per_second", f.WarmupEnd)); ok && r > th.SwapRateBytes {
-			parts = append(parts, fmt.Sprintf("swapped %s %s/s after warm-up", dir, bytes(r)))
+			parts = append(parts, fmt.Sprintf("swapped %s %s/s after warm-up", dir, dbms.FormatBytes(r)))
 			active = true
 		}
 	}
@@ -154,7 +156,7 @@ func swap(f Facts, th Thresholds) []Warning {
 			if n.Name != "" {
 				who = "node " + n.Name + "'s cgroup"
 			}
-			parts = append(parts, fmt.Sprintf("%s had up to %s in swap", who, bytes(used)))
+			parts = append(parts, fmt.Sprintf("%s had up to %s in swap", who, dbms.FormatBytes(used)))
 			active = true
 		}
 	}
@@ -170,7 +172,7 @@ func swap(f Facts, th Thresholds) []Warning {
 			"the host is short of memory, though"
 	}
 	w.Message = fmt.Sprintf("swap in use: %s (thresholds %s, %s/s): %s", strings.Join(parts, ", "),
-		bytes(th.SwapBytes), bytes(th.SwapRateBytes), meaning)
+		dbms.FormatBytes(th.SwapBytes), dbms.FormatBytes(th.SwapRateBytes), meaning)
 	return []Warning{w}
 }
 
@@ -238,7 +240,7 @@ func datasetIO(f Facts, th Thresholds) []Warning {
 			Severity: SeverityWarning,
 			Message: fmt.Sprintf("this memory-bound run read %s/s from disk after warm-up (%s), above %s/s: the data "+
 				"set did not stay in the database's memory (limit too small for it, or the warm-up too short), so "+
-				"latencies include disk reads and this is not a memory-bound result", bytes(rate), what, bytes(th.MemoryBoundReadBytes)),
+				"latencies include disk reads and this is not a memory-bound result", dbms.FormatBytes(rate), what, dbms.FormatBytes(th.MemoryBoundReadBytes)),
 		}}
 	case f.Dataset == DatasetDisk && rate < th.DiskBoundReadBytes:
 		return []Warning{{
@@ -246,7 +248,7 @@ func datasetIO(f Facts, th Thresholds) []Warning {
 			Severity: SeverityWarning,
 			Message: fmt.Sprintf("this disk-bound run read only %s/s from disk after warm-up (%s), below %s/s: the "+
 				"data set is served from memory (a page cache or buffer pool larger than the limit implies), so "+
-				"this is not a disk-bound result", bytes(rate), what, bytes(th.DiskBoundReadBytes)),
+				"this is not a disk-bound result", dbms.FormatBytes(rate), what, dbms.FormatBytes(th.DiskBoundReadBytes)),
 		}}
 	}
 	return nil
@@ -277,7 +279,7 @@ func limits(f Facts, th Thresholds) []Warning {
 		add("cpuset", strconv.Quote(s.Cpuset), orNone(a.Cpuset != "", strconv.Quote(a.Cpuset)))
 	}
 	if s.MemoryBytes > 0 && differ(float64(s.MemoryBytes), float64(a.MemoryBytes)) {
-		add("memory limit", bytes(float64(s.MemoryBytes)), orNone(a.MemoryBytes > 0, bytes(float64(a.MemoryBytes))))
+		add("memory limit", dbms.FormatBytes(float64(s.MemoryBytes)), orNone(a.MemoryBytes > 0, dbms.FormatBytes(float64(a.MemoryBytes))))
 	}
 	if s.IOWeight > 0 && s.IOWeight != a.IOWeight {
 		add("io weight", strconv.Itoa(s.IOWeight), orNone(a.IOWeight > 0, strconv.Itoa(a.IOWeight)))

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/telemetry"
 )
 
@@ -93,6 +92,3 @@ func maxValue(w map[string][]point) (float64, bool) {
 }
 
 func pct(r float64) string { return fmt.Sprintf("%.1f %%", 100*r) }
-
-// bytes renders a byte count or rate with a binary unit, as the databases' rules do.
-func bytes(b float64) string { return dbms.FormatBytes(b) }
