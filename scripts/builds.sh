@@ -31,7 +31,7 @@ need_gcc() {
 
 # Below the chain the tests start behind (setup, `make build`, the images): the tests no longer
 # wait for these builds, only the tests that use a cluster do (testenv.Await), so they take what
-# that chain and the tests leave. Cold on 2 cpus the total did not depend on it (docs/ci.md): at
+# that chain and the tests leave. Cold on 2 cpus the total did not depend on it (docs/notebook/ci-log.md): at
 # nice 0 the Kubernetes build ended at +27 and the tests started at +12:51 (2026-11-27 19:59,
 # 45:59); at nice 10 it ended at +37 and the tests started at +10:43 (21:00, 45:58) — the cpus
 # are saturated until the builds end, and the run's 75 cpu-minutes are what bound it.

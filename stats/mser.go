@@ -95,7 +95,7 @@ const MinMSERIntervals = 20
 // choice, which smooths interval-to-interval noise) when that leaves at least 4 batches, else
 // 0: no truncation. MSER-1 on shorter series was tried and dropped: on the shared 2-vCPU
 // development VM, 10-interval Redis runs cut by MSER-1 had a wider A/A noise floor than uncut
-// ones (docs/precision.md) — it cut bursts of other tenants' load, not transients.
+// ones (docs/notebook/precision-log.md) — it cut bursts of other tenants' load, not transients.
 func MSERBatch(n int) int {
 	if n >= MinMSERIntervals {
 		return 5
