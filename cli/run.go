@@ -94,11 +94,16 @@ func printPlan(w io.Writer, e *spec.Experiment, p *plan.Plan) {
 	fmt.Fprintln(w, "\ncells:")
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	for _, c := range p.Cells {
-		base := "(no baseline: it was skipped)"
-		if b := p.Baseline[c]; b == c {
+		var base string
+		switch b, skipped := p.Baseline[c], p.BaselineSkipped[c]; {
+		case b == c:
 			base = "baseline"
-		} else if b != nil {
+		case b != nil:
 			base = "vs " + b.ID
+		case skipped != nil:
+			base = "(no baseline: " + skipped.ID + " is skipped, below)"
+		default:
+			base = "(no baseline)"
 		}
 		recs := ""
 		if c.Records > 0 {
