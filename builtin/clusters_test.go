@@ -80,3 +80,29 @@ func TestClusterKey(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterBaselineNotACell (issue 45): under a matrix with a cluster key, baseline
+// {platform: native} gives the kubernetes cells platform=native/network=pod, which the matrix
+// does not have: a problem that names it and the baseline that would do, not cells planned as
+// "no baseline: it was skipped".
+func TestClusterBaselineNotACell(t *testing.T) {
+	s := strings.Replace(clustersSpec, "baseline: {platform: native, network: netns}", "baseline: {platform: native}", 1)
+	e, err := spec.Parse([]byte(s), "c.yaml", Vocabulary(Platforms(nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, problems := plan.Expand(context.Background(), e, 1, func(context.Context, *plan.Cell) error { return nil })
+	if len(problems) != 1 {
+		t.Fatalf("problems: %v", problems)
+	}
+	for _, w := range []string{
+		"baseline: {platform: native} gives cell platform=kubernetes/network=pod/cluster=routes the baseline platform=native/network=pod, which is not a cell of the matrix (nor is that of 1 more cells)",
+		"the cells it selects are platform=native/network=netns",
+		"differs in network",
+		"e.g. baseline: {platform: native, network: netns}",
+	} {
+		if !strings.Contains(problems[0].String(), w) {
+			t.Errorf("problem lacks %q:\n%s", w, problems[0])
+		}
+	}
+}

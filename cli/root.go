@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/boxbench/boxbench/internal/liblog"
 	"github.com/boxbench/boxbench/internal/safefile"
 	"github.com/boxbench/boxbench/report/format"
 	"github.com/boxbench/boxbench/results"
@@ -142,6 +143,9 @@ func (a *app) setupLog() error {
 	default:
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--log-format %q is not valid (valid: text, json)", a.logFormat)}
 	}
+	// What the client libraries would print to stderr by themselves goes to this log, at
+	// debug level (before any client connects: gRPC's logger is replaced only once).
+	liblog.Route(a.log)
 	return nil
 }
 

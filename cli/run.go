@@ -75,6 +75,33 @@ func (a *app) buildWorkloads(e *spec.Experiment, p *plan.Plan) error {
 	return nil
 }
 
+// printUnmeasured lists the effects of the spec's published study that no cell of this matrix
+// measures (a study cut to fewer cells keeps its block), the cells this host skips included.
+func printUnmeasured(w io.Writer, e *spec.Experiment, p *plan.Plan) {
+	if e.Published == nil {
+		return
+	}
+	var params []map[string]string
+	for _, c := range p.Cells {
+		params = append(params, c.Params)
+	}
+	for _, s := range p.Skipped {
+		params = append(params, s.Cell.Params)
+	}
+	head := false
+	for _, eff := range e.Published.Effects {
+		why := eff.Unmeasured(params)
+		if why == "" {
+			continue
+		}
+		if !head {
+			fmt.Fprintln(w, "\npublished effects this matrix does not measure (reported as not measured):")
+			head = true
+		}
+		fmt.Fprintf(w, "  %s: not measured (%s)\n", eff.Name, why)
+	}
+}
+
 func printPlan(w io.Writer, e *spec.Experiment, p *plan.Plan) {
 	fmt.Fprintf(w, "experiment %s: %d cells, %d skipped, %d runs (%s", e.Name, len(p.Cells), len(p.Skipped), len(p.Runs), e.Order)
 	if e.Seed == nil && e.Order == "randomized" {
@@ -94,11 +121,16 @@ func printPlan(w io.Writer, e *spec.Experiment, p *plan.Plan) {
 	fmt.Fprintln(w, "\ncells:")
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	for _, c := range p.Cells {
-		base := "(no baseline: it was skipped)"
-		if b := p.Baseline[c]; b == c {
+		var base string
+		switch b, skipped := p.Baseline[c], p.BaselineSkipped[c]; {
+		case b == c:
 			base = "baseline"
-		} else if b != nil {
+		case b != nil:
 			base = "vs " + b.ID
+		case skipped != nil:
+			base = "(no baseline: " + skipped.ID + " is skipped, below)"
+		default:
+			base = "(no baseline)"
 		}
 		recs := ""
 		if c.Records > 0 {
@@ -107,6 +139,7 @@ func printPlan(w io.Writer, e *spec.Experiment, p *plan.Plan) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.ID, recs, base)
 	}
 	tw.Flush()
+	printUnmeasured(w, e, p)
 	if len(p.Skipped) > 0 {
 		fmt.Fprintln(w, "\nskipped:")
 		for _, s := range p.Skipped {

@@ -153,7 +153,9 @@ func swarmTopology(t *testing.T) {
 func swarmTopologySpec(name, dbms string, nodes int, platforms, nets, storages string) spec {
 	s := topologySpec(name, dbms, fmt.Sprintf("{nodes: %d}", nodes),
 		fmt.Sprintf("  zip: {platform: [%s], network: [%s], storage: [%s]}", platforms, nets, storages))
-	s.Extra = "baseline: {platform: swarm, network: " + strings.Split(nets, ",")[0] + "}\n" + swarmAccept
+	// The first cell is every cell's baseline: its network and its storage (a baseline that
+	// named only the network gave the volume cell one the zip does not form, which plan refuses).
+	s.Extra = "baseline: {platform: swarm, network: " + strings.Split(nets, ",")[0] + ", storage: " + strings.Split(storages, ",")[0] + "}\n" + swarmAccept
 	return s
 }
 

@@ -54,6 +54,10 @@ type Plan struct {
 	Runs     []Run // the first Repetitions.Min rounds, in run order (order: duet: each duet's two runs, side A first)
 	Seed     uint64
 	Baseline map[*Cell]*Cell // each cell's baseline (absent when the baseline cell is skipped; the baseline maps to itself)
+	// BaselineSkipped holds each runnable cell whose baseline is a cell this host skips: that
+	// cell (its reason is in Skipped). A baseline that is no cell of the matrix is a problem of
+	// Expand, so a runnable cell is in exactly one of Baseline and BaselineSkipped.
+	BaselineSkipped map[*Cell]*Cell
 }
 
 // Checker says why a cell cannot run on this host (nil when it can).
@@ -69,7 +73,7 @@ func Expand(ctx context.Context, e *spec.Experiment, seed uint64, check Checker)
 			Message: "excludes every cell of the matrix"})
 		return nil, problems
 	}
-	p := &Plan{Seed: seed, Baseline: map[*Cell]*Cell{}}
+	p := &Plan{Seed: seed, Baseline: map[*Cell]*Cell{}, BaselineSkipped: map[*Cell]*Cell{}}
 	check = once(check)
 	for _, c := range all {
 		if err := check(ctx, c); err != nil {
@@ -82,32 +86,14 @@ func Expand(ctx context.Context, e *spec.Experiment, seed uint64, check Checker)
 	for _, s := range p.Skipped {
 		skipped[s.Cell] = true
 	}
-	byID := map[string]*Cell{}
-	for _, c := range all {
-		byID[c.ID] = c
-	}
-	matched := false
-	for _, c := range p.Cells {
-		id := baselineID(c, e.Baseline)
-		if b, ok := byID[id]; ok {
-			matched = true
-			if !skipped[b] {
-				p.Baseline[c] = b
-			}
-		}
-	}
+	baseline := resolveBaselines(e, p, all, skipped)
 	if len(p.Cells) == 0 {
 		// Nothing can run here: say why (a database that is not installed, with the command
 		// that installs it) instead of a baseline that "matches no cell".
 		problems = append(problems, spec.Problem{Line: e.Line("matrix"), Field: "matrix",
 			Message: "no cell of the matrix can run on this host: " + distinctReasons(p.Skipped)})
-	} else if !matched {
-		var want []string
-		for _, k := range spec.SortedKeys(e.Baseline) {
-			want = append(want, k+"="+e.Baseline[k])
-		}
-		problems = append(problems, spec.Problem{Line: e.Line("baseline"), Field: "baseline",
-			Message: fmt.Sprintf("%s matches no cell of the matrix after exclusions", strings.Join(want, " "))})
+	} else if baseline != nil {
+		problems = append(problems, *baseline)
 	}
 	p.Runs = Order(p.Cells, 1, e.Repetitions.Min, e.Order, seed)
 	if e.Order == "duet" {
@@ -189,26 +175,6 @@ func Order(cells []*Cell, from, to int, order string, seed uint64) []Run {
 		}
 	}
 	return runs
-}
-
-// baselineID is the id of c's baseline: c's params with the baseline's. A cell's cluster is
-// the orchestrator's: a baseline on another platform that does not name a cluster (the native
-// baseline of cells on several clusters) is matched without it.
-func baselineID(c *Cell, baseline map[string]string) string {
-	params := map[string]string{}
-	for k, v := range c.Params {
-		params[k] = v
-	}
-	for k, v := range baseline {
-		params[k] = v
-	}
-	if _, named := baseline["cluster"]; !named && cmp.Or(baseline["platform"], c.Platform) != c.Platform {
-		delete(params, "cluster")
-	}
-	if params["cluster"] == spec.NoCluster {
-		delete(params, "cluster")
-	}
-	return cellID(params)
 }
 
 // cellID joins params in canonical key order.

@@ -286,3 +286,77 @@ repetitions: 1
 		t.Errorf("%d checks, %d cells, %d skipped; want 2, 100, 100", calls, len(p.Cells), len(p.Skipped))
 	}
 }
+
+// TestBaselineNotACell (issue 45): a baseline that gives a cell a baseline the matrix does not
+// form (here excluded) is a problem naming the selector, the cell, the baseline it looked for,
+// the cells the selector does select, the keys in which the nearest differs and a baseline that
+// would do — not a cell planned as "no baseline: it was skipped".
+func TestBaselineNotACell(t *testing.T) {
+	s := strings.NewReplacer("  storage: [bind, overlay, blockdev]\n", "  storage: [bind, overlay]\n",
+		"  exclude: [{platform: docker, storage: blockdev}]\n", "  exclude: [{platform: native, storage: overlay}]\n",
+		"seed: 7\n", "seed: 7\nbaseline: {platform: native}\n").Replace(src)
+	e, err := spec.Parse([]byte(s), "p.yaml", vocabtest.Vocabulary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, problems := Expand(context.Background(), e, 1, func(context.Context, *Cell) error { return nil })
+	if len(problems) != 1 || problems[0].Field != "baseline" || problems[0].Line == 0 {
+		t.Fatalf("problems: %v", problems)
+	}
+	msg := problems[0].String()
+	for _, w := range []string{
+		"baseline: {platform: native} gives cell platform=docker/storage=overlay/network=bridge-direct/mix=c the baseline platform=native/storage=overlay/network=bridge-direct/mix=c, which is not a cell of the matrix (nor is that of 1 more cells)",
+		"the cells it selects are platform=native/storage=bind/network=bridge-direct/mix=c, platform=native/storage=bind/network=host/mix=a",
+		"differs in storage",
+		"e.g. baseline: {platform: native, storage: bind}",
+	} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("problem lacks %q:\n%s", w, msg)
+		}
+	}
+	// The baseline the message proposes plans every cell against a cell of the matrix.
+	s = strings.Replace(s, "baseline: {platform: native}", "baseline: {platform: native, storage: bind}", 1)
+	e, err = spec.Parse([]byte(s), "p.yaml", vocabtest.Vocabulary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, problems := Expand(context.Background(), e, 1, func(context.Context, *Cell) error { return nil })
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	for _, c := range p.Cells {
+		if p.Baseline[c] == nil {
+			t.Errorf("cell %s has no baseline", c.ID)
+		}
+	}
+}
+
+// TestBaselineSkipped: a cell whose baseline exists but cannot run here has it in
+// BaselineSkipped (what plan then says of it is true), never in Baseline.
+func TestBaselineSkipped(t *testing.T) {
+	e, err := spec.Parse([]byte(src), "p.yaml", vocabtest.Vocabulary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, problems := Expand(context.Background(), e, 1, noContainerLayer)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	want := map[string]string{
+		"platform=docker/storage=overlay/network=host/mix=a":          "platform=native/storage=overlay/network=host/mix=a",
+		"platform=docker/storage=bind/network=bridge-direct/mix=c":    "platform=native/storage=bind/network=bridge-direct/mix=c",
+		"platform=docker/storage=overlay/network=bridge-direct/mix=c": "platform=native/storage=overlay/network=bridge-direct/mix=c",
+	}
+	for _, c := range p.Cells {
+		b, skipped := p.Baseline[c], p.BaselineSkipped[c]
+		if (b == nil) == (skipped == nil) {
+			t.Errorf("cell %s: baseline %v, skipped baseline %v: want exactly one", c.ID, b, skipped)
+			continue
+		}
+		if w, ok := want[c.ID]; ok && (skipped == nil || skipped.ID != w) {
+			t.Errorf("cell %s: skipped baseline %v, want %s", c.ID, skipped, w)
+		} else if !ok && skipped != nil {
+			t.Errorf("cell %s: skipped baseline %s, want a runnable one", c.ID, skipped.ID)
+		}
+	}
+}

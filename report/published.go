@@ -9,6 +9,7 @@ import (
 
 	"github.com/boxbench/boxbench/report/format"
 	"github.com/boxbench/boxbench/results"
+	"github.com/boxbench/boxbench/spec/published"
 	"github.com/boxbench/boxbench/stats"
 	"github.com/boxbench/boxbench/study"
 )
@@ -40,7 +41,14 @@ func newPublishedSection(r *Report) publishedSection {
 func (publishedSection) Head() Head {
 	return Head{Anchor: "published", Title: "Published vs this host"}
 }
-func (publishedSection) CSV() []CSVForm { return nil }
+
+// CSV offers the section's rows as "published-csv" (published_csv.go); none without a block.
+func (s publishedSection) CSV() []CSVForm {
+	if s.p == nil {
+		return nil
+	}
+	return []CSVForm{{Name: "published-csv", Write: func(w io.Writer) error { return writePublishedCSV(w, s.rows) }}}
+}
 
 // PublishedRow is one published effect against one compared cell of this experiment.
 type PublishedRow struct {
@@ -93,6 +101,10 @@ func publishedOf(spec string) *study.Published {
 // display order.
 func (r *Report) publishedRows(p *study.Published) []PublishedRow {
 	var rows []PublishedRow
+	params := make([]map[string]string, len(r.Cells))
+	for i, c := range r.Cells {
+		params[i] = c.Params
+	}
 	for _, e := range p.Effects {
 		n := len(rows)
 		for _, c := range r.Cells {
@@ -105,6 +117,9 @@ func (r *Report) publishedRows(p *study.Published) []PublishedRow {
 		if len(rows) == n {
 			row := newRow(e)
 			row.Verdict, row.Why = study.CannotTell, "no compared cell of this experiment matches "+kvLabel(e.Cells, slices.Sorted(maps.Keys(e.Cells)), ", ")
+			if why := e.Unmeasured(params); why != "" {
+				row.Verdict, row.Why = study.NotMeasured, why // a cut of the study's matrix
+			}
 			rows = append(rows, row)
 		}
 	}
@@ -127,6 +142,9 @@ func (r *Report) publishedRow(e study.Effect, c *Cell) (PublishedRow, bool) {
 	switch {
 	case c.Skipped():
 		row.Verdict, row.Why = study.CannotTell, "not run here: "+c.SkippedReason
+		return row, true
+	case b == nil && len(e.Baseline) > 0:
+		row.Verdict, row.Why = study.NotMeasured, "its baseline, "+published.KV(e.BaselineParams(c.Params))+", is not in this matrix"
 		return row, true
 	case b == nil:
 		row.Verdict, row.Why = study.CannotTell, "no baseline cell to compare with"
@@ -235,8 +253,13 @@ func (s publishedSection) HTML() (template.HTML, error) {
 	for _, row := range s.rows {
 		rows = append(rows, view{row, row.label, row.baseLabel, row.estimateText()})
 	}
+	cut := false // a verdict the lede names only where a row has it, so older pages stay as they were
+	for _, row := range s.rows {
+		cut = cut || row.Verdict == study.NotMeasured
+	}
 	return renderHTML(publishedTmpl, struct {
 		Study, Where string
 		Rows         []view
-	}{s.p.Study, s.p.Where, rows})
+		Cut          bool
+	}{s.p.Study, s.p.Where, rows, cut})
 }

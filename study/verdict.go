@@ -28,6 +28,10 @@ const (
 	// NotComparable: what this host measured is not what the study measured (an emulated VM,
 	// a deviation of the experiment); the reason says which.
 	NotComparable Verdict = "not comparable"
+	// NotMeasured: the experiment's matrix has no cell that measures the effect (a study cut
+	// to fewer cells keeps its published block); the reason names the cells it lacks
+	// (published.Effect.Unmeasured).
+	NotMeasured Verdict = "not measured"
 )
 
 // Estimate is this host's figure for one comparison: the overhead in percent of the

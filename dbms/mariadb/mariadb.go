@@ -12,6 +12,7 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
+	"github.com/boxbench/boxbench/internal/liblog"
 )
 
 // MariaDB is Debian's mariadb-server 10.11.
@@ -91,20 +92,28 @@ func (MariaDB) StartCommand(l dbms.Layout) []string {
 
 // DSN returns a go-sql-driver DSN for ep and c.
 func (m MariaDB) DSN(ep driver.Endpoint, c driver.Credentials) string {
+	return config(ep, c).FormatDSN()
+}
+
+// config is go-sql-driver's configuration for ep and c. Its logger is boxbench's (debug
+// level): the driver would print a server that closes a connection to stderr by itself.
+func config(ep driver.Endpoint, c driver.Credentials) *mysql.Config {
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.DBName, cfg.Passwd = c.User, c.Database, c.Password
 	cfg.Net, cfg.Addr = "tcp", ep.String()
 	if ep.Unix != "" {
 		cfg.Net, cfg.Addr = "unix", ep.Unix
 	}
-	return cfg.FormatDSN()
+	cfg.Logger = liblog.Printer("mysql")
+	return cfg
 }
 
 func (m MariaDB) Ready(ctx context.Context, ep driver.Endpoint, c driver.Credentials) error {
-	db, err := sql.Open("mysql", m.DSN(ep, c))
+	conn, err := mysql.NewConnector(config(ep, c))
 	if err != nil {
 		return err
 	}
+	db := sql.OpenDB(conn)
 	defer db.Close()
 	return db.PingContext(ctx)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/driver/internal/netconn"
 	"github.com/boxbench/boxbench/driver/internal/sqltable"
+	"github.com/boxbench/boxbench/internal/liblog"
 )
 
 // DB is a database/sql pool. Safe for concurrent use.
@@ -41,6 +42,10 @@ func New(ctx context.Context, ep driver.Endpoint, cred driver.Credentials, poolS
 		cfg.Net, cfg.Addr = "unix", ep.Unix
 	}
 	cfg.ClientFoundRows = true // an update that changes nothing still found its row
+	// The driver prints what it sees go wrong on a connection ("packets.go:58 unexpected EOF"
+	// when the server is torn down under the pool) to stderr by itself; the error it returns
+	// says the same to the caller, so the line goes to boxbench's log at debug level.
+	cfg.Logger = liblog.Printer("mysql")
 	// Tracked so that Close can break the connections operations hold, but with plain writes
 	// (DialPlain, not netconn's deferred ones): go-sql-driver closes a statement by writing a
 	// packet and reading no reply, which a deferred write would hold back.

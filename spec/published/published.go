@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -217,4 +218,46 @@ func (e Effect) Span() (lo, hi float64, sized bool) {
 		return e.Range[0], e.Range[1], true
 	}
 	return *e.Overhead, *e.Overhead, true
+}
+
+// Unmeasured says why a matrix of these cells (every cell's params, those this host skips
+// included) cannot measure e: no cell has all of e's Cells values, or e names a baseline and
+// no selected cell's baseline is a cell. "" when some selected cell can be compared. A study
+// cut to fewer cells keeps its block: what the cut leaves out is reported as not measured.
+func (e Effect) Unmeasured(cells []map[string]string) string {
+	var selected []map[string]string
+	for _, p := range cells {
+		if e.Selects(p) {
+			selected = append(selected, p)
+		}
+	}
+	if len(selected) == 0 {
+		return "no cell " + KV(e.Cells) + " in this matrix"
+	}
+	if len(e.Baseline) == 0 {
+		return ""
+	}
+	for _, p := range selected {
+		want := e.BaselineParams(p)
+		for _, q := range cells {
+			if maps.Equal(q, want) {
+				return ""
+			}
+		}
+	}
+	return "its baseline, " + KV(e.BaselineParams(selected[0])) + ", is not in this matrix"
+}
+
+// KV writes params as "k=v, k=v" in key order.
+func KV(params map[string]string) string {
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var kv []string
+	for _, k := range keys {
+		kv = append(kv, k+"="+params[k])
+	}
+	return strings.Join(kv, ", ")
 }
