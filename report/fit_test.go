@@ -1,0 +1,180 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/boxbench/boxbench/testkit/testenv"
+)
+
+// The page must fit the screen: at a laptop's width and at a phone's, nothing makes the page
+// scroll sideways. A wide table scrolls inside its own box (div.scroll), preformatted text
+// inside its <pre>, and a chart's marks stay inside its <svg>; every other element stays
+// within the viewport. The page is loaded in an iframe of the width to test (headless
+// Chromium's window is never narrower than 500 px), inside a wrapper page whose script
+// measures it with every <details> open (a reader may open them all) and writes what it
+// found into the wrapper's body[data-fit-*], which the test reads from the dumped DOM as it
+// reads the page's own check.
+
+// fitWidths are the viewport widths the page must fit: a laptop and a phone.
+var fitWidths = []int{1280, 390}
+
+// fitWrapper is the wrapper page; %d is the iframe's width, %s the page, escaped for srcdoc
+// (a srcdoc document has the wrapper's origin, so its script can read the page). An element
+// overflows when its box reaches past the viewport's right edge (or left of 0) and no
+// designated scroll container holds it: .scroll, <pre>, and <svg> (which clips its own
+// content); so does text that runs out of its element. Of overflowing elements only the outermost are named (their descendants overflow
+// with them), each with its path of ids and classes and its edges in CSS pixels.
+const fitWrapper = `<!doctype html>
+<html><head><script>
+function measure(frame) {
+  var win = frame.contentWindow, doc = frame.contentDocument, over = [];
+  doc.querySelectorAll("details").forEach(function (d) { d.open = true; });
+  var vw = win.innerWidth;
+  function name(el) {
+    var parts = [];
+    for (var e = el; e && e !== doc.body; e = e.parentElement) {
+      var s = e.tagName.toLowerCase();
+      if (e.id) s += "#" + e.id;
+      if (typeof e.className === "string" && e.className.trim()) s += "." + e.className.trim().split(/\s+/).join(".");
+      parts.unshift(s);
+      if (e.id) break;
+    }
+    return parts.join(" > ");
+  }
+  doc.body.querySelectorAll("*").forEach(function (el) {
+    if (el.tagName === "SCRIPT" || el.tagName === "STYLE") return;
+    if (el.parentElement && el.parentElement.closest(".scroll, pre, svg")) return;
+    var b = el.getBoundingClientRect();
+    if (b.width === 0 && b.height === 0) return;
+    if (b.right <= vw + 0.5 && b.left >= -0.5) return;
+    for (var i = 0; i < over.length; i++) if (over[i].el.contains(el)) return;
+    over.push({el: el, s: name(el) + " [" + Math.round(b.left) + ".." + Math.round(b.right) + "]"});
+  });
+  // Text that does not wrap runs out of its element's box without widening the box.
+  var walk = doc.createTreeWalker(doc.body, NodeFilter.SHOW_TEXT), range = doc.createRange();
+  for (var t = walk.nextNode(); t; t = walk.nextNode()) {
+    var el = t.parentElement;
+    if (!el || el.closest(".scroll, pre, svg, script, style")) continue;
+    range.selectNodeContents(t);
+    var b = range.getBoundingClientRect();
+    if (b.width === 0 || (b.right <= vw + 0.5 && b.left >= -0.5)) continue;
+    var seen = false;
+    for (var i = 0; i < over.length; i++) seen = seen || over[i].el.contains(el);
+    if (!seen) over.push({el: el, s: "text of " + name(el) + " [" + Math.round(b.left) + ".." + Math.round(b.right) + "]"});
+  }
+  document.body.dataset.fitWidth = String(vw);
+  document.body.dataset.fitScroll = String(doc.documentElement.scrollWidth);
+  document.body.dataset.fitOver = over.map(function (o) { return o.s; }).join(" | ");
+  var inner = [];
+  doc.querySelectorAll(".scroll, pre").forEach(function (el) {
+    if (el.scrollWidth > el.clientWidth + 1) inner.push(name(el) + " " + el.scrollWidth + "/" + el.clientWidth);
+  });
+  document.body.dataset.fitInner = inner.join(" | ");
+  var main = doc.querySelector("#overhead .scroll");
+  document.body.dataset.fitMain = main ? main.scrollWidth + "/" + main.clientWidth : "";
+}
+</script></head>
+<body style="margin:0"><iframe style="border:0;width:%dpx;height:900px" onload="measure(this)" srcdoc="%s"></iframe></body>
+</html>
+`
+
+var fitAttr = regexp.MustCompile(`data-fit-(width|scroll|over|inner|main)="([^"]*)"`)
+
+// fitPage is one page the fit test renders.
+type fitPage struct {
+	name string
+	html []byte
+}
+
+// fit is what the wrapper measured of a page: the viewport's width, the page's
+// document.documentElement.scrollWidth, the overflowing elements ("" for none), the scroll
+// boxes that scroll and how far ("" for none) and the overhead table's box (its scrollWidth /
+// clientWidth).
+type fit struct {
+	width, scroll int
+	over, inner   string
+	main          string
+}
+
+// fitMeasure renders page at a viewport of width CSS pixels.
+func fitMeasure(t *testing.T, page []byte, width int) fit {
+	t.Helper()
+	wrapper := fmt.Sprintf(fitWrapper, width, html.EscapeString(string(page)))
+	file := filepath.Join(t.TempDir(), "page.html")
+	if err := os.WriteFile(file, []byte(wrapper), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom, _ := chromium(t, file, "--dump-dom", "--window-size="+strconv.Itoa(width+200)+",1000")
+	got := map[string]string{}
+	for _, m := range fitAttr.FindAllStringSubmatch(bodyTag.FindString(dom), -1) {
+		got[m[1]] = html.UnescapeString(m[2])
+	}
+	if got["width"] == "" {
+		t.Fatalf("the measuring script did not run; the wrapper's DOM:\n%.1000s", dom)
+	}
+	f := fit{over: got["over"], inner: got["inner"], main: got["main"]}
+	f.width, _ = strconv.Atoi(got["width"])
+	f.scroll, _ = strconv.Atoi(got["scroll"])
+	return f
+}
+
+// fitPages are the report's pages: every golden fixture, the previous release's results file,
+// the published-vs-this-host study, a duet experiment and a cluster's.
+func fitPages(t *testing.T) []fitPage {
+	t.Helper()
+	var pages []fitPage
+	add := func(name string, r *Report) {
+		var b bytes.Buffer
+		if err := WriteHTML(&b, r); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		pages = append(pages, fitPage{name, b.Bytes()})
+	}
+	for _, f := range fixtures {
+		r, err := Build(openFixture(t, f.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		add(f.name, r)
+	}
+	add("legacy-v1", legacyReport(t))
+	add("published", publishedFixture(t))
+	return pages
+}
+
+// TestHTMLFitsScreen renders every page at every width of fitWidths: the page never scrolls
+// sideways, and on a laptop (1280 px) the overhead table, the one read first, is whole
+// without scrolling its box; on a phone it scrolls in its box.
+func TestHTMLFitsScreen(t *testing.T) {
+	testenv.NeedCommands(t, "chromium")
+	for _, p := range fitPages(t) {
+		for _, w := range fitWidths {
+			t.Run(p.name+"/"+strconv.Itoa(w), func(t *testing.T) {
+				f := fitMeasure(t, p.html, w)
+				if f.width != w {
+					t.Fatalf("the page saw a viewport %d px wide, want %d", f.width, w)
+				}
+				if f.scroll > f.width || f.over != "" {
+					t.Errorf("the page is wider than the screen: scrollWidth %d at %d; overflowing: %s", f.scroll, f.width, f.over)
+				}
+				var sw, cw int
+				if _, err := fmt.Sscanf(f.main, "%d/%d", &sw, &cw); err != nil {
+					t.Fatalf("no overhead table measured (%q): %v", f.main, err)
+				}
+				if w >= 1280 && sw > cw {
+					t.Errorf("at %d px the overhead table is %d px wide in a box of %d: it scrolls", w, sw, cw)
+				}
+				if f.inner != "" {
+					t.Logf("scrolling in their own box: %s", f.inner)
+				}
+			})
+		}
+	}
+}
