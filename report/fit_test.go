@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/boxbench/boxbench/testkit/testenv"
@@ -177,4 +178,57 @@ func TestHTMLFitsScreen(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestHTMLFitCheckCanFail makes sure the measure notices what it is for: a box wider than a
+// phone, a line that cannot wrap, an overhead table too wide for a laptop; and that a wide
+// table in a scroll box is not an overflow of the page.
+func TestHTMLFitCheckCanFail(t *testing.T) {
+	testenv.NeedCommands(t, "chromium")
+	r, err := Build(openFixture(t, "edge"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	insert := func(at, what string) []byte {
+		i := strings.Index(page, at)
+		if i < 0 {
+			t.Fatalf("no %q in the page", at)
+		}
+		return []byte(page[:i] + what + page[i:])
+	}
+	cases := []struct {
+		name  string
+		html  []byte
+		width int
+		want  string // in the overflowing elements; "" for none
+	}{
+		{"wide box", insert(`<section id="spec">`, `<div id="wide" style="width:600px">x</div>`), 390, "div#wide [12..612]"},
+		{"unbreakable line", insert(`<section id="spec">`, `<p id="line" style="white-space:nowrap">`+strings.Repeat("word ", 200)+`</p>`), 390, "text of p#line"},
+		{"wide table in its box", insert(`<section id="spec">`, `<div class="scroll"><table><tr><td style="min-width:3000px">x</td></tr></table></div>`), 390, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := fitMeasure(t, c.html, c.width)
+			t.Logf("scrollWidth %d at %d; overflowing: %q", f.scroll, f.width, f.over)
+			if c.want == "" && (f.over != "" || f.scroll > f.width) {
+				t.Errorf("a table scrolling in its own box counted as an overflow: scrollWidth %d, %q", f.scroll, f.over)
+			}
+			if c.want != "" && (!strings.Contains(f.over, c.want) || f.scroll <= f.width) {
+				t.Errorf("overflow not noticed: scrollWidth %d at %d, overflowing %q, want %q", f.scroll, f.width, f.over, c.want)
+			}
+		})
+	}
+	t.Run("overhead table too wide", func(t *testing.T) {
+		wide := strings.Replace(page, `<th>verdict</th>`, `<th style="min-width:400px">verdict</th>`, 1)
+		f := fitMeasure(t, []byte(wide), 1280)
+		var sw, cw int
+		if _, err := fmt.Sscanf(f.main, "%d/%d", &sw, &cw); err != nil || sw <= cw {
+			t.Errorf("the overhead table's box does not scroll: %q", f.main)
+		}
+	})
 }

@@ -184,7 +184,11 @@ func (v *page) row(r *Report, c *Cell, cols, prev []string) rowView {
 		}
 		row.P = "p = " + format.PValue(o.UTest.P)
 		if p := c.Paired; p != nil {
-			row.Paired = [2]string{fmt.Sprintf("by rounds %s %%", format.Signed(p.OverheadPct)),
+			by := "rounds" // what compareCells paired the runs by
+			if r.Experiment.Pairing == "duets" {
+				by = "duets"
+			}
+			row.Paired = [2]string{fmt.Sprintf("by %s %s %%", by, format.Signed(p.OverheadPct)),
 				fmt.Sprintf("(%s … %s), n = %d", format.OneDec(p.OverheadPctCI.Lo), format.OneDec(p.OverheadPctCI.Hi), p.N)}
 		}
 	default:
