@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,24 +18,24 @@ import (
 // The page must fit the screen: at a laptop's width and at a phone's, nothing makes the page
 // scroll sideways. A wide table scrolls inside its own box (div.scroll), preformatted text
 // inside its <pre>, and a chart's marks stay inside its <svg>; every other element stays
-// within the viewport. The page is loaded in an iframe of the width to test (headless
+// within the viewport. The page is loaded in one iframe per width to test (headless
 // Chromium's window is never narrower than 500 px), inside a wrapper page whose script
-// measures it with every <details> open (a reader may open them all) and writes what it
-// found into the wrapper's body[data-fit-*], which the test reads from the dumped DOM as it
-// reads the page's own check.
+// measures each with every <details> open (a reader may open them all) and writes what it
+// found into the wrapper's body[data-fit-WIDTH-*], which the test reads from the dumped DOM as
+// it reads the page's own check.
 
 // fitWidths are the viewport widths the page must fit: a laptop and a phone.
 var fitWidths = []int{1280, 390}
 
-// fitWrapper is the wrapper page; %d is the iframe's width, %s the page, escaped for srcdoc
-// (a srcdoc document has the wrapper's origin, so its script can read the page). An element
-// overflows when its box reaches past the viewport's right edge (or left of 0) and no
-// designated scroll container holds it: .scroll, <pre>, and <svg> (which clips its own
-// content); so does text that runs out of its element. Of overflowing elements only the outermost are named (their descendants overflow
-// with them), each with its path of ids and classes and its edges in CSS pixels.
+// fitWrapper is the wrapper page; %s are its iframes (fitFrame). An element overflows when
+// its box reaches past the viewport's right edge (or left of 0) and no designated scroll
+// container holds it: .scroll, <pre>, and <svg> (which clips its own content); so does text
+// that runs out of its element. Of overflowing elements only the outermost are named (their
+// descendants overflow with them), each with its path of ids and classes and its edges in
+// CSS pixels.
 const fitWrapper = `<!doctype html>
 <html><head><script>
-function measure(frame) {
+function measure(frame, w) {
   var win = frame.contentWindow, doc = frame.contentDocument, over = [];
   doc.querySelectorAll("details").forEach(function (d) { d.open = true; });
   var vw = win.innerWidth;
@@ -70,23 +71,28 @@ function measure(frame) {
     for (var i = 0; i < over.length; i++) seen = seen || over[i].el.contains(el);
     if (!seen) over.push({el: el, s: "text of " + name(el) + " [" + Math.round(b.left) + ".." + Math.round(b.right) + "]"});
   }
-  document.body.dataset.fitWidth = String(vw);
-  document.body.dataset.fitScroll = String(doc.documentElement.scrollWidth);
-  document.body.dataset.fitOver = over.map(function (o) { return o.s; }).join(" | ");
+  function put(k, v) { document.body.setAttribute("data-fit-" + w + "-" + k, v); }
+  put("width", String(vw));
+  put("scroll", String(doc.documentElement.scrollWidth));
+  put("over", over.map(function (o) { return o.s; }).join(" | "));
   var inner = [];
   doc.querySelectorAll(".scroll, pre").forEach(function (el) {
     if (el.scrollWidth > el.clientWidth + 1) inner.push(name(el) + " " + el.scrollWidth + "/" + el.clientWidth);
   });
-  document.body.dataset.fitInner = inner.join(" | ");
+  put("inner", inner.join(" | "));
   var main = doc.querySelector("#overhead .scroll");
-  document.body.dataset.fitMain = main ? main.scrollWidth + "/" + main.clientWidth : "";
+  put("main", main ? main.scrollWidth + "/" + main.clientWidth : "");
 }
 </script></head>
-<body style="margin:0"><iframe style="border:0;width:%dpx;height:900px" onload="measure(this)" srcdoc="%s"></iframe></body>
+<body style="margin:0">%s</body>
 </html>
 `
 
-var fitAttr = regexp.MustCompile(`data-fit-(width|scroll|over|inner|main)="([^"]*)"`)
+// fitFrame is one iframe of the wrapper: %d its width (twice), %s the page, escaped for srcdoc
+// (a srcdoc document has the wrapper's origin, so the wrapper's script can read it).
+const fitFrame = `<iframe style="display:block;border:0;width:%dpx;height:900px" onload="measure(this, %d)" srcdoc="%s"></iframe>`
+
+var fitAttr = regexp.MustCompile(`data-fit-(\d+)-(width|scroll|over|inner|main)="([^"]*)"`)
 
 // fitPage is one page the fit test renders.
 type fitPage struct {
@@ -104,26 +110,35 @@ type fit struct {
 	main          string
 }
 
-// fitMeasure renders page at a viewport of width CSS pixels.
-func fitMeasure(t *testing.T, page []byte, width int) fit {
+// fitMeasure renders page at viewports of each of widths CSS pixels, in one browser.
+func fitMeasure(t *testing.T, page []byte, widths ...int) map[int]fit {
 	t.Helper()
-	wrapper := fmt.Sprintf(fitWrapper, width, html.EscapeString(string(page)))
+	var frames strings.Builder
+	escaped := html.EscapeString(string(page))
+	for _, w := range widths {
+		fmt.Fprintf(&frames, fitFrame, w, w, escaped)
+	}
 	file := filepath.Join(t.TempDir(), "page.html")
-	if err := os.WriteFile(file, []byte(wrapper), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(fmt.Sprintf(fitWrapper, frames.String())), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dom, _ := chromium(t, file, "--dump-dom", "--window-size="+strconv.Itoa(width+200)+",1000")
+	dom, _ := chromium(t, file, "--dump-dom", "--window-size="+strconv.Itoa(slices.Max(widths)+200)+",1000")
 	got := map[string]string{}
 	for _, m := range fitAttr.FindAllStringSubmatch(bodyTag.FindString(dom), -1) {
-		got[m[1]] = html.UnescapeString(m[2])
+		got[m[1]+" "+m[2]] = html.UnescapeString(m[3])
 	}
-	if got["width"] == "" {
-		t.Fatalf("the measuring script did not run; the wrapper's DOM:\n%.1000s", dom)
+	fits := map[int]fit{}
+	for _, w := range widths {
+		k := strconv.Itoa(w) + " "
+		if got[k+"width"] == "" {
+			t.Fatalf("the measuring script did not run at %d px; the wrapper's DOM:\n%.1000s", w, dom)
+		}
+		f := fit{over: got[k+"over"], inner: got[k+"inner"], main: got[k+"main"]}
+		f.width, _ = strconv.Atoi(got[k+"width"])
+		f.scroll, _ = strconv.Atoi(got[k+"scroll"])
+		fits[w] = f
 	}
-	f := fit{over: got["over"], inner: got["inner"], main: got["main"]}
-	f.width, _ = strconv.Atoi(got["width"])
-	f.scroll, _ = strconv.Atoi(got["scroll"])
-	return f
+	return fits
 }
 
 // fitPages are the report's pages: every golden fixture, the previous release's results file,
@@ -156,27 +171,35 @@ func fitPages(t *testing.T) []fitPage {
 func TestHTMLFitsScreen(t *testing.T) {
 	testenv.NeedCommands(t, "chromium")
 	for _, p := range fitPages(t) {
-		for _, w := range fitWidths {
-			t.Run(p.name+"/"+strconv.Itoa(w), func(t *testing.T) {
-				f := fitMeasure(t, p.html, w)
-				if f.width != w {
-					t.Fatalf("the page saw a viewport %d px wide, want %d", f.width, w)
-				}
-				if f.scroll > f.width || f.over != "" {
-					t.Errorf("the page is wider than the screen: scrollWidth %d at %d; overflowing: %s", f.scroll, f.width, f.over)
-				}
-				var sw, cw int
-				if _, err := fmt.Sscanf(f.main, "%d/%d", &sw, &cw); err != nil {
-					t.Fatalf("no overhead table measured (%q): %v", f.main, err)
-				}
-				if w >= 1280 && sw > cw {
-					t.Errorf("at %d px the overhead table is %d px wide in a box of %d: it scrolls", w, sw, cw)
-				}
-				if f.inner != "" {
-					t.Logf("scrolling in their own box: %s", f.inner)
-				}
-			})
-		}
+		t.Run(p.name, func(t *testing.T) {
+			fits := fitMeasure(t, p.html, fitWidths...)
+			for _, w := range fitWidths {
+				t.Run(strconv.Itoa(w), func(t *testing.T) {
+					checkFit(t, w, fits[w])
+				})
+			}
+		})
+	}
+}
+
+// checkFit holds a page measured at w px to TestHTMLFitsScreen's rules.
+func checkFit(t *testing.T, w int, f fit) {
+	t.Helper()
+	if f.width != w {
+		t.Fatalf("the page saw a viewport %d px wide, want %d", f.width, w)
+	}
+	if f.scroll > f.width || f.over != "" {
+		t.Errorf("the page is wider than the screen: scrollWidth %d at %d; overflowing: %s", f.scroll, f.width, f.over)
+	}
+	var sw, cw int
+	if _, err := fmt.Sscanf(f.main, "%d/%d", &sw, &cw); err != nil {
+		t.Fatalf("no overhead table measured (%q): %v", f.main, err)
+	}
+	if w >= 1280 && sw > cw {
+		t.Errorf("at %d px the overhead table is %d px wide in a box of %d: it scrolls", w, sw, cw)
+	}
+	if f.inner != "" {
+		t.Logf("scrolling in their own box: %s", f.inner)
 	}
 }
 
@@ -213,7 +236,7 @@ func TestHTMLFitCheckCanFail(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := fitMeasure(t, c.html, c.width)
+			f := fitMeasure(t, c.html, c.width)[c.width]
 			t.Logf("scrollWidth %d at %d; overflowing: %q", f.scroll, f.width, f.over)
 			if c.want == "" && (f.over != "" || f.scroll > f.width) {
 				t.Errorf("a table scrolling in its own box counted as an overflow: scrollWidth %d, %q", f.scroll, f.over)
@@ -225,7 +248,7 @@ func TestHTMLFitCheckCanFail(t *testing.T) {
 	}
 	t.Run("overhead table too wide", func(t *testing.T) {
 		wide := strings.Replace(page, `<th>verdict</th>`, `<th style="min-width:400px">verdict</th>`, 1)
-		f := fitMeasure(t, []byte(wide), 1280)
+		f := fitMeasure(t, []byte(wide), 1280)[1280]
 		var sw, cw int
 		if _, err := fmt.Sscanf(f.main, "%d/%d", &sw, &cw); err != nil || sw <= cw {
 			t.Errorf("the overhead table's box does not scroll: %q", f.main)
