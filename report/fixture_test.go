@@ -48,6 +48,9 @@ type fixCell struct {
 	ioWrite  float64                   // bytes/s written by the database
 	noHist   bool                      // store ops without histograms
 	open     *openLoop                 // an open-loop sweep cell (sweep_fixture_test.go)
+	duets    map[int]fixDuet           // rep → its duet (duet_fixture_test.go)
+	orch     *results.Orchestrator     // what each run recorded of its cluster
+	nodes    map[string]float64        // node → its CPU cores busy, as node_ metrics
 }
 
 func fixID(params map[string]string) string {
@@ -287,7 +290,16 @@ func fixRun(c fixCell, rep, seq int) *results.RunRecord {
 		return rec
 	}
 	thr := c.thr * (1 + c.cv*rng.NormFloat64())
+	if d, ok := c.duets[rep]; ok {
+		rec.Duet, thr = d.Duet, thr*d.drift
+	}
+	if c.orch != nil {
+		rec.Orchestrator = *c.orch
+	}
 	rec.Result = fixResult(c, thr, rng, rep)
+	for node, cores := range c.nodes {
+		rec.Result.Metrics[results.NodeMetric(node, "cpu_cores")] = cores * thr / c.thr
+	}
 	rec.Series = fixTelemetry(c, rng, fixWarmup+fixMeasured+1)
 	rec.Warnings = c.warn[rep]
 	return rec

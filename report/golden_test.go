@@ -22,6 +22,8 @@ var fixtures = []struct {
 	{"quickstart", quickstartSpec, quickstartCells},
 	{"edge", edgeSpec, edgeCells},
 	{"sweep", sweepSpec, sweepCells},
+	{"duet", duetSpec, duetCells},
+	{"cluster", clusterSpec, clusterCells},
 }
 
 const edgeSpec = `apiVersion: boxbench/v1alpha1

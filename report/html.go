@@ -108,6 +108,7 @@ type rowView struct {
 	Verdict    string
 	VerdictCls string
 	P          string
+	Paired     [2]string // the comparison by rounds, two lines under P: the estimate, its CI and n
 	Baseline   bool
 	P99        []latView
 	Warnings   []warnView

@@ -184,8 +184,12 @@ func (v *page) row(r *Report, c *Cell, cols, prev []string) rowView {
 		}
 		row.P = "p = " + format.PValue(o.UTest.P)
 		if p := c.Paired; p != nil {
-			row.P += fmt.Sprintf(" · by rounds %s %% (%s … %s), n = %d", format.Signed(p.OverheadPct),
-				format.OneDec(p.OverheadPctCI.Lo), format.OneDec(p.OverheadPctCI.Hi), p.N)
+			by := "rounds" // what compareCells paired the runs by
+			if r.Experiment.Pairing == "duets" {
+				by = "duets"
+			}
+			row.Paired = [2]string{fmt.Sprintf("by %s %s %%", by, format.Signed(p.OverheadPct)),
+				fmt.Sprintf("(%s … %s), n = %d", format.OneDec(p.OverheadPctCI.Lo), format.OneDec(p.OverheadPctCI.Hi), p.N)}
 		}
 	default:
 		row.Ovh = "–"

@@ -13,6 +13,24 @@ import (
 // reports what that release reported: the golden files are its output, bar the fixes named in
 // the commits that changed them.
 func TestLegacyResultsFile(t *testing.T) {
+	r := legacyReport(t)
+	for ext, write := range map[string]func(*bytes.Buffer) error{
+		"txt":  func(b *bytes.Buffer) error { return WriteText(b, r) },
+		"json": func(b *bytes.Buffer) error { return WriteJSON(b, r) },
+		"csv":  func(b *bytes.Buffer) error { return WriteCSV(b, r) },
+		"html": func(b *bytes.Buffer) error { return WriteHTML(b, r) },
+	} {
+		var b bytes.Buffer
+		if err := write(&b); err != nil {
+			t.Fatalf("%s: %v", ext, err)
+		}
+		golden(t, "legacy-v1."+ext+".golden", b.Bytes())
+	}
+}
+
+// legacyReport is the report of the previous release's results file (results/testdata/v1).
+func legacyReport(t *testing.T) *Report {
+	t.Helper()
 	old, err := os.ReadFile(filepath.Join("..", "results", "testdata", "v1", results.FileName))
 	if err != nil {
 		t.Fatal(err)
@@ -30,16 +48,5 @@ func TestLegacyResultsFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for ext, write := range map[string]func(*bytes.Buffer) error{
-		"txt":  func(b *bytes.Buffer) error { return WriteText(b, r) },
-		"json": func(b *bytes.Buffer) error { return WriteJSON(b, r) },
-		"csv":  func(b *bytes.Buffer) error { return WriteCSV(b, r) },
-		"html": func(b *bytes.Buffer) error { return WriteHTML(b, r) },
-	} {
-		var b bytes.Buffer
-		if err := write(&b); err != nil {
-			t.Fatalf("%s: %v", ext, err)
-		}
-		golden(t, "legacy-v1."+ext+".golden", b.Bytes())
-	}
+	return r
 }
