@@ -136,6 +136,17 @@ func collectorsFor(t Target, rt roots, log *slog.Logger) ([]collector, error) {
 		if err != nil {
 			return nil, err
 		}
+		sw, err := newGroupSwitches(*t.Cgroup, rt)
+		if err != nil {
+			return nil, err
+		}
+		cs = append(cs, c, sw)
+	}
+	if len(t.Parts) > 0 {
+		c, err := newPartsCollector(t.Parts, rt)
+		if err != nil {
+			return nil, err
+		}
 		cs = append(cs, c)
 	}
 	if t.PID != 0 {
