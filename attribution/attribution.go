@@ -40,10 +40,9 @@ type Sources struct {
 	// Neighbours are the neighbours' sources, by name.
 	Neighbours []string
 	// Client is the client process's source ("client"), "" when the client was not a process
-	// of this host that telemetry sampled; ClientCPU is then the client's own account of its
-	// CPU over the window when it ran on this host (a client container), 0 when it did not.
-	Client    string
-	ClientCPU time.Duration
+	// of this host that telemetry sampled (a client site: its CPU, where it ran here, is in
+	// other.processes).
+	Client string
 	// DataDevice is the block device of the database's data directory ("loop3"): its journal
 	// thread is kernel.jbd2, other journals are kernel.kthreads. "" takes the device of the
 	// first database source's disk samples.
@@ -241,12 +240,7 @@ func (a *accountant) client() float64 {
 			return u + k
 		}
 	}
-	if a.src.ClientCPU > 0 {
-		cores := a.src.ClientCPU.Seconds() / (a.w.To - a.w.From).Seconds()
-		a.cpu(results.GroupClient, "generator", cores)
-		return cores
-	}
-	a.miss = append(a.miss, "client: it did not run as a process of this host")
+	a.miss = append(a.miss, "client: it ran at a client site, not as a process telemetry sampled (its CPU on this host is in other)")
 	return 0
 }
 

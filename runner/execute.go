@@ -55,6 +55,7 @@ type runState struct {
 	res         *workload.Result   // the measured window's
 	samples     []telemetry.Sample
 	missing     []string // what telemetry could not see
+	inGroup     []string // the components of box parts inside the database's group
 	srv         serverOutcome
 }
 

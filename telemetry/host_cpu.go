@@ -14,7 +14,7 @@ func newHostCollectors(rt roots) ([]collector, error) {
 		hostMemory{fs: fs, vmstat: rt.proc + "/vmstat"},
 		hostLoad{fs},
 		hostPressure{fs},
-		hostTasks{fs},
+		newHostTasks(fs, rt),
 	}, nil
 }
 

@@ -69,7 +69,7 @@ var Metrics = []Metric{
 	{"cpu_steal_seconds_per_second", "cores", "host", "time the hypervisor ran something else on this VM's CPUs"},
 	{"cpus", "cpus", "host", "CPUs listed in /proc/stat"},
 	{"softirq_events_per_second", "events/second", "host", "soft interrupts raised, by kind (Label: net_rx, net_tx, block, timer, sched, rcu, …; the softirq line of /proc/stat)"},
-	{"tasks_cpu_seconds_per_second", "cores", "host", "CPU time charged to any task on the host, summed over /proc/*/stat (busy CPU beyond it is time no task was charged for)"},
+	{"tasks_cpu_seconds_per_second", "cores", "host", "CPU time charged to any task on the host: the root group's cpuacct.usage (every task, exited ones included), or without cgroup v1's cpuacct the sum over /proc/*/stat; busy CPU beyond it is time no task was charged for"},
 	{"kernel_threads_cpu_seconds_per_second", "cores", "host", "CPU time of kernel threads by kind (Label: ksoftirqd, kworker, jbd2/<device>, kthreads)"},
 	{"memory_total_bytes", "bytes", "host", "MemTotal"},
 	{"memory_available_bytes", "bytes", "host", "MemAvailable"},

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/prometheus/procfs"
@@ -124,13 +126,30 @@ func (c *partsCollector) partCPU(p Part) (user, sys float64, err error) {
 // pfKthread is the flag of a kernel thread in /proc/<pid>/stat (PF_KTHREAD).
 const pfKthread = 0x00200000
 
-// hostTasks reads the CPU time of every task on the host from /proc/*/stat: the sum
-// (tasks_cpu_seconds_total: what the host's busy CPU holds beyond it is time no task was
-// charged for) and the kernel threads by kind (kernel_threads_cpu_seconds_total, labelled
-// ksoftirqd, kworker, jbd2/<device> for a journal's commit thread, kthreads for the rest).
-// A task that exits takes its time out of the sums; the interval it exits in then has no value
-// for a sum that went back.
-type hostTasks struct{ fs procfs.FS }
+// hostTasks reads the CPU time charged to tasks on the host (tasks_cpu_seconds_total: what the
+// host's busy CPU holds beyond it is time no task was charged for) and the kernel threads' by
+// kind (kernel_threads_cpu_seconds_total, labelled ksoftirqd, kworker, jbd2/<device> for a
+// journal's commit thread, kthreads for the rest, from /proc/*/stat).
+//
+// The total is the root group's cpuacct.usage where the host has the v1 cpuacct controller:
+// the scheduler's exact sum over every task, those that exited included. Elsewhere (cgroup v2
+// only: its root cpu.stat is the host's CPU modes, interrupts included, not the tasks') it is
+// the sum over /proc/*/stat, which misses a process that started and ended between two samples.
+// A kernel thread that exits takes its time out of its kind's sum; the interval it exits in
+// then has no value for that kind.
+type hostTasks struct {
+	fs      procfs.FS
+	cpuacct string // the root group's cpuacct.usage; "" when the host has none
+}
+
+func newHostTasks(fs procfs.FS, rt roots) hostTasks {
+	for _, p := range []string{"/fs/cgroup/cpuacct/cpuacct.usage", "/fs/cgroup/cpu,cpuacct/cpuacct.usage"} {
+		if _, err := os.Stat(rt.sys + p); err == nil {
+			return hostTasks{fs: fs, cpuacct: rt.sys + p}
+		}
+	}
+	return hostTasks{fs: fs}
+}
 
 func (hostTasks) name() string { return "host tasks" }
 
@@ -150,6 +169,13 @@ func (c hostTasks) collect(r reading) error {
 		all += cpu
 		if st.Flags&pfKthread != 0 {
 			kinds[kernelThreadKind(st.Comm)] += cpu
+		}
+	}
+	if c.cpuacct != "" {
+		if b, err := os.ReadFile(c.cpuacct); err == nil {
+			if ns, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil {
+				all = float64(ns) / 1e9
+			}
 		}
 	}
 	r.set("tasks_cpu_seconds_total", all)
