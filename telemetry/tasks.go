@@ -108,14 +108,16 @@ func (c *partsCollector) partCPU(p Part) (user, sys float64, err error) {
 		}
 		return float64(st.UTime) / userHZ, float64(st.STime) / userHZ, nil
 	}
+	// A thread that exited leaves the sum (one interval without a value, as the sum went
+	// back); the process itself must still be there.
 	for _, tid := range p.Threads {
 		t, err := c.fs.Thread(p.PID, tid)
 		if err != nil {
-			return 0, 0, err
+			continue
 		}
 		st, err := t.Stat()
 		if err != nil {
-			return 0, 0, err
+			continue
 		}
 		user += float64(st.UTime) / userHZ
 		sys += float64(st.STime) / userHZ

@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -10,16 +11,21 @@ import (
 	"github.com/boxbench/boxbench/platform"
 )
 
-// parts finds the processes that work for the container, from the container itself: the
-// engine's State.Pid is the server (runc) or gVisor's sandbox (the Sentry, its parent the
-// Gofer's too); the shim is its parent; a docker-proxy serves the box when its
-// -container-ip is one of the container's addresses. Nothing is found for an engine whose
-// processes are not on this host (its State.Pid is not a process here in the box's group).
 func (b *box) parts(ctx context.Context) ([]platform.Part, error) {
 	b.mu.Lock()
 	id := b.id
 	b.mu.Unlock()
-	info, err := b.p.engine.ContainerInspect(ctx, id)
+	return b.p.ContainerParts(ctx, id)
+}
+
+// ContainerParts finds the processes that work for container id, from the container itself:
+// the engine's State.Pid is the server (runc) or gVisor's sandbox (the Sentry; the Gofer is
+// its sibling); the shim is its parent; a docker-proxy serves the container when its
+// -container-ip is one of the container's addresses. Nothing is found for an engine whose
+// processes are not this host's (State.Pid is no process here whose groups name the
+// container: an engine in another pid namespace).
+func (p *Platform) ContainerParts(ctx context.Context, id string) ([]platform.Part, error) {
+	info, err := p.engine.ContainerInspect(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("inspect container: %w", err)
 	}
@@ -32,8 +38,8 @@ func (b *box) parts(ctx context.Context) ([]platform.Part, error) {
 	}
 	pid := info.State.Pid
 	init, ok := tree.Get(pid)
-	if !ok {
-		return nil, nil // the engine's processes are not on this host
+	if !ok || !inContainer(pid, info.ID) {
+		return nil, nil // the engine's processes are not this host's
 	}
 	var out []platform.Part
 	if shim, ok := tree.Get(init.PPID); ok && strings.HasPrefix(shim.Comm, "containerd-shim") {
@@ -76,3 +82,9 @@ func argv0(p proctree.Proc) string {
 }
 
 func short(id string) string { return id[:min(len(id), 12)] }
+
+// inContainer says whether process pid's control groups name container id (/proc/<pid>/cgroup).
+func inContainer(pid int, id string) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	return err == nil && id != "" && strings.Contains(string(b), id)
+}
