@@ -14,7 +14,7 @@ func newHostCollectors(rt roots) ([]collector, error) {
 		hostMemory{fs: fs, vmstat: rt.proc + "/vmstat"},
 		hostLoad{fs},
 		hostPressure{fs},
-		newHostTasks(fs, rt),
+		newHostTasks(rt),
 	}, nil
 }
 

@@ -29,7 +29,7 @@ var Metrics = []Metric{
 	{"memory_swap_bytes", "bytes", "cgroup", "swap used by the group; absent without swap accounting, 0 on a host with no swap device (v1 derives it from two reads a moment apart)"},
 	{"memory_major_faults_per_second", "faults/second", "cgroup", "page faults that read from disk (v1 total_pgmajfault, v2 pgmajfault)"},
 	{"memory_minor_faults_per_second", "faults/second", "cgroup", "page faults served without disk I/O (v1 total_pgfault - total_pgmajfault, v2 pgfault - pgmajfault)"},
-	{"context_switches_voluntary_per_second", "switches/second", "cgroup", "the group's threads gave up the CPU (summed over /proc/<pid>/task/*/status of its processes; absent above 2048 threads)"},
+	{"context_switches_voluntary_per_second", "switches/second", "cgroup", "the group's threads gave up the CPU (summed over /proc/<pid>/task/*/status of its processes; absent above 512 threads)"},
 	{"context_switches_involuntary_per_second", "switches/second", "cgroup", "the group's threads were preempted"},
 	{"memory_limit_hits_per_interval", "events", "cgroup", "times usage hit the limit (v1 memory.failcnt, v2 memory.events max)"},
 	{"memory_oom_kills_per_interval", "events", "cgroup", "processes killed by the OOM killer in the group"},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"sync"
@@ -298,6 +299,9 @@ func (s *Sampler) Stop() ([]Sample, error) {
 			errs = append(errs, err)
 		}
 		for _, se := range s.series {
+			if c, ok := se.c.(io.Closer); ok {
+				c.Close() // the files a collector keeps open between readings
+			}
 			if se.first != nil {
 				errs = append(errs, fmt.Errorf("%s %s: %d failed reads, first: %w", se.source, se.c.name(), se.errs, se.first))
 			}
