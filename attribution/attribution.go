@@ -43,6 +43,9 @@ type Sources struct {
 	// of this host that telemetry sampled (a client site: its CPU, where it ran here, is in
 	// other.processes).
 	Client string
+	// NotMeasured are components the caller already knows it could not measure ("box db: why"),
+	// listed first in Books.NotMeasured.
+	NotMeasured []string
 	// DataDevice is the block device of the database's data directory ("loop3"): its journal
 	// thread is kernel.jbd2, other journals are kernel.kthreads. "" takes the device of the
 	// first database source's disk samples.
@@ -104,7 +107,7 @@ func Account(samples []telemetry.Sample, w Window, src Sources) Books {
 	if w.Ops <= 0 || w.To <= w.From {
 		return Books{}
 	}
-	a := accountant{s: meanRates(samples, w), w: w, src: src, m: map[string]float64{}}
+	a := accountant{s: meanRates(samples, w), w: w, src: src, m: map[string]float64{}, miss: slices.Clone(src.NotMeasured)}
 	if a.src.DataDevice == "" && len(src.DB) > 0 {
 		if devs := a.s.labels(src.DB[0], "disk_write_ops_per_second"); len(devs) == 1 {
 			a.src.DataDevice = devs[0]
@@ -136,7 +139,7 @@ func (a *accountant) cpu(group, name string, cores float64) float64 {
 func (a *accountant) books() Books {
 	busy, ok := a.busy()
 	if !ok {
-		return Books{NotMeasured: []string{"host: its CPU was not sampled"}}
+		return Books{NotMeasured: append(a.miss, "host: its CPU was not sampled")}
 	}
 	a.cpu(results.GroupHost, "busy", busy)
 	named := a.database() + a.neighbours() + a.client() + a.kernelThreads()

@@ -62,7 +62,7 @@ func (r *Runner) whereTheTimeGoes(s *runState) {
 	if !ok {
 		return
 	}
-	src := attribution.Sources{InGroup: s.inGroup}
+	src := attribution.Sources{InGroup: s.inGroup, NotMeasured: s.partsMissing}
 	for i, n := range platform.NodesOf(s.box) {
 		src.DB = append(src.DB, results.NodeSource(i, n.Name))
 	}

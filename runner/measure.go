@@ -137,6 +137,8 @@ type measured struct {
 	samples []telemetry.Sample
 	missing []string
 	inGroup []string
+	// partsMissing says why a box's parts could not be named (attribution.Sources.NotMeasured).
+	partsMissing []string
 }
 
 // runLocal runs the workload in this process under the client policy given; env["client_policy"]
@@ -254,6 +256,7 @@ func (m *measured) targetsOf(ctx context.Context, source string, o platform.Obse
 		parts, err := o.Parts(ctx)
 		if err != nil {
 			m.missing = append(m.missing, source+": box parts: "+err.Error())
+			m.partsMissing = append(m.partsMissing, "box "+source+": "+err.Error())
 		}
 		for _, p := range parts {
 			ts[0].Parts = append(ts[0].Parts, telemetry.Part{Component: p.Component, PID: p.PID, Threads: p.Threads})

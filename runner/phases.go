@@ -171,7 +171,7 @@ func (r *Runner) measureWindow(ctx context.Context, s *runState) error {
 		m = &measured{}
 	}
 	res, samples := m.res, m.samples
-	s.res, s.samples, s.missing, s.inGroup = res, samples, m.missing, m.inGroup
+	s.res, s.samples, s.missing, s.inGroup, s.partsMissing = res, samples, m.missing, m.inGroup, m.partsMissing
 	rec.Result = res
 	for _, p := range samples {
 		rec.Series = append(rec.Series, results.Point{T: p.T, Source: p.Source, Metric: p.Metric, Label: p.Label, Value: p.Value})

@@ -114,6 +114,18 @@ func BenchmarkAccounting(b *testing.B) {
 				s.samples = s.samples[:0]
 			}
 			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/tick")
+			b.ReportMetric(float64(groupThreads(*ts[0].Cgroup)), "group-threads")
 		})
 	}
+}
+
+// groupThreads counts the threads of a group's processes (what groupSwitches reads).
+func groupThreads(ref cgroup.Ref) int {
+	pids, _ := ref.Pids()
+	n := 0
+	for _, p := range pids {
+		ts, _ := os.ReadDir("/proc/" + strconv.Itoa(p) + "/task")
+		n += len(ts)
+	}
+	return n
 }
