@@ -2,7 +2,6 @@ package report
 
 import (
 	"cmp"
-	"encoding/json"
 	"math"
 	"regexp"
 	"slices"
@@ -160,23 +159,20 @@ type runAccount struct {
 	facts   map[string]string
 }
 
-// cellAccounts are the ok runs of c that carry the host's busy CPU per operation.
-func (r *Report) cellAccounts(c *Cell, byID map[string]*results.RunRow) []runAccount {
+// cellAccounts are the ok runs of c that carry the host's busy CPU per operation; byID
+// indexes r.Runs and r.decoded (their results, decoded once).
+func (r *Report) cellAccounts(c *Cell, byID map[string]int) []runAccount {
 	var out []runAccount
 	busy := results.CPUPerOp(results.GroupHost, "busy")
 	for _, id := range c.RunIDs {
-		run := byID[id]
-		if run == nil || len(run.Result) == 0 {
+		i, found := byID[id]
+		if !found || !r.decoded[i].ok {
 			continue
 		}
-		var res struct {
-			Metrics map[string]float64 `json:"metrics"`
-		}
-		if json.Unmarshal(run.Result, &res) != nil {
-			continue
-		}
-		if _, ok := res.Metrics[busy]; ok {
-			out = append(out, runAccount{res.Metrics, run.Facts})
+		if m := r.decoded[i].res.Metrics; m != nil {
+			if _, ok := m[busy]; ok {
+				out = append(out, runAccount{m, r.Runs[i].Facts})
+			}
 		}
 	}
 	return out

@@ -12,9 +12,12 @@ import (
 // whereCells are the accounts of r's cells in display order, each compared with its
 // baseline's account where both have one.
 func (r *Report) whereCells() []*WhereCell {
-	byID := make(map[string]*results.RunRow, len(r.Runs))
+	if len(r.decoded) != len(r.Runs) { // a Report not made by Build
+		r.decodeResults()
+	}
+	byID := make(map[string]int, len(r.Runs))
 	for i := range r.Runs {
-		byID[r.Runs[i].ID] = &r.Runs[i]
+		byID[r.Runs[i].ID] = i
 	}
 	byCell := map[string]*WhereCell{}
 	var out []*WhereCell

@@ -293,6 +293,11 @@ func TestWhereSentence(t *testing.T) {
 	if !strings.Contains(got, "the largest component is box docker-proxy") || !strings.Contains(got, "do not single one out") {
 		t.Errorf("none singled out: %s", got)
 	}
+	// None in the total's direction at all: the largest is named all the same.
+	against := []WhereComponent{comp("client generator", flat, []float64{8, 10, 6, 12, 9})}
+	if got = whereSentence("docker", "native", total, against, nil); !strings.Contains(got, "the largest component is client generator -1.0") {
+		t.Errorf("none in the total's direction: %s", got)
+	}
 	// The total's interval includes 0: nothing to explain, whatever the components say.
 	none := diffFrom([]float64{50, 51, 49, 50, 50}, []float64{50, 52, 48, 51, 49})
 	if got = whereSentence("docker", "native", none, clear, nil); !strings.Contains(got, "no difference to explain") || strings.Contains(got, "docker-proxy") {

@@ -64,10 +64,14 @@ func explain(total float64, comps []WhereComponent) string {
 			return "; no component has a difference to show"
 		}
 		// The largest in the total's direction, else the largest at all.
-		slices.SortStableFunc(eligible, func(a, b WhereComponent) int {
-			return -compareFloat(*a.Diff.Mean*sign, *b.Diff.Mean*sign)
-		})
+		slices.SortStableFunc(eligible, bySize)
 		c := eligible[0]
+		for _, e := range eligible {
+			if *e.Diff.Mean*sign > 0 {
+				c = e
+				break
+			}
+		}
 		return fmt.Sprintf("; the largest component is %s %s %s, but the intervals do not single one out",
 			componentName(c), signed(*c.Diff.Mean), diffCI(c.Diff))
 	}
