@@ -373,3 +373,13 @@ func TestWhereInChromium(t *testing.T) {
 		t.Errorf("page checked %s charts", got["charts"])
 	}
 }
+
+// TestWhereBooksWithoutBusy: a host busy CPU of 0 in every run leaves no balance to show, not
+// a balance of 0 %.
+func TestWhereBooksWithoutBusy(t *testing.T) {
+	busy := results.CPUPerOp(results.GroupHost, "busy")
+	c := buildWhereCell("c", "c", []runAccount{{metrics: map[string]float64{busy: 0, results.CPUPerOp("database", "user"): 3}}})
+	if got := booksText(c); !strings.Contains(got, "no run has host busy CPU") || strings.Contains(got, "%") {
+		t.Errorf("books: %s", got)
+	}
+}

@@ -167,6 +167,9 @@ func unitText(f *WhereFigure) string {
 
 // booksText is how well the components add up to the host's busy CPU, and other's share.
 func booksText(c *WhereCell) string {
+	if c.Balance.N == 0 { // no run had a host busy CPU above 0: nothing to balance against
+		return fmt.Sprintf("the components sum to %s µs/op; no run has host busy CPU to balance them against", num3(c.Sum.Mean))
+	}
 	return fmt.Sprintf("the components sum to %s µs/op, off host busy by %s %% %s; other is %s %% %s of host busy",
 		num3(c.Sum.Mean), signed(c.Balance.Mean), ciText(c.Balance.CILow, c.Balance.CIHigh, true),
 		num3(c.OtherShare.Mean), ciText(c.OtherShare.CILow, c.OtherShare.CIHigh, false))
