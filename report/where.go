@@ -63,6 +63,9 @@ type WhereCell struct {
 	// Versus is the comparison with the cell's baseline; nil for a baseline and for a cell
 	// whose baseline has no account.
 	Versus *WhereVersus `json:"versus_baseline,omitempty"`
+	// VersusNote says why a cell with a baseline has no comparison: the baseline's runs carry
+	// no account.
+	VersusNote string `json:"versus_note,omitempty"`
 
 	label string // the cell by its varying keys
 }

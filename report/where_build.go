@@ -33,8 +33,12 @@ func (r *Report) whereCells() []*WhereCell {
 	}
 	for _, c := range r.Cells {
 		w, b := byCell[c.ID], byCell[c.BaselineID]
-		if w != nil && b != nil && !c.IsBaseline() {
+		switch {
+		case w == nil || c.IsBaseline() || c.BaselineID == "":
+		case b != nil:
 			compareWhere(w, b)
+		default:
+			w.VersusNote = "its baseline " + c.BaselineID + " has no account of where the time goes: no differences"
 		}
 	}
 	return out

@@ -77,6 +77,9 @@ func whereViews(cells []*WhereCell) whereView {
 		if c.Versus != nil {
 			cv.Total.Diff, cv.Sentence = diffText(c.Versus.Total), c.Versus.Sentence
 		}
+		if c.VersusNote != "" {
+			cv.Sentence = c.VersusNote
+		}
 		if c.Softirq != nil {
 			cv.Softirq = softirqText(c)
 		}

@@ -383,3 +383,33 @@ func TestWhereBooksWithoutBusy(t *testing.T) {
 		t.Errorf("books: %s", got)
 	}
 }
+
+// TestWhereBaselineWithoutAccount: a cell whose baseline's runs carry no account is shown with
+// a note instead of differences, and a cell with no account of its own is not shown.
+func TestWhereBaselineWithoutAccount(t *testing.T) {
+	busy := results.CPUPerOp(results.GroupHost, "busy")
+	result := func(m map[string]float64) json.RawMessage {
+		b, err := json.Marshal(map[string]any{"metrics": m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	r := &Report{
+		Cells: []*Cell{
+			{ID: "platform=native", BaselineID: "platform=native", RunIDs: []string{"n1", "n2"}},
+			{ID: "platform=docker", BaselineID: "platform=native", RunIDs: []string{"d1", "d2"}},
+		},
+		Runs: []results.RunRow{
+			{ID: "n1", Result: result(map[string]float64{"client_cpu_per_op_ns": 9000})},
+			{ID: "n2", Result: result(map[string]float64{"client_cpu_per_op_ns": 9100})},
+			{ID: "d1", Result: result(map[string]float64{busy: 30000})},
+			{ID: "d2", Result: result(map[string]float64{busy: 31000})},
+		},
+	}
+	cells := r.whereCells()
+	if len(cells) != 1 || cells[0].Cell != "platform=docker" || cells[0].Versus != nil ||
+		!strings.Contains(cells[0].VersusNote, "its baseline platform=native has no account") {
+		t.Fatalf("cells %+v", cells)
+	}
+}

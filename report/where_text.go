@@ -221,7 +221,11 @@ func writeTextWhere(w io.Writer, cells []*WhereCell) {
 	fmt.Fprintln(w, "inside the figures above; \"all\": the kernel accounts interrupt time apart, in kernel interrupts")
 	for _, c := range cells {
 		fmt.Fprintf(w, "  %s  (n=%d; interrupts: %s)\n", c.label, c.Runs, format.OrDash(c.Interrupts))
-		rows := [][]string{{"component", "µs/op", "Δ vs baseline"}}
+		head := []string{"component", "µs/op", "Δ vs baseline"}
+		if c.Versus == nil {
+			head = head[:2]
+		}
+		rows := [][]string{head}
 		var why []string
 		for _, comp := range c.Components {
 			v := componentValue(comp)
@@ -248,6 +252,9 @@ func writeTextWhere(w io.Writer, cells []*WhereCell) {
 		writeTextCosts(w, "other costs per op", c.Costs)
 		if c.Versus != nil {
 			format.Wrap(w, "    ", c.Versus.Sentence, format.Cols)
+		}
+		if c.VersusNote != "" {
+			format.Wrap(w, "    ", c.VersusNote, format.Cols)
 		}
 	}
 }
