@@ -48,6 +48,8 @@ type fixCell struct {
 	ioWrite  float64                   // bytes/s written by the database
 	noHist   bool                      // store ops without histograms
 	open     *openLoop                 // an open-loop sweep cell (sweep_fixture_test.go)
+	// where adds a run's account of where the time goes: metrics and facts (where_test.go).
+	where func(runID string) (metrics map[string]float64, facts map[string]string)
 }
 
 func fixID(params map[string]string) string {
@@ -290,6 +292,15 @@ func fixRun(c fixCell, rep, seq int) *results.RunRecord {
 	rec.Result = fixResult(c, thr, rng, rep)
 	rec.Series = fixTelemetry(c, rng, fixWarmup+fixMeasured+1)
 	rec.Warnings = c.warn[rep]
+	if c.where != nil {
+		metrics, facts := c.where(runID)
+		for k, v := range metrics {
+			rec.Result.Metrics[k] = v
+		}
+		for k, v := range facts {
+			rec.Facts[k] = v
+		}
+	}
 	return rec
 }
 
