@@ -46,6 +46,9 @@ type WhereCell struct {
 	Interrupts string `json:"interrupts"`
 	// HostBusy is the host's busy CPU per operation: the total the components add up to.
 	HostBusy WhereFigure `json:"host_busy"`
+	// Named is each run's host busy CPU less group "other" (the tasks no component names): the
+	// cost of the box and its run, what a difference from the baseline is explained by.
+	Named WhereFigure `json:"named"`
 	// Components in display order: by group (whereGroups), then by size.
 	Components []WhereComponent `json:"components"`
 	// Sum is each run's sum of its components; Balance each run's (sum − host busy) / host
@@ -122,8 +125,11 @@ type WhereDiff struct {
 // WhereVersus compares a cell's account with its baseline's.
 type WhereVersus struct {
 	Baseline string `json:"baseline"`
-	// Total is the host's busy CPU per operation, candidate − baseline.
-	Total *WhereDiff `json:"total"`
+	// Total is the named components' CPU per operation (WhereCell.Named), candidate −
+	// baseline: the other tasks of a busy host are not the box's cost. HostBusy is the host's
+	// busy CPU's difference, other tasks included.
+	Total    *WhereDiff `json:"total"`
+	HostBusy *WhereDiff `json:"host_busy"`
 	// Softirq is the host-wide soft-interrupt CPU per operation, candidate − baseline; nil
 	// when either side lacks it.
 	Softirq *WhereDiff `json:"softirq_host_wide,omitempty"`

@@ -50,7 +50,7 @@ func buildWhereCell(id, label string, runs []runAccount) *WhereCell {
 	busyName := results.CPUPerOp(results.GroupHost, "busy")
 	cpu := map[compKey][]float64{}
 	perOp := map[string][]float64{}
-	var busy, sums, balance, other, softirq []float64
+	var busy, sums, named, balance, other, softirq []float64
 	for _, run := range runs {
 		b := run.metrics[busyName]
 		busy = append(busy, b)
@@ -68,6 +68,7 @@ func buildWhereCell(id, label string, runs []runAccount) *WhereCell {
 			}
 		}
 		sums = append(sums, sum)
+		named = append(named, sum-oth)
 		if b > 0 {
 			balance = append(balance, (sum-b)/b*100)
 			other = append(other, oth/b*100)
@@ -78,6 +79,7 @@ func buildWhereCell(id, label string, runs []runAccount) *WhereCell {
 	}
 	w.HostBusy = *figure(busy, 1e-3, unitMicrosPerOp)
 	w.Sum = *figure(sums, 1e-3, unitMicrosPerOp)
+	w.Named = *figure(named, 1e-3, unitMicrosPerOp)
 	w.Balance, w.OtherShare = orZero(figure(balance, 1, unitPct), unitPct), orZero(figure(other, 1, unitPct), unitPct)
 	w.Softirq = figure(softirq, 1e-3, unitMicrosPerOp)
 	nm := notMeasured(runs)
@@ -162,7 +164,8 @@ func diffOf(cand, base *WhereFigure, candRuns, baseRuns int, zeroIfAbsent bool, 
 // compareWhere sets w's differences from its baseline b's account and the sentence.
 func compareWhere(w, b *WhereCell) {
 	v := &WhereVersus{Baseline: b.Cell, baseLabel: b.label}
-	v.Total = diffOf(&w.HostBusy, &b.HostBusy, w.Runs, b.Runs, false, unitMicrosPerOp)
+	v.Total = diffOf(&w.Named, &b.Named, w.Runs, b.Runs, false, unitMicrosPerOp)
+	v.HostBusy = diffOf(&w.HostBusy, &b.HostBusy, w.Runs, b.Runs, false, unitMicrosPerOp)
 	if w.Softirq != nil && b.Softirq != nil {
 		v.Softirq = diffOf(w.Softirq, b.Softirq, w.Runs, b.Runs, false, unitMicrosPerOp)
 	}

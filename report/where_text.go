@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/boxbench/boxbench/report/format"
+	"github.com/boxbench/boxbench/results"
 )
 
 // whereSentence names the components that account for most of a cell's extra CPU per
@@ -29,7 +30,7 @@ func whereSentence(label, baseLabel string, total *WhereDiff, comps []WhereCompo
 			signed(*total.Mean), total.N, total.BaselineN)
 		return b.String()
 	}
-	fmt.Fprintf(&b, "%s µs/op %s", signed(*total.Mean), diffCI(total))
+	fmt.Fprintf(&b, "%s µs/op %s named", signed(*total.Mean), diffCI(total))
 	switch {
 	case total.ci.Contains(0):
 		b.WriteString(": the interval includes 0, no difference to explain")
@@ -48,8 +49,8 @@ func explain(total float64, comps []WhereComponent) string {
 	var named, eligible []WhereComponent
 	for _, c := range comps {
 		d := c.Diff
-		if d == nil || d.Mean == nil {
-			continue
+		if d == nil || d.Mean == nil || c.Group == results.GroupOther {
+			continue // other tasks are not the box's: the total leaves them out
 		}
 		eligible = append(eligible, c)
 		if d.ci.Valid && !d.ci.Contains(0) && *d.Mean*sign > 0 {
@@ -170,9 +171,14 @@ func booksText(c *WhereCell) string {
 	if c.Balance.N == 0 { // no run had a host busy CPU above 0: nothing to balance against
 		return fmt.Sprintf("the components sum to %s µs/op; no run has host busy CPU to balance them against", num3(c.Sum.Mean))
 	}
-	return fmt.Sprintf("the components sum to %s µs/op, off host busy by %s %% %s; other is %s %% %s of host busy",
-		num3(c.Sum.Mean), signed(c.Balance.Mean), ciText(c.Balance.CILow, c.Balance.CIHigh, true),
+	s := fmt.Sprintf("other tasks are %s %% %s of host busy (a run above 10 %% is warned: cpu_unaccounted)",
 		num3(c.OtherShare.Mean), ciText(c.OtherShare.CILow, c.OtherShare.CIHigh, false))
+	// The components add up to host busy by construction; a sum that does not is shown.
+	if math.Abs(c.Balance.Mean) >= 0.05 {
+		s += fmt.Sprintf("; the components sum to %s µs/op, off host busy by %s %% %s", num3(c.Sum.Mean),
+			signed(c.Balance.Mean), ciText(c.Balance.CILow, c.Balance.CIHigh, true))
+	}
+	return s
 }
 
 // softirqText is the host-wide soft interrupts of a cell, and their difference.
@@ -235,11 +241,12 @@ func writeTextWhere(w io.Writer, cells []*WhereCell) {
 			}
 			rows = append(rows, []string{componentName(comp), v, diffText(comp.Diff)})
 		}
+		named := []string{"= named (all but other)", figureText(&c.Named), ""}
 		total := []string{"= host busy", figureText(&c.HostBusy), ""}
 		if c.Versus != nil {
-			total[2] = diffText(c.Versus.Total)
+			named[2], total[2] = diffText(c.Versus.Total), diffText(c.Versus.HostBusy)
 		}
-		rows = append(rows, total)
+		rows = append(rows, named, total)
 		writeWhereRows(w, rows)
 		for _, line := range why {
 			format.Wrap(w, "    not measured: ", line, format.Cols)
@@ -274,11 +281,17 @@ func writeTextCosts(w io.Writer, title string, costs []WhereCost) {
 	if len(costs) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "    %s:\n", title)
 	rows := [][]string{}
 	for _, c := range costs {
+		if zeroCost(c) {
+			continue // nothing happened on either side (the page, JSON and CSV list it)
+		}
 		rows = append(rows, []string{c.What, unitText(c.Value), diffText(c.Diff)})
 	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "    %s:\n", title)
 	for _, row := range alignRows(rows) {
 		fmt.Fprintln(w, "      "+strings.TrimRight(row, " "))
 	}
@@ -313,4 +326,11 @@ func alignRows(rows [][]string) []string {
 		out[j] = b.String()
 	}
 	return out
+}
+
+// zeroCost says a cost is 0 in every run of both sides.
+func zeroCost(c WhereCost) bool {
+	z := func(p *float64) bool { return p == nil || *p == 0 }
+	zero := func(f *WhereFigure) bool { return f == nil || (f.Mean == 0 && z(f.CILow) && z(f.CIHigh)) }
+	return zero(c.Value) && (c.Diff == nil || c.Diff.Mean == nil || *c.Diff.Mean == 0)
 }
