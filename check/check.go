@@ -5,6 +5,7 @@
 package check
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/boxbench/boxbench/dbms"
@@ -49,6 +50,7 @@ const (
 	CodeLimitsDiffer  = "limits_differ"
 	CodeErrorRate     = "error_rate_high"
 	CodeTooFewOps     = "too_few_ops_for_percentile"
+	CodeUnaccounted   = "cpu_unaccounted"
 )
 
 // Dataset bounds.
@@ -141,11 +143,14 @@ type Thresholds struct {
 	ClientWaitRatio float64 // client run-queue wait / (wait + run time); default 0.5
 	// ClientWaitSeconds is the run-queue wait (seconds per second, summed over the client's
 	// threads) below which no share of waiting matters; default 0.05 (50 ms per second).
-	ClientWaitSeconds    float64
-	ThrottledRatio       float64 // throttled / runnable CFS periods; default 0.05
-	SwapBytes            float64 // swap in use above this many bytes; default 16 MiB
-	SwapRateBytes        float64 // swap-in or swap-out after warm-up above this many bytes/s; default 64 KiB/s
-	HostBusyRatio        float64 // host CPU busy share before the run; default 0.10
+	ClientWaitSeconds float64
+	ThrottledRatio    float64 // throttled / runnable CFS periods; default 0.05
+	SwapBytes         float64 // swap in use above this many bytes; default 16 MiB
+	SwapRateBytes     float64 // swap-in or swap-out after warm-up above this many bytes/s; default 64 KiB/s
+	HostBusyRatio     float64 // host CPU busy share before the run; default 0.10
+	// UnaccountedShare is the share of the host's busy CPU in the measured window that other
+	// tasks (attribution's other.processes) may take before cpu_unaccounted warns; default 0.10.
+	UnaccountedShare     float64
 	MemoryBoundReadBytes float64 // bytes/s read after warm-up in a memory-bound run; default 1 MiB/s
 	DiskBoundReadBytes   float64 // a disk-bound run reading less than this (bytes/s) reads "nothing"; default 4 KiB/s
 	ErrorRatio           float64 // errors / (ops + errors); default 0.01
@@ -166,6 +171,7 @@ func DefaultThresholds() Thresholds {
 		SwapRateBytes:        64 << 10,
 		ThrottledRatio:       0.05,
 		HostBusyRatio:        0.10,
+		UnaccountedShare:     0.10,
 		MemoryBoundReadBytes: 1 << 20,
 		DiskBoundReadBytes:   4 << 10,
 		ErrorRatio:           0.01,
@@ -188,6 +194,7 @@ func (t Thresholds) withDefaults() Thresholds {
 	or(&t.SwapRateBytes, d.SwapRateBytes)
 	or(&t.ThrottledRatio, d.ThrottledRatio)
 	or(&t.HostBusyRatio, d.HostBusyRatio)
+	or(&t.UnaccountedShare, d.UnaccountedShare)
 	or(&t.MemoryBoundReadBytes, d.MemoryBoundReadBytes)
 	or(&t.DiskBoundReadBytes, d.DiskBoundReadBytes)
 	or(&t.ErrorRatio, d.ErrorRatio)
@@ -211,4 +218,18 @@ func Evaluate(f Facts, th Thresholds) []Warning {
 		out = append(out, c(f, th)...)
 	}
 	return out
+}
+
+// Unaccounted warns when the other tasks of the host (attribution's other.processes) took more
+// than Thresholds.UnaccountedShare of the host's busy CPU in the measured window: something
+// that is neither the box, its neighbours, the client nor the kernel ran beside the run, and
+// its cost per operation is unexplained. busy and other are ns per operation.
+func Unaccounted(busy, other float64, th Thresholds) []Warning {
+	th = th.withDefaults()
+	if busy <= 0 || other <= th.UnaccountedShare*busy {
+		return nil
+	}
+	return []Warning{{Code: CodeUnaccounted, Severity: SeverityWarning,
+		Message: fmt.Sprintf("%.0f%% of the host's busy CPU in the measured window was other tasks (%.1f of %.1f µs per operation; more than %.0f%%): something beside the run took CPU, and where the time goes leaves that much unexplained",
+			100*other/busy, other/1e3, busy/1e3, 100*th.UnaccountedShare)}}
 }

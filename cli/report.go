@@ -29,8 +29,8 @@ func (a *app) reportCmd() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			defer onlyReading(cmd.Context(), "reading the results")()
-			if format != "text" && format != "json" && format != "csv" && format != "sweep-csv" && format != "published-csv" {
-				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--format %q is not valid (valid: text, json, csv, sweep-csv, published-csv)", format)}
+			if format != "text" && format != "json" && format != "csv" && format != "sweep-csv" && format != "published-csv" && format != "where-csv" {
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--format %q is not valid (valid: text, json, csv, sweep-csv, published-csv, where-csv)", format)}
 			}
 			st, err := results.OpenExisting(args[0])
 			if err != nil {
@@ -53,7 +53,7 @@ func (a *app) reportCmd() *cobra.Command {
 			if format == "json" {
 				return report.WriteJSON(a.stdout, r)
 			}
-			if format == "sweep-csv" || format == "published-csv" {
+			if format == "sweep-csv" || format == "published-csv" || format == "where-csv" {
 				return report.WriteCSVForm(a.stdout, r, format)
 			}
 			if html != "" {
@@ -62,7 +62,7 @@ func (a *app) reportCmd() *cobra.Command {
 			return report.WriteText(a.stdout, r)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json, csv (one row per run), sweep-csv (one row per point of each sweep's curves) or published-csv (one row per effect of the spec's published study)")
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json, csv (one row per run), sweep-csv (one row per point of each sweep's curves), published-csv (one row per effect of the spec's published study) or where-csv (one row per cell and component of where the time goes)")
 	cmd.Flags().StringVar(&html, "html", "", "also write a self-contained HTML report to FILE")
 	return cmd
 }

@@ -50,6 +50,11 @@ func TestVMRun(t *testing.T) {
 		if (r.Facts["accel"] == "tcg") != emulated || (r.Facts["accel"] == "tcg") != (r.Facts["emulated"] == "true") {
 			t.Errorf("run %s: accel %s but emulated warning %v, fact %q", r.ID, r.Facts["accel"], emulated, r.Facts["emulated"])
 		}
+		// Where the time goes: the emulated guest's cost is QEMU's, its vCPU threads first.
+		if m := r.Result.Metrics; m["cpu_ns_per_op.box.qemu-vcpu"] <= 0 || !hasKey(m, "cpu_ns_per_op.box.qemu-io") {
+			t.Errorf("run %s: QEMU's threads are not in where the time goes: vcpu %v, io present %v", r.ID,
+				m["cpu_ns_per_op.box.qemu-vcpu"], hasKey(m, "cpu_ns_per_op.box.qemu-io"))
+		}
 		series, err := e.boxbench(ctx, "results", out, "--run", r.ID, "--series").Output()
 		if err != nil || !strings.Contains(string(series), "db-guest-system.cpu_user_seconds_per_second") ||
 			!strings.Contains(string(series), "db-guest.cpu_usage_seconds_per_second") || !strings.Contains(string(series), "db.cpu_usage_seconds_per_second") {

@@ -22,9 +22,28 @@ type Observation struct {
 	// Stats is the box's values as its orchestrator reports them, for a box this host cannot
 	// read itself (a pod on another node: its kubelet's summary API); nil otherwise.
 	Stats *StatsView
+	// Parts finds the processes that work for the box beside its server (Part), on this host;
+	// nil when the platform has none to name. Called once a run, after the box is up and
+	// before the measured window; it reads the host and starts nothing.
+	Parts func(ctx context.Context) ([]Part, error)
 	// Missing says what cannot be observed and why, e.g. "guest memory: seen only as the VMM's
 	// resident set". Telemetry records it with the run.
 	Missing []string
+}
+
+// Part is a process, or some threads of one, that works for a box, found from the box itself
+// (its container's parent, the proxy of its own published port, its VMM's vCPU threads), never
+// by a process name alone.
+type Part struct {
+	// Component names what it is, [a-z0-9-]: "containerd-shim", "docker-proxy",
+	// "runsc-sentry", "runsc-gofer", "lxc-monitor", "qemu-vcpu", "qemu-io".
+	Component string
+	PID       int
+	// Threads, when set, restricts the part to these threads of PID.
+	Threads []int
+	// InGroup says the part runs inside Observation.Cgroup: its CPU is the box's machinery,
+	// carved out of the server's.
+	InGroup bool
 }
 
 // FactEmulated is the fact ("true") of a box whose CPU is emulated in software (a VM under

@@ -51,6 +51,8 @@ type fixCell struct {
 	duets    map[int]fixDuet           // rep → its duet (duet_fixture_test.go)
 	orch     *results.Orchestrator     // what each run recorded of its cluster
 	nodes    map[string]float64        // node → its CPU cores busy, as node_ metrics
+	// where adds a run's account of where the time goes: metrics and facts (where_test.go).
+	where func(runID string) (metrics map[string]float64, facts map[string]string)
 }
 
 func fixID(params map[string]string) string {
@@ -302,6 +304,15 @@ func fixRun(c fixCell, rep, seq int) *results.RunRecord {
 	}
 	rec.Series = fixTelemetry(c, rng, fixWarmup+fixMeasured+1)
 	rec.Warnings = c.warn[rep]
+	if c.where != nil {
+		metrics, facts := c.where(runID)
+		for k, v := range metrics {
+			rec.Result.Metrics[k] = v
+		}
+		for k, v := range facts {
+			rec.Facts[k] = v
+		}
+	}
 	return rec
 }
 

@@ -17,9 +17,9 @@ var metricsTmpl = sectionTemplate("metrics")
 
 // metricsSection shows the workload's own figures: in the terminal the adaptive repetitions,
 // the shares beside a neighbour, the CPU per operation and the neighbours' figures (the rest
-// would bury the table); in the page every metric and share. Its JSON is per cell
-// (cells[].metrics), not a key of its own. Its model is the terminal text and the page's rows,
-// made once from the cells' metrics.
+// would bury the table); in the page every metric and share but those "Where the time goes"
+// shows (isWhereMetric). Its JSON is per cell (cells[].metrics), not a key of its own. Its
+// model is the terminal text and the page's rows, made once from the cells' metrics.
 type metricsSection struct {
 	text  string
 	views []metricView
@@ -204,12 +204,23 @@ func (r *Report) metricViews() []metricView {
 	}
 	for _, c := range r.Cells {
 		for _, m := range c.Metrics {
-			if !results.IsShareMetric(m.Name) {
+			if !results.IsShareMetric(m.Name) && !isWhereMetric(m.Name) {
 				out = append(out, metricView{c.ID, m.Name, fmtSummary(m.Summary, 1, "")})
 			}
 		}
 	}
 	return out
+}
+
+// isWhereMetric says whether a metric is one of "Where the time goes" (a component's CPU per
+// operation, another cost per operation): that section shows them, so the page's list of
+// metrics leaves them out.
+func isWhereMetric(name string) bool {
+	if _, _, ok := results.SplitCPUPerOp(name); ok {
+		return true
+	}
+	_, ok := results.SplitPerOp(name)
+	return ok
 }
 
 // cpuPerOp are the per-operation CPU metrics shown in the terminal: the host's soft

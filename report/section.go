@@ -63,6 +63,7 @@ type namedBuilder struct {
 // registration at init, so the order is read in one place.
 var sectionBuilders = []namedBuilder{
 	{"sweeps", sweepsBuilder},
+	{"where", whereBuilder},
 	{"metrics", metricsBuilder},
 	{"nodes", nodesBuilder},
 	{"clusters", clustersBuilder},

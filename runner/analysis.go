@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/boxbench/boxbench/attribution"
 	"github.com/boxbench/boxbench/check"
 	"github.com/boxbench/boxbench/internal/placement"
 	"github.com/boxbench/boxbench/internal/resource"
@@ -45,10 +46,48 @@ func (r *Runner) analyse(_ context.Context, s *runState) error {
 	if v, ok := softirqPerOp(s.samples, interval, res); ok {
 		res.Metrics[MetricSoftirqPerOp] = v
 	}
+	r.whereTheTimeGoes(s)
 	if len(s.missing) > 0 {
 		rec.Facts["telemetry_missing"] = strings.Join(s.missing, "; ")
 	}
 	return nil
+}
+
+// whereTheTimeGoes accounts the host's busy CPU of the measured window to the components that
+// did the work, per operation (attribution.Account), into the result's metrics; what could not
+// be measured and what kernel.interrupts holds into the run's facts; a run whose other tasks
+// took a large share of the busy CPU is warned about (check's cpu_unaccounted).
+func (r *Runner) whereTheTimeGoes(s *runState) {
+	w, ok := measuredWindow(r.cfg.Spec.Telemetry.Interval.D(), s.res)
+	if !ok {
+		return
+	}
+	src := attribution.Sources{InGroup: s.inGroup, NotMeasured: s.partsMissing}
+	for i, n := range platform.NodesOf(s.box) {
+		src.DB = append(src.DB, results.NodeSource(i, n.Name))
+	}
+	if len(src.DB) == 0 {
+		src.DB = []string{results.SourceDB}
+	}
+	for _, n := range s.nbs {
+		src.Neighbours = append(src.Neighbours, n.source())
+	}
+	if s.remote == nil {
+		src.Client = "client" // at a client site, its CPU is in other.processes or elsewhere
+	}
+	b := attribution.Account(s.samples, w, src)
+	for k, v := range b.Metrics {
+		s.res.Metrics[k] = v
+	}
+	if len(b.NotMeasured) > 0 {
+		s.rec.Facts[results.FactNotAccounted] = strings.Join(b.NotMeasured, "; ")
+	}
+	if b.OK {
+		s.rec.Facts[results.FactInterrupts] = attribution.Interrupts()
+		for _, w := range check.Unaccounted(b.Busy, b.Other, check.DefaultThresholds()) {
+			s.rec.Warnings = append(s.rec.Warnings, results.Warning{Code: w.Code, Severity: string(w.Severity), Message: w.Message})
+		}
+	}
 }
 
 // neighbourResults adds the neighbours' own throughput and the configured-versus-obtained

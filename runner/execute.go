@@ -51,11 +51,13 @@ type runState struct {
 	box  platform.Box
 	nbs  []*neighbour
 
-	hostMetrics map[string]float64 // what the quiet start measured
-	res         *workload.Result   // the measured window's
-	samples     []telemetry.Sample
-	missing     []string // what telemetry could not see
-	srv         serverOutcome
+	hostMetrics  map[string]float64 // what the quiet start measured
+	res          *workload.Result   // the measured window's
+	samples      []telemetry.Sample
+	missing      []string // what telemetry could not see
+	inGroup      []string // the components of box parts inside the database's group
+	partsMissing []string // why a box's parts could not be named
+	srv          serverOutcome
 }
 
 // phase is one step of a run. A phase that fails returns its error (a *stageError to name

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -25,12 +26,13 @@ import (
 // state) and through the whole workload, on one clock. The workload runs under the client
 // policy given; env["client_policy"] records the policy the kernel reports for the client then.
 func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl workload.Workload, remote *agent.Remote, ws *spec.Workload,
-	nbs []*neighbour, policy string, env map[string]string, srv *serverOutcome) (*workload.Result, []telemetry.Sample, []string, error) {
+	nbs []*neighbour, policy string, env map[string]string, srv *serverOutcome) (*measured, error) {
 	e := r.cfg.Spec
 	clk := workload.Clock{Start: time.Now()}
-	targets, closeDB, err := targetsOf("db", box.Observe())
+	m := &measured{}
+	targets, closeDB, err := m.targetsOf(ctx, "db", box.Observe())
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("telemetry: %w", err)
+		return nil, fmt.Errorf("telemetry: %w", err)
 	}
 	defer closeDB()
 	// A box of several (a cluster): "db" is its first node; every other node is a source of
@@ -39,9 +41,9 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 		if i == 0 {
 			continue
 		}
-		ts, closeN, err := targetsOf(results.NodeSource(i, n.Name), n.Box.Observe())
+		ts, closeN, err := m.targetsOf(ctx, results.NodeSource(i, n.Name), n.Box.Observe())
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("telemetry: %w", err)
+			return nil, fmt.Errorf("telemetry: %w", err)
 		}
 		defer closeN()
 		targets = append(targets, ts...)
@@ -51,9 +53,9 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	}
 	targets = append(targets, telemetry.Target{Source: "host", Host: true})
 	for _, n := range nbs {
-		ts, closeN, err := targetsOf(n.source(), n.box.Observe())
+		ts, closeN, err := (&measured{}).targetsOf(ctx, n.source(), n.box.Observe())
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("telemetry: %w", err)
+			return nil, fmt.Errorf("telemetry: %w", err)
 		}
 		defer closeN()
 		targets = append(targets, ts...)
@@ -61,10 +63,10 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 	sampler, err := telemetry.New(targets, e.Telemetry.Interval.D(), clk, r.cfg.Log)
 	if err != nil {
 		// Telemetry is not optional: a run without its resource story is not reported.
-		return nil, nil, nil, fmt.Errorf("telemetry: %w", err)
+		return nil, fmt.Errorf("telemetry: %w", err)
 	}
 	if err := sampler.Start(ctx); err != nil {
-		return nil, nil, nil, fmt.Errorf("telemetry: %w", err)
+		return nil, fmt.Errorf("telemetry: %w", err)
 	}
 	select {
 	case <-time.After(e.Telemetry.Interval.D() + 50*time.Millisecond):
@@ -123,7 +125,20 @@ func (r *Runner) measure(ctx context.Context, box platform.Box, d dbms.DBMS, wl 
 		where, _ := remote.Site.ClientPlace()
 		missing = append(missing, "client: it ran at "+where+"; its CPU is the agent's own account (client_cpu), its scheduling is not sampled")
 	}
-	return res, samples, missing, werr
+	m.res, m.samples, m.missing = res, samples, append(missing, m.missing...)
+	return m, werr
+}
+
+// measured is what the measured window gave: the workload's result, the samples, what
+// telemetry could not see, and the components of the database's box parts that run inside
+// its group (attribution.Sources.InGroup).
+type measured struct {
+	res     *workload.Result
+	samples []telemetry.Sample
+	missing []string
+	inGroup []string
+	// partsMissing says why a box's parts could not be named (attribution.Sources.NotMeasured).
+	partsMissing []string
 }
 
 // runLocal runs the workload in this process under the client policy given; env["client_policy"]
@@ -233,8 +248,23 @@ func alive(ctx context.Context, d dbms.DBMS, box platform.Box) error {
 // targetsOf is a box's telemetry: what the host sees or the box's orchestrator reports (source), and for a box with a guest view
 // also the server's group inside it (source-guest) and the whole guest (source-guest-system).
 // The returned function releases the guest view.
-func targetsOf(source string, o platform.Observation) ([]telemetry.Target, func(), error) {
+func (m *measured) targetsOf(ctx context.Context, source string, o platform.Observation) ([]telemetry.Target, func(), error) {
 	ts := []telemetry.Target{{Source: source, Cgroup: o.Cgroup, PID: o.PID, DataDir: o.DataDir, Missing: o.Missing}}
+	if o.Parts != nil {
+		// The box's machinery (where the time goes): a box whose parts cannot be found still
+		// runs, with the gap recorded.
+		parts, err := o.Parts(ctx)
+		if err != nil {
+			m.missing = append(m.missing, source+": box parts: "+err.Error())
+			m.partsMissing = append(m.partsMissing, "box "+source+": "+err.Error())
+		}
+		for _, p := range parts {
+			ts[0].Parts = append(ts[0].Parts, telemetry.Part{Component: p.Component, PID: p.PID, Threads: p.Threads})
+			if p.InGroup && !slices.Contains(m.inGroup, p.Component) {
+				m.inGroup = append(m.inGroup, p.Component)
+			}
+		}
+	}
 	if o.Stats != nil {
 		ts[0].Stats = &telemetry.Stats{Via: o.Stats.Via, Read: o.Stats.Read}
 	}

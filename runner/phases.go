@@ -166,8 +166,12 @@ func (r *Runner) quietStart(ctx context.Context, s *runState) error {
 func (r *Runner) measureWindow(ctx context.Context, s *runState) error {
 	rec := s.rec
 	r.cfg.Progress.Phase(s.run, "warmup+measure")
-	res, samples, missing, err := r.measure(ctx, s.box, s.d, s.wl, s.remote, r.cfg.Spec.WorkloadOf(s.cell.Workload), s.nbs, s.cell.ClientPolicy, rec.Env, &s.srv)
-	s.res, s.samples, s.missing = res, samples, missing
+	m, err := r.measure(ctx, s.box, s.d, s.wl, s.remote, r.cfg.Spec.WorkloadOf(s.cell.Workload), s.nbs, s.cell.ClientPolicy, rec.Env, &s.srv)
+	if m == nil {
+		m = &measured{}
+	}
+	res, samples := m.res, m.samples
+	s.res, s.samples, s.missing, s.inGroup, s.partsMissing = res, samples, m.missing, m.inGroup, m.partsMissing
 	rec.Result = res
 	for _, p := range samples {
 		rec.Series = append(rec.Series, results.Point{T: p.T, Source: p.Source, Metric: p.Metric, Label: p.Label, Value: p.Value})

@@ -3,6 +3,7 @@ package runner
 import (
 	"time"
 
+	"github.com/boxbench/boxbench/attribution"
 	"github.com/boxbench/boxbench/telemetry"
 	"github.com/boxbench/boxbench/workload"
 )
@@ -12,16 +13,14 @@ import (
 // they cost, which the box's own cgroup does not see.
 const MetricSoftirqPerOp = "host_softirq_cpu_per_op_ns"
 
-// softirqPerOp divides the host's softirq CPU time over the measured window by the operations
-// of that window. Samples are the host's cpu_softirq_seconds_per_second (cores) over the
-// interval ending at each sample's time; a sample counts when the middle of its interval is in
-// the window. The window ends with the last measured interval of the result (on the run's
-// clock, where a remote client's intervals were moved) and is res.Measured long (the
-// steady-state cut included); without intervals it starts one interval (the pre-run sample)
-// plus the warm-up after the clock's start. ok is false without samples or operations.
-func softirqPerOp(samples []telemetry.Sample, interval time.Duration, res *workload.Result) (float64, bool) {
+// measuredWindow is the result's measured window on the run's clock with its operations. The
+// window ends with the last measured interval of the result (on the run's clock, where a
+// remote client's intervals were moved) and is res.Measured long (the steady-state cut
+// included); without intervals it starts one interval (the pre-run sample) plus the warm-up
+// after the clock's start. ok is false without a window or operations.
+func measuredWindow(interval time.Duration, res *workload.Result) (attribution.Window, bool) {
 	if res == nil || res.Measured <= 0 {
-		return 0, false
+		return attribution.Window{}, false
 	}
 	var ops int64
 	for _, o := range res.Ops {
@@ -30,7 +29,7 @@ func softirqPerOp(samples []telemetry.Sample, interval time.Duration, res *workl
 		}
 	}
 	if ops == 0 {
-		return 0, false
+		return attribution.Window{}, false
 	}
 	var end time.Duration
 	for _, iv := range res.Intervals {
@@ -41,12 +40,23 @@ func softirqPerOp(samples []telemetry.Sample, interval time.Duration, res *workl
 	if end == 0 {
 		end = interval + res.Warmup + res.Measured
 	}
-	from := end - res.Measured
+	return attribution.Window{From: end - res.Measured, To: end, Interval: interval, Ops: ops}, true
+}
+
+// softirqPerOp divides the host's softirq CPU time over the measured window by the operations
+// of that window. Samples are the host's cpu_softirq_seconds_per_second (cores) over the
+// interval ending at each sample's time; a sample counts when the middle of its interval is in
+// the window. ok is false without samples or operations.
+func softirqPerOp(samples []telemetry.Sample, interval time.Duration, res *workload.Result) (float64, bool) {
+	w, ok := measuredWindow(interval, res)
+	if !ok {
+		return 0, false
+	}
 	var cores float64
 	n := 0
 	for _, s := range samples {
 		mid := s.T - interval/2
-		if s.Source == "host" && s.Metric == "cpu_softirq_seconds_per_second" && mid > from && mid < end {
+		if s.Source == "host" && s.Metric == "cpu_softirq_seconds_per_second" && mid > w.From && mid < w.To {
 			cores += s.Value
 			n++
 		}
@@ -56,5 +66,5 @@ func softirqPerOp(samples []telemetry.Sample, interval time.Duration, res *workl
 	}
 	// Mean cores over the window × its length = CPU seconds in softirq.
 	cpu := cores / float64(n) * res.Measured.Seconds()
-	return cpu / float64(ops) * 1e9, true
+	return cpu / float64(w.Ops) * 1e9, true
 }

@@ -154,6 +154,7 @@ func (c *v1Collector) memory(r reading, m *v1stats.Metrics) {
 	r.set("memory_cache_bytes", float64(ms.TotalCache))
 	r.set("memory_rss_bytes", float64(ms.TotalRSS))
 	r.set("memory_major_faults_total", float64(ms.TotalPgMajFault))
+	r.set("memory_minor_faults_total", float64(ms.TotalPgFault-min(ms.TotalPgFault, ms.TotalPgMajFault)))
 	r.set("memory_limit_hits_total", float64(ms.Usage.Failcnt))
 	switch {
 	case c.noSwapDevice && c.swapAccounting:

@@ -76,6 +76,9 @@ func (c *v2Collector) collect(r reading) error {
 	}
 	if v, ok := ms["pgmajfault"]; ok {
 		r.set("memory_major_faults_total", float64(v))
+		if all, ok := ms["pgfault"]; ok {
+			r.set("memory_minor_faults_total", float64(all-min(all, v)))
+		}
 	}
 	if v, ok := ms["inactive_file"]; ok {
 		if cur, ok := r[key{metric: "memory_usage_bytes"}]; ok {

@@ -81,3 +81,51 @@ func BenchmarkTick(b *testing.B) {
 		s.samples = s.samples[:0]
 	}
 }
+
+// BenchmarkAccounting is BenchmarkTick side by side with and without the collectors that only
+// where the time goes needs (every task's CPU and the kernel threads, the group's context
+// switches, two box parts): the difference is what the accounting costs the client's process
+// per reading (docs/performance.md, "Where the time goes: its cost").
+func BenchmarkAccounting(b *testing.B) {
+	parts := []Part{{Component: "self", PID: os.Getpid()}, {Component: "parent", PID: os.Getppid()}}
+	for _, with := range []bool{false, true} {
+		b.Run(map[bool]string{false: "without", true: "with"}[with], func(b *testing.B) {
+			ts := costTargets(b)
+			ts[0].Parts = parts
+			s, err := New(ts, time.Second, testClock(), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !with {
+				kept := s.series[:0]
+				for _, x := range s.series {
+					switch x.c.(type) {
+					case *hostTasks, *groupSwitches, *partsCollector:
+					default:
+						kept = append(kept, x)
+					}
+				}
+				s.series = kept
+			}
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				s.tick()
+				s.samples = s.samples[:0]
+			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/tick")
+			b.ReportMetric(float64(groupThreads(*ts[0].Cgroup)), "group-threads")
+		})
+	}
+}
+
+// groupThreads counts the threads of a group's processes (what groupSwitches reads).
+func groupThreads(ref cgroup.Ref) int {
+	pids, _ := ref.Pids()
+	n := 0
+	for _, p := range pids {
+		ts, _ := os.ReadDir("/proc/" + strconv.Itoa(p) + "/task")
+		n += len(ts)
+	}
+	return n
+}

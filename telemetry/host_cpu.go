@@ -14,6 +14,7 @@ func newHostCollectors(rt roots) ([]collector, error) {
 		hostMemory{fs: fs, vmstat: rt.proc + "/vmstat"},
 		hostLoad{fs},
 		hostPressure{fs},
+		newHostTasks(rt),
 	}, nil
 }
 
@@ -36,5 +37,12 @@ func (c hostCPU) collect(r reading) error {
 		r.set("cpu_"+mode+"_seconds_total", v)
 	}
 	r.set("cpus", float64(len(st.CPU)))
+	q := st.SoftIRQ
+	for kind, v := range map[string]uint64{
+		"hi": q.Hi, "timer": q.Timer, "net_tx": q.NetTx, "net_rx": q.NetRx, "block": q.Block,
+		"irq_poll": q.BlockIoPoll, "tasklet": q.Tasklet, "sched": q.Sched, "hrtimer": q.Hrtimer, "rcu": q.Rcu,
+	} {
+		r.setLabel("softirq_events_total", kind, float64(v))
+	}
 	return nil
 }

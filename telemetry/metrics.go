@@ -28,6 +28,9 @@ var Metrics = []Metric{
 	{"memory_rss_bytes", "bytes", "cgroup", "anonymous memory (v1 total_rss, v2 anon)"},
 	{"memory_swap_bytes", "bytes", "cgroup", "swap used by the group; absent without swap accounting, 0 on a host with no swap device (v1 derives it from two reads a moment apart)"},
 	{"memory_major_faults_per_second", "faults/second", "cgroup", "page faults that read from disk (v1 total_pgmajfault, v2 pgmajfault)"},
+	{"memory_minor_faults_per_second", "faults/second", "cgroup", "page faults served without disk I/O (v1 total_pgfault - total_pgmajfault, v2 pgfault - pgmajfault)"},
+	{"context_switches_voluntary_per_second", "switches/second", "cgroup", "the group's threads gave up the CPU (summed over /proc/<pid>/task/*/status of its processes; absent above 512 threads)"},
+	{"context_switches_involuntary_per_second", "switches/second", "cgroup", "the group's threads were preempted"},
 	{"memory_limit_hits_per_interval", "events", "cgroup", "times usage hit the limit (v1 memory.failcnt, v2 memory.events max)"},
 	{"memory_oom_kills_per_interval", "events", "cgroup", "processes killed by the OOM killer in the group"},
 	{"io_read_bytes_per_second", "bytes/second", "cgroup", "bytes read from block devices by the group (v1 blkio.throttle.io_service_bytes, v2 io.stat rbytes); absent on v1 until blk-throttle is active on the device"},
@@ -40,6 +43,10 @@ var Metrics = []Metric{
 	{"pressure_memory_full_seconds_per_second", "ratio", "cgroup,host", "share of time all non-idle tasks stalled on memory (PSI)"},
 	{"pressure_io_some_seconds_per_second", "ratio", "cgroup,host", "share of time some task stalled on I/O (PSI)"},
 	{"pressure_io_full_seconds_per_second", "ratio", "cgroup,host", "share of time all non-idle tasks stalled on I/O (PSI)"},
+
+	// A box's parts (Target.Parts; Label: the component, e.g. docker-proxy, runsc-sentry).
+	{"part_cpu_user_seconds_per_second", "cores", "parts", "user-mode CPU time of the component's processes or threads (/proc/<pid>/stat or task/<tid>/stat, 10 ms ticks)"},
+	{"part_cpu_system_seconds_per_second", "cores", "parts", "kernel-mode CPU time of the component's processes or threads"},
 
 	// Process (client).
 	{"cpu_user_seconds_per_second", "cores", "pid", "user-mode CPU time of the process, all threads (/proc/<pid>/stat, 10 ms ticks)"},
@@ -61,6 +68,9 @@ var Metrics = []Metric{
 	{"cpu_softirq_seconds_per_second", "cores", "host", "host CPU time in soft interrupts (network stacks, virtual networks)"},
 	{"cpu_steal_seconds_per_second", "cores", "host", "time the hypervisor ran something else on this VM's CPUs"},
 	{"cpus", "cpus", "host", "CPUs listed in /proc/stat"},
+	{"softirq_events_per_second", "events/second", "host", "soft interrupts raised, by kind (Label: net_rx, net_tx, block, timer, sched, rcu, …; the softirq line of /proc/stat)"},
+	{"tasks_cpu_seconds_per_second", "cores", "host", "CPU time charged to any task on the host: the root group's cpuacct.usage (every task, exited ones included), or without cgroup v1's cpuacct the sum over /proc/*/stat; busy CPU beyond it is time no task was charged for"},
+	{"kernel_threads_cpu_seconds_per_second", "cores", "host", "CPU time of kernel threads by kind (Label: ksoftirqd, kworker, jbd2/<device>, kthreads)"},
 	{"memory_total_bytes", "bytes", "host", "MemTotal"},
 	{"memory_available_bytes", "bytes", "host", "MemAvailable"},
 	{"memory_used_bytes", "bytes", "host", "MemTotal - MemAvailable"},
@@ -90,6 +100,7 @@ var Metrics = []Metric{
 	{"disk_write_ops_per_second", "ops/second", "datadir", "writes completed (IOPS)"},
 	{"disk_io_time_seconds_per_second", "ratio", "datadir", "utilisation: share of time with requests in flight (io_ticks)"},
 	{"disk_flush_ops_per_second", "ops/second", "datadir", "cache flushes completed (fsync reaching the device); Linux 5.5+"},
+	{"journal_commits_per_second", "commits/second", "datadir", "transactions the ext4 journal (jbd2) of the device's file system committed (/proc/fs/jbd2/<device>-*/info); absent without a jbd2 journal"},
 	{"disk_backing_read_bytes_per_second", "bytes/second", "datadir", "as disk_*, for the device under a loop device's backing file"},
 	{"disk_backing_write_bytes_per_second", "bytes/second", "datadir", "as disk_*, backing device"},
 	{"disk_backing_read_ops_per_second", "ops/second", "datadir", "as disk_*, backing device"},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"sync"
@@ -133,6 +134,17 @@ func collectorsFor(t Target, rt roots, log *slog.Logger) ([]collector, error) {
 	var cs []collector
 	if t.Cgroup != nil {
 		c, err := newCgroupCollector(*t.Cgroup, rt)
+		if err != nil {
+			return nil, err
+		}
+		sw, err := newGroupSwitches(*t.Cgroup, rt)
+		if err != nil {
+			return nil, err
+		}
+		cs = append(cs, c, sw)
+	}
+	if len(t.Parts) > 0 {
+		c, err := newPartsCollector(t.Parts, rt)
 		if err != nil {
 			return nil, err
 		}
@@ -287,6 +299,9 @@ func (s *Sampler) Stop() ([]Sample, error) {
 			errs = append(errs, err)
 		}
 		for _, se := range s.series {
+			if c, ok := se.c.(io.Closer); ok {
+				c.Close() // the files a collector keeps open between readings
+			}
 			if se.first != nil {
 				errs = append(errs, fmt.Errorf("%s %s: %d failed reads, first: %w", se.source, se.c.name(), se.errs, se.first))
 			}

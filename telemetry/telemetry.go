@@ -56,6 +56,8 @@ type Target struct {
 	Cgroup *cgroup.Ref
 	// PID adds the process's CPU time, context switches and resident memory.
 	PID int
+	// Parts adds the CPU time of the box's machinery, by component (Part).
+	Parts []Part
 	// Host adds host-wide CPU by mode, memory, swap, load average, pressure, and network
 	// traffic of every interface (or only of Interfaces when that is set).
 	Host bool
@@ -82,9 +84,9 @@ func (t Target) validate() error {
 	if t.Source == "" {
 		p = append(p, "empty source")
 	}
-	if t.Cgroup == nil && t.PID == 0 && !t.Host && t.DataDir == "" && len(t.Interfaces) == 0 && len(t.Missing) == 0 &&
+	if t.Cgroup == nil && t.PID == 0 && len(t.Parts) == 0 && !t.Host && t.DataDir == "" && len(t.Interfaces) == 0 && len(t.Missing) == 0 &&
 		t.Guest == nil && t.GuestSystem == nil && t.Stats == nil {
-		p = append(p, "nothing to sample (set Cgroup, PID, Host, DataDir, Interfaces, Guest, GuestSystem or Stats)")
+		p = append(p, "nothing to sample (set Cgroup, PID, Parts, Host, DataDir, Interfaces, Guest, GuestSystem or Stats)")
 	}
 	if t.Stats != nil && (t.Stats.Read == nil || strings.TrimSpace(t.Stats.Via) == "") {
 		p = append(p, "stats source without a name or a reader")

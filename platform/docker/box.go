@@ -107,7 +107,9 @@ func (b *box) Warnings() []platform.Warning { return slices.Clone(b.warns) }
 // Observe: the container's group on this host; its data on the host when the storage is a host
 // directory, a local volume or the writable layer of a local engine.
 func (b *box) Observe() platform.Observation {
-	return hostcg.Observation(b.group, b.dataOnHost)
+	o := hostcg.Observation(b.group, b.dataOnHost)
+	o.Parts = b.parts
+	return o
 }
 
 func (b *box) DataDir() string           { return b.layout.DataDir }

@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -181,6 +182,11 @@ func (b *box) Observe() platform.Observation {
 		o.Missing = append(o.Missing, "data device I/O: the data is on node "+nodeName(b.node)+", not this host")
 	default:
 		o.Missing = append(o.Missing, "data device I/O: storage "+b.req.Storage+" is not a host directory boxbench made")
+	}
+	o.Parts = func(context.Context) ([]platform.Part, error) {
+		// The pod's sandbox, the node's kubelet, kube-proxy and CNI agents serve every pod of
+		// the node: where the time goes counts them with the host's other processes.
+		return nil, errors.New("the node's kubelet, kube-proxy and CNI agents are not told apart from the host's other processes")
 	}
 	return o
 }

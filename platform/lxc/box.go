@@ -343,6 +343,17 @@ func (b *box) Warnings() []platform.Warning { return slices.Clone(b.warns) }
 func (b *box) Facts() map[string]string     { return maps.Clone(b.facts) }
 
 // Observe: the container's group on this host and its data in a host directory.
+// Its machinery: lxc-start -F, the container's monitor (outside the container's group).
 func (b *box) Observe() platform.Observation {
-	return hostcg.Observation(b.group, b.dataOnHost)
+	o := hostcg.Observation(b.group, b.dataOnHost)
+	o.Parts = func(context.Context) ([]platform.Part, error) {
+		b.mu.Lock()
+		proc := b.proc
+		b.mu.Unlock()
+		if proc == nil {
+			return nil, nil
+		}
+		return []platform.Part{{Component: "lxc-monitor", PID: proc.Pid()}}, nil
+	}
+	return o
 }

@@ -76,7 +76,17 @@ func (b *box) Warnings() []platform.Warning { return slices.Clone(b.warns) }
 func (b *box) Facts() map[string]string     { return maps.Clone(b.facts) }
 
 // Observe: the task container's group on this host, and the data's host directory.
-func (b *box) Observe() platform.Observation { return hostcg.Observation(b.group, b.dataOnHost) }
+// The task container's machinery as docker finds it (its shim, gVisor's processes).
+func (b *box) Observe() platform.Observation {
+	o := hostcg.Observation(b.group, b.dataOnHost)
+	o.Parts = func(ctx context.Context) ([]platform.Part, error) {
+		b.mu.Lock()
+		task := b.task
+		b.mu.Unlock()
+		return b.at.d.ContainerParts(ctx, task)
+	}
+	return o
+}
 
 func (b *box) taskID() string {
 	b.mu.Lock()

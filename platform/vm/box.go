@@ -553,7 +553,7 @@ func (b *box) Facts() map[string]string     { return maps.Clone(b.facts) }
 // Observe: the VMM's group and process on this host; the guest's own view through the agent.
 func (b *box) Observe() platform.Observation {
 	ref := b.group.Ref
-	return platform.Observation{Cgroup: &ref, PID: b.proc.Pid(),
+	return platform.Observation{Cgroup: &ref, PID: b.proc.Pid(), Parts: b.parts,
 		Guest:   &platform.GuestView{Sample: b.sampleGuest, Group: b.guestGroup},
 		Missing: []string{"data device I/O on the host: the data directory is inside the guest (the guest's own disk statistics are sampled instead)"}}
 }
