@@ -389,6 +389,12 @@ func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 		if local {
 			if p.images == nil && p.config().Images[c.DBMS.Name()] == "" {
 				errs = append(errs, fmt.Errorf("no Docker engine to take the built %s image from (or name one under kubernetes.images)", c.DBMS.Name()))
+			} else if p.config().Images[c.DBMS.Name()] == "" {
+				// The node loads the Docker platform's built image: not built yet is a
+				// prerequisite (images build), found at plan time rather than at provision.
+				if _, err := p.Image(ctx, c.DBMS); err != nil {
+					errs = append(errs, err)
+				}
 			}
 		} else if p.config().Images[c.DBMS.Name()] == "" {
 			errs = append(errs, fmt.Errorf("node %s is not this host, so boxbench cannot load its image there: name an image the node can pull under kubernetes.images.%s", n.Name, c.DBMS.Name()))

@@ -158,6 +158,9 @@ func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 	default:
 		errs = append(errs, fmt.Errorf("the engine's swarm is %s (%s)", sw.LocalNodeState, sw.Error))
 	}
+	if c.DBMS != nil {
+		errs = append(errs, p.d.CheckImage(ctx, c.DBMS)) // the services run the Docker platform's image
+	}
 	return errors.Join(errs...)
 }
 

@@ -36,8 +36,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/images/rootfs"
 	"github.com/boxbench/boxbench/images/vmimage"
+	"github.com/boxbench/boxbench/internal/prereq"
 	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/hostcg"
@@ -132,14 +134,30 @@ func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 		}
 	}
 	if c.DBMS != nil {
-		tree, err := p.trees.Find(ctx, c.DBMS)
-		if err != nil {
-			errs = append(errs, err)
-		} else if _, err := p.images.Find(tree, p.variant); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, p.checkImages(ctx, c.DBMS))
 	}
 	return errors.Join(errs...)
+}
+
+// checkImages: the database's root filesystem and guest image are built. Either missing is one
+// prerequisite, `images build --vm`, which makes both.
+func (p *Platform) checkImages(ctx context.Context, d dbms.DBMS) error {
+	tree, err := p.trees.Find(ctx, d)
+	if err != nil {
+		return p.treeMissing(d, err)
+	}
+	_, err = p.images.Find(tree, p.variant)
+	return err
+}
+
+// treeMissing: a root filesystem not built is, for this platform, the prerequisite of its guest
+// image, whose command builds both (err unchanged otherwise).
+func (p *Platform) treeMissing(d dbms.DBMS, err error) error {
+	if !errors.Is(err, rootfs.ErrNotBuilt) {
+		return err
+	}
+	takes, basis := p.trees.Estimate(d.Name())
+	return prereq.New(p.images.Need(d.Name(), p.variant, takes, basis), errors.Unwrap(err))
 }
 
 // Provision boots a guest and starts the server in it.
