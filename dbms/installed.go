@@ -27,8 +27,7 @@ func Missing(d DBMS) error {
 			absent = append(absent, f)
 		}
 	}
-	build := prereq.Need{What: d.Name() + " is not built on this host", Command: "make setup STEPS=" + d.Name(),
-		Takes: typicalBuild, Basis: prereq.Typical}
+	build := BuildNeed(d)
 	switch len(absent) {
 	case 0:
 	case 1:
@@ -58,6 +57,12 @@ const (
 	typicalInstall = time.Minute
 	typicalBuild   = 5 * time.Minute
 )
+
+// BuildNeed is the prerequisite of d's BuiltFiles: scripts/setup.sh's step named after d.
+func BuildNeed(d DBMS) prereq.Need {
+	return prereq.Need{What: d.Name() + " is not built on this host", Command: "make setup STEPS=" + d.Name(),
+		Takes: typicalBuild, Basis: prereq.Typical}
+}
 
 func onPath(bin string) bool {
 	_, err := exec.LookPath(bin)

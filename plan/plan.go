@@ -77,7 +77,7 @@ func (p *Plan) Unmet() error {
 	}
 	var lines []string
 	for _, pr := range p.Prerequisites {
-		lines = append(lines, fmt.Sprintf("%s (%d cells wait for it)", pr.String(), len(pr.Cells)))
+		lines = append(lines, fmt.Sprintf("%s (%d cell(s) wait for it)", pr.String(), len(pr.Cells)))
 	}
 	return fmt.Errorf("this host lacks what %d command(s) make; run them first, then again:\n  %s",
 		len(lines), strings.Join(lines, "\n  "))

@@ -65,6 +65,11 @@ type Info struct {
 	// closest equivalent is a host directory).
 	Fallback map[string]string
 
+	// Setup are the steps of scripts/setup.sh (`make setup STEPS=…`) its boxes need on this
+	// host, beyond the database's own step; "images" among them says its boxes are made from a
+	// database's root filesystem (`boxbench images build`). `boxbench setup SPEC` reads them.
+	Setup []string
+
 	// What the platform can do beyond the Platform methods, each nil where it cannot (kind's
 	// ProviderInfo in spirit): callers read these fields, never type-assert a platform, so a
 	// wrapper that embeds a platform keeps them all and one that changes a capability

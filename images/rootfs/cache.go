@@ -108,7 +108,8 @@ func (c *Cache) Recipe(ctx context.Context, d dbms.DBMS) (Recipe, error) {
 		for _, p := range files {
 			sum, err := fileHash(p)
 			if err != nil {
-				return Recipe{}, fmt.Errorf("%s needs %s, built by `make setup`: %w", d.Name(), p, err)
+				// The same need as the native platform's (dbms.Missing): one command, listed once.
+				return Recipe{}, prereq.New(dbms.BuildNeed(d), fmt.Errorf("%s needs %s, built by `make setup STEPS=%s`: %w", d.Name(), p, d.Name(), err))
 			}
 			r.Files[p] = sum
 		}

@@ -180,6 +180,7 @@ const Name = "docker"
 // Info: containers of a local engine are groups on this host's tree; any registered OCI runtime.
 func (p *Platform) Info() platform.Info {
 	return platform.Info{Name: Name, Cluster: p, Prober: p, Diagnoser: p, BoxCleaner: p, Leftovers: p,
+		Setup:    []string{"docker", "images"},
 		Storages: []string{StorageOverlay, StorageBind, StorageVolume, StorageTmpfs, StorageBlock},
 		Networks: []string{NetworkHost, NetworkPublished, NetworkDirect}, Runtimes: true, HostCgroup: true,
 		Load: &platform.Choice{Storage: StorageBind, Network: NetworkHost}}

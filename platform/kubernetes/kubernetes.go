@@ -216,6 +216,7 @@ func (p *Platform) config() Config {
 // host, which the description cannot know, so HostCgroup is false (Observe says per box).
 func (p *Platform) Info() platform.Info {
 	return platform.Info{Name: Name, Cluster: p, Diagnoser: p, BoxCleaner: p, Settings: p, Commands: p, Leftovers: p,
+		Setup:    []string{"kubernetes", "docker", "images"}, // the local cluster's; its images come from Docker's engine
 		Storages: []string{StorageHostPath, StorageLocalPV, StorageEmptyDir, StorageTmpfs, StoragePVC},
 		Networks: []string{NetworkHost, NetworkPod, NetworkService, NetworkNodePort}, Runtimes: true, NamedClusters: true,
 		Fallback: map[string]string{"bind": StorageHostPath}, Client: true,

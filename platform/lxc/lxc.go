@@ -65,7 +65,7 @@ func New(trees *rootfs.Cache, log *slog.Logger) *Platform {
 
 // Info: containers are groups on this host's tree; no OCI runtime (LXC is its own).
 func (p *Platform) Info() platform.Info {
-	return platform.Info{Name: Name, Diagnoser: p, BoxCleaner: p, Leftovers: p,
+	return platform.Info{Name: Name, Diagnoser: p, BoxCleaner: p, Leftovers: p, Setup: []string{"lxc", "images"},
 		Storages: []string{StorageRootfs, storage.Bind, storage.Tmpfs, storage.Blockdev},
 		Networks: []string{NetworkHost, NetworkBridge}, HostCgroup: true,
 		Load: &platform.Choice{Storage: storage.Bind, Network: NetworkHost}}

@@ -93,7 +93,7 @@ func (p *Platform) docker() bool { return p.variant == vmimage.Docker }
 // there, the guest's processes are not); no OCI runtime; seeds are loaded elsewhere (the data
 // directory lives on a guest disk).
 func (p *Platform) Info() platform.Info {
-	i := platform.Info{Name: p.name, Networks: []string{NetworkNAT, NetworkBridge}, HostCgroup: true,
+	i := platform.Info{Name: p.name, Networks: []string{NetworkNAT, NetworkBridge}, HostCgroup: true, Setup: []string{"vm", "images"},
 		Diagnoser: p, BoxCleaner: p, Host: p, Images: p}
 	if p.docker() {
 		i.Storages = []string{StorageOverlay, StorageBind}
