@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -39,6 +40,9 @@ var tools = []struct{ bin, pkg, why string }{
 	{"stress-ng", "stress-ng", "CPU and memory neighbours"},
 	{"chromium", "chromium", "the HTML report's rendering test"},
 }
+
+// typicalTool is how long one of tools' Debian packages takes to install on a 2-vCPU host.
+const typicalTool = 20 * time.Second
 
 func (a *app) doctorCmd() *cobra.Command {
 	var cleanup bool
@@ -132,6 +136,8 @@ func diagnose(ctx context.Context, ps map[string]platform.Platform, workRoot str
 		f := platform.Finding{Area: "tools", Name: t.bin, OK: err == nil, Detail: t.why}
 		if err != nil {
 			f.Fix = "apt-get install -y " + t.pkg
+			f.Needs = []prereq.Need{{What: t.bin + " is not installed (" + t.why + ")", Command: f.Fix,
+				Takes: typicalTool, Basis: prereq.Typical}}
 		}
 		fs = append(fs, f)
 	}

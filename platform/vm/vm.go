@@ -35,6 +35,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/images/rootfs"
@@ -129,7 +130,9 @@ func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 	}
 	for _, t := range tools {
 		if _, err := exec.LookPath(t); err != nil {
-			errs = append(errs, fmt.Errorf("%s is not installed: apt-get install qemu-system-x86 qemu-utils e2fsprogs iproute2", t))
+			n := prereq.Need{What: "QEMU is not installed", Command: "apt-get install -y qemu-system-x86 qemu-utils e2fsprogs iproute2",
+				Takes: time.Minute, Basis: prereq.Typical}
+			errs = append(errs, prereq.New(n, fmt.Errorf("%s is not installed: %s", t, n.Command)))
 			break
 		}
 	}
