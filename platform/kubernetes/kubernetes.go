@@ -300,11 +300,12 @@ func (p *Platform) connect(name string) (*cluster, error) {
 	return l.conn, nil
 }
 
-// localDown says err is the local cluster's kubeconfig missing: the cluster is not up, and
-// `make kube-up` brings it up (building its components first where they are not cached).
-func localDown(err error) bool {
-	_, serr := os.Stat(ContractKubeconfig)
-	return errors.Is(serr, fs.ErrNotExist) && strings.Contains(err.Error(), ContractKubeconfig)
+// localDown says err is about the local cluster's kubeconfig (at path) and that file is absent:
+// the cluster is not up, and `make kube-up` brings it up (building its components first where
+// they are not cached).
+func localDown(err error, path string) bool {
+	_, serr := os.Stat(path)
+	return errors.Is(serr, fs.ErrNotExist) && strings.Contains(err.Error(), path)
 }
 
 // Typical times of `make kube-up` on a 2-vCPU host (docs/ci.md): the components built from
@@ -328,7 +329,7 @@ func localClusterNeed() prereq.Need {
 // does not.
 func (p *Platform) reach(ctx context.Context, name string) (*cluster, error) {
 	c, err := p.connect(name)
-	if err != nil && localDown(err) {
+	if err != nil && localDown(err, ContractKubeconfig) {
 		return nil, prereq.New(localClusterNeed(), fmt.Errorf("no reachable cluster: %w", err))
 	}
 	if err != nil {
