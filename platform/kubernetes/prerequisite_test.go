@@ -16,7 +16,9 @@ func TestLocalClusterDown(t *testing.T) {
 	if err := os.WriteFile(present, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	errOf := func(path string) error { return fmt.Errorf("kubeconfig %s: open %s: no such file or directory", path, path) }
+	errOf := func(path string) error {
+		return fmt.Errorf("kubeconfig %s: open %s: no such file or directory", path, path)
+	}
 	if !localDown(errOf(absent), absent) {
 		t.Error("an absent local kubeconfig is not the cluster down")
 	}
