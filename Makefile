@@ -12,11 +12,19 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/boxbench ./cmd/boxbench
 
-# Installs the Debian packages, starts dockerd when it is not running, fetches Go modules, builds
-# runsc and FerretDB and fetches Cassandra's jars (all at once where their inputs allow). Begins
-# the timing log out/timing.log that `make test` prints at its end (docs/ci.md).
+# What the quickstart needs (Redis natively and in Docker, debootstrap for its image, dockerd
+# running, boxbench's Go modules): `make setup`. STEPS names scripts/setup.sh's steps instead
+# (`make setup STEPS="lxc mariadb"`; all: every one, as `make test` and CI install); SPEC=FILE
+# installs the steps that spec needs and builds its images (`boxbench setup FILE` prints both).
+# Begins the timing log out/timing.log that `make test` prints at its end (docs/ci.md).
 setup:
-	bash scripts/setup.sh
+ifdef SPEC
+	$(MAKE) build
+	bash scripts/setup.sh $(STEPS) $$(./bin/boxbench setup --steps '$(SPEC)')
+	args=$$(./bin/boxbench setup --images '$(SPEC)') && if [ -n "$$args" ]; then ./bin/boxbench images build $$args; fi
+else
+	bash scripts/setup.sh $(STEPS)
+endif
 
 images: build
 	./bin/boxbench images build
@@ -74,8 +82,10 @@ swarm-status:
 # Kubernetes cluster) and end to end, with BOXBENCH_CI=1: every "host lacks X" skip is a
 # failure. scripts/test.sh builds the images, the Redis guest images and the Kubernetes
 # components at once, brings the cluster up, takes it down afterwards unless it was already up,
-# and ends by printing where the time went (docs/ci.md).
+# and ends by printing where the time went (docs/ci.md). It first installs every step of
+# scripts/setup.sh (a no-op of seconds where `make setup STEPS=all` ran).
 test: build
+	bash scripts/setup.sh all
 	bash scripts/test.sh
 
 # The last run's report again: its phases, every package's and every slow test's wall time.

@@ -19,6 +19,7 @@ import (
 	"github.com/boxbench/boxbench/images/rootfs"
 	"github.com/boxbench/boxbench/images/vmimage"
 	"github.com/boxbench/boxbench/internal/placement"
+	"github.com/boxbench/boxbench/internal/prereq"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/docker"
@@ -131,7 +132,10 @@ func (t table) checker(ps map[string]platform.Platform, probe bool) plan.Checker
 		if c.Cluster != "" && !p.Info().NamedClusters {
 			return fmt.Errorf("%s runs on no named cluster (cluster=%s; give it cluster none)", c.Platform, c.Cluster)
 		}
-		if err := p.Check(ctx, ch); err != nil {
+		// Needs (a command makes them: an image, a package) do not end the check: the cell is
+		// still asked everything else, so that only what no command mends skips it.
+		needs, err := prereq.Split(p.Check(ctx, ch))
+		if err != nil {
 			return err
 		}
 		if t := c.Topology; t != nil {
@@ -145,6 +149,9 @@ func (t table) checker(ps map[string]platform.Platform, probe bool) plan.Checker
 				c.Platform, info.Storages, info.Networks, c.Storage, c.Network)
 		} else if c.Runtime != "" && !info.Runtimes {
 			return fmt.Errorf("%s has no OCI runtime (runtime=%s)", c.Platform, c.Runtime)
+		}
+		if len(needs) > 0 {
+			return prereq.Join(needs) // no trial before they are met (a trial runs the image)
 		}
 		pr := p.Info().Prober
 		if !probe || pr == nil || c.Runtime == "" {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +22,7 @@ import (
 	"github.com/boxbench/boxbench/internal/blockdev"
 	"github.com/boxbench/boxbench/internal/cgroup"
 	"github.com/boxbench/boxbench/internal/hostenv"
+	"github.com/boxbench/boxbench/internal/prereq"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/runner"
@@ -37,6 +40,9 @@ var tools = []struct{ bin, pkg, why string }{
 	{"stress-ng", "stress-ng", "CPU and memory neighbours"},
 	{"chromium", "chromium", "the HTML report's rendering test"},
 }
+
+// typicalTool is how long one of tools' Debian packages takes to install on a 2-vCPU host.
+const typicalTool = 20 * time.Second
 
 func (a *app) doctorCmd() *cobra.Command {
 	var cleanup bool
@@ -130,6 +136,8 @@ func diagnose(ctx context.Context, ps map[string]platform.Platform, workRoot str
 		f := platform.Finding{Area: "tools", Name: t.bin, OK: err == nil, Detail: t.why}
 		if err != nil {
 			f.Fix = "apt-get install -y " + t.pkg
+			f.Needs = []prereq.Need{{What: t.bin + " is not installed (" + t.why + ")", Command: f.Fix,
+				Takes: typicalTool, Basis: prereq.Typical}}
 		}
 		fs = append(fs, f)
 	}
@@ -137,10 +145,12 @@ func diagnose(ctx context.Context, ps map[string]platform.Platform, workRoot str
 		name := d.Name()
 		f := platform.Finding{Area: "dbms", Name: name}
 		if err := dbms.Missing(d); err != nil {
-			f.Detail, f.Fix = strings.ReplaceAll(err.Error(), "\n", "; "), "apt-get install -y "+strings.Join(d.Packages(), " ")
+			fix := "apt-get install -y " + strings.Join(d.Packages(), " ")
 			if len(dbms.BuiltFiles(d)) > 0 {
-				f.Fix = "make setup; " + f.Fix
+				fix = "make setup STEPS=" + name + "; " + fix
 			}
+			f.Lacks(err, fix)
+			f.Detail = strings.ReplaceAll(f.Detail, "\n", "; ")
 		} else {
 			f.OK = true
 			env := hostenv.DBMS(ctx, d.VersionCommand(), d.ServerPackage())
@@ -208,7 +218,7 @@ func ioWeightFinding(workRoot string) platform.Finding {
 	return f
 }
 
-func printFindings(w interface{ Write([]byte) (int, error) }, fs []platform.Finding) {
+func printFindings(w io.Writer, fs []platform.Finding) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	area := ""
 	for _, f := range fs {
@@ -222,11 +232,47 @@ func printFindings(w interface{ Write([]byte) (int, error) }, fs []platform.Find
 		}
 		line := fmt.Sprintf("  %s%s\t%s", mark, f.Name, strings.ReplaceAll(f.Detail, "\n", " "))
 		if !f.OK && f.Fix != "" {
-			line += "\t→ " + f.Fix
+			line += "\t→ " + fixOf(f)
 		}
 		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
+	printNeeds(w, fs)
+}
+
+// fixOf is a finding's fix, each prerequisite's command with its estimate.
+func fixOf(f platform.Finding) string {
+	if len(f.Needs) == 0 {
+		return f.Fix
+	}
+	var parts []string
+	for _, n := range f.Needs {
+		p := n.Command
+		if e := n.Estimate(); e != "" {
+			p += " (" + e + ")"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// printNeeds ends doctor with its prerequisites once each: what is missing that one command
+// makes, the command and its estimate.
+func printNeeds(w io.Writer, fs []platform.Finding) {
+	var lists [][]prereq.Need
+	for _, f := range fs {
+		if !f.OK {
+			lists = append(lists, f.Needs)
+		}
+	}
+	needs := prereq.Merge(lists...)
+	if len(needs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nprerequisites (%d; each makes what the lines above lack):\n", len(needs))
+	for _, n := range needs {
+		fmt.Fprintf(w, "  %s\n", n)
+	}
 }
 
 // v2ControllerFindings reports, on a host whose layout delegates controllers (cgroup v2), each

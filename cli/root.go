@@ -125,7 +125,7 @@ func (a *app) root() *cobra.Command {
 	f.StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&a.workRoot, "work-root", "/var/tmp/boxbench", "where boxes keep their data directories, seeds and locks")
 	root.AddCommand(a.planCmd(), a.runCmd(), a.resultsCmd(), a.doctorCmd(), a.versionCmd(),
-		a.imagesCmd(), a.reportCmd(), a.compareCmd(), a.agentCmd())
+		a.imagesCmd(), a.reportCmd(), a.compareCmd(), a.agentCmd(), a.setupCmd())
 	return root
 }
 

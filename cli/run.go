@@ -13,6 +13,7 @@ import (
 
 	"github.com/boxbench/boxbench/builtin"
 	"github.com/boxbench/boxbench/internal/placement"
+	"github.com/boxbench/boxbench/internal/prereq"
 	"github.com/boxbench/boxbench/plan"
 	"github.com/boxbench/boxbench/results"
 	"github.com/boxbench/boxbench/runner"
@@ -140,6 +141,7 @@ func printPlan(w io.Writer, e *spec.Experiment, p *plan.Plan) {
 	}
 	tw.Flush()
 	printUnmeasured(w, e, p)
+	printPrerequisites(w, p)
 	if len(p.Skipped) > 0 {
 		fmt.Fprintln(w, "\nskipped:")
 		for _, s := range p.Skipped {
@@ -198,6 +200,9 @@ func (a *app) runCmd() *cobra.Command {
 			if len(problems) > 0 {
 				return &spec.Error{File: args[0], Problems: problems}
 			}
+			if err := p.Unmet(); err != nil {
+				return &ExitError{Code: ExitUsage, Err: err}
+			}
 			if err := a.buildWorkloads(e, p); err != nil {
 				return err
 			}
@@ -251,4 +256,34 @@ func (a *app) runCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&resume, "resume", false, "continue an interrupted experiment in --out")
 	cmd.Flags().IntVar(&untilRound, "until-round", 0, "run only the planned rounds up to N, then stop (--resume continues): experiments that take turns round by round see the same load")
 	return cmd
+}
+
+// printPrerequisites lists what the host lacks for some cells, each with its command and
+// estimate, and how many cells wait for it; the cells above are planned as they will run then.
+func printPrerequisites(w io.Writer, p *plan.Plan) {
+	if len(p.Prerequisites) == 0 {
+		return
+	}
+	var total time.Duration
+	fmt.Fprintln(w, "\nprerequisites (run refuses until they are met; the cells above are planned as they will run then):")
+	for _, pr := range p.Prerequisites {
+		fmt.Fprintf(w, "  %s\n    for %d cell(s): %s\n", pr.String(), len(pr.Cells), cellIDs(pr.Cells, 3))
+		total += pr.Takes
+	}
+	if len(p.Prerequisites) > 1 && total > 0 {
+		fmt.Fprintf(w, "  in all about %s, one after another\n", prereq.About(total))
+	}
+}
+
+// cellIDs names up to n cells, and how many more.
+func cellIDs(cs []*plan.Cell, n int) string {
+	var ids []string
+	for i, c := range cs {
+		if i == n {
+			ids = append(ids, fmt.Sprintf("and %d more", len(cs)-n))
+			break
+		}
+		ids = append(ids, c.ID)
+	}
+	return strings.Join(ids, ", ")
 }

@@ -8,6 +8,9 @@ import (
 	"os/user"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/boxbench/boxbench/internal/prereq"
 )
 
 // Missing says what this host lacks to run d as a host process: its server binary or the
@@ -24,16 +27,19 @@ func Missing(d DBMS) error {
 			absent = append(absent, f)
 		}
 	}
+	build := BuildNeed(d)
 	switch len(absent) {
 	case 0:
 	case 1:
-		errs = append(errs, fmt.Errorf("%s is not built on this host (%s missing): make setup builds it", d.Name(), absent[0]))
+		errs = append(errs, prereq.New(build, fmt.Errorf("%s is not built on this host (%s missing): make setup STEPS=%s builds it",
+			d.Name(), absent[0], d.Name())))
 	default:
-		errs = append(errs, fmt.Errorf("%s is not built on this host (%d files missing, %s first): make setup builds it",
-			d.Name(), len(absent), absent[0]))
+		errs = append(errs, prereq.New(build, fmt.Errorf("%s is not built on this host (%d files missing, %s first): make setup STEPS=%s builds it",
+			d.Name(), len(absent), absent[0], d.Name())))
 	}
 	if bin := ServerBinary(d); !onPath(bin) && !slices.Contains(BuiltFiles(d), bin) {
-		errs = append(errs, fmt.Errorf("%s is not installed on this host (%s missing): %s", d.Name(), bin, install))
+		n := prereq.Need{What: d.Name() + " is not installed on this host", Command: install, Takes: typicalInstall, Basis: prereq.Typical}
+		errs = append(errs, prereq.New(n, fmt.Errorf("%s is not installed on this host (%s missing): %s", d.Name(), bin, install)))
 	}
 	if u := d.User(); u != "" {
 		if _, err := user.Lookup(u); err != nil {
@@ -42,6 +48,20 @@ func Missing(d DBMS) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Typical times of what Missing's commands do on a 2-vCPU host (docs/ci.md): a database's
+// Debian packages, and a server built from source (FerretDB 4–6 min from the module proxy;
+// Cassandra's jars under a minute, after Debian's JDK).
+const (
+	typicalInstall = time.Minute
+	typicalBuild   = 5 * time.Minute
+)
+
+// BuildNeed is the prerequisite of d's BuiltFiles: scripts/setup.sh's step named after d.
+func BuildNeed(d DBMS) prereq.Need {
+	return prereq.Need{What: d.Name() + " is not built on this host", Command: "make setup STEPS=" + d.Name(),
+		Takes: typicalBuild, Basis: prereq.Typical}
 }
 
 func onPath(bin string) bool {

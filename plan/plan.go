@@ -9,11 +9,13 @@ import (
 	"github.com/boxbench/boxbench/internal/resource"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/boxbench/boxbench/internal/placement"
+	"github.com/boxbench/boxbench/internal/prereq"
 	"github.com/boxbench/boxbench/spec"
 )
 
@@ -58,9 +60,36 @@ type Plan struct {
 	// cell (its reason is in Skipped). A baseline that is no cell of the matrix is a problem of
 	// Expand, so a runnable cell is in exactly one of Baseline and BaselineSkipped.
 	BaselineSkipped map[*Cell]*Cell
+	// Prerequisites are what this host lacks for some of Cells that one command makes (an
+	// image not built, a package not installed), once each by command, in the order first
+	// found: those cells are planned as they will run once the commands have run, and `run`
+	// refuses the plan until then.
+	Prerequisites []Prerequisite
 }
 
-// Checker says why a cell cannot run on this host (nil when it can).
+// Prerequisite is a need of this host's (the command that meets it, an estimate of its time)
+// and the cells that wait for it.
+type Prerequisite struct {
+	prereq.Need
+	Cells []*Cell
+}
+
+// Unmet is the error of a plan with prerequisites, naming each command, nil without.
+func (p *Plan) Unmet() error {
+	if len(p.Prerequisites) == 0 {
+		return nil
+	}
+	var lines []string
+	for _, pr := range p.Prerequisites {
+		lines = append(lines, fmt.Sprintf("%s (%d cell(s) wait for it)", pr.String(), len(pr.Cells)))
+	}
+	return fmt.Errorf("this host lacks what %d command(s) make; run them first, then again:\n  %s",
+		len(lines), strings.Join(lines, "\n  "))
+}
+
+// Checker says why a cell cannot run on this host (nil when it can). An error that only carries
+// needs (prereq.Split: a command makes the cell runnable) plans the cell with them as the plan's
+// Prerequisites; any other reason skips it.
 type Checker func(ctx context.Context, c *Cell) error
 
 // Expand builds the plan. Problems that depend on the expansion (a baseline that matches no
@@ -76,11 +105,14 @@ func Expand(ctx context.Context, e *spec.Experiment, seed uint64, check Checker)
 	p := &Plan{Seed: seed, Baseline: map[*Cell]*Cell{}, BaselineSkipped: map[*Cell]*Cell{}}
 	check = once(check)
 	for _, c := range all {
-		if err := check(ctx, c); err != nil {
+		err := check(ctx, c)
+		needs, rest := prereq.Split(err)
+		if rest != nil {
 			p.Skipped = append(p.Skipped, Skip{Cell: c, Reason: err.Error()})
 			continue
 		}
 		p.Cells = append(p.Cells, c)
+		p.need(c, needs)
 	}
 	skipped := map[*Cell]bool{}
 	for _, s := range p.Skipped {
@@ -104,6 +136,20 @@ func Expand(ctx context.Context, e *spec.Experiment, seed uint64, check Checker)
 		}
 	}
 	return p, problems
+}
+
+// need records that c waits for needs.
+func (p *Plan) need(c *Cell, needs []prereq.Need) {
+	for _, n := range needs {
+		i := slices.IndexFunc(p.Prerequisites, func(pr Prerequisite) bool { return pr.Command == n.Command })
+		if i < 0 {
+			p.Prerequisites = append(p.Prerequisites, Prerequisite{Need: n})
+			i = len(p.Prerequisites) - 1
+		}
+		if cs := p.Prerequisites[i].Cells; len(cs) == 0 || cs[len(cs)-1] != c {
+			p.Prerequisites[i].Cells = append(cs, c)
+		}
+	}
 }
 
 // once asks check once per distinct choice the host's checks read (platform, dbms, storage,

@@ -28,6 +28,7 @@ import (
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/driver"
 	"github.com/boxbench/boxbench/images/rootfs"
+	"github.com/boxbench/boxbench/internal/prereq"
 	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/spec/section"
@@ -63,6 +64,11 @@ type Info struct {
 	// whose storage is "same as the measured box" (a host process has no container layer: its
 	// closest equivalent is a host directory).
 	Fallback map[string]string
+
+	// Setup are the steps of scripts/setup.sh (`make setup STEPS=…`) its boxes need on this
+	// host, beyond the database's own step; "images" among them says its boxes are made from a
+	// database's root filesystem (`boxbench images build`). `boxbench setup SPEC` reads them.
+	Setup []string
 
 	// What the platform can do beyond the Platform methods, each nil where it cannot (kind's
 	// ProviderInfo in spirit): callers read these fields, never type-assert a platform, so a
@@ -366,6 +372,23 @@ type Finding struct {
 	OK     bool
 	Detail string // what was found (a version, the engine's own error)
 	Fix    string // the command that fixes it, when there is one
+	// Needs are set when what is missing are prerequisites that Fix makes (an image not built,
+	// a package not installed), with the estimates of their time that doctor prints beside it.
+	Needs []prereq.Need
+}
+
+// Lacks sets f's detail to err and its fix to fix, or, when every reason of err is a need
+// (prereq.Split), to their commands, keeping the needs for their estimates.
+func (f *Finding) Lacks(err error, fix string) {
+	f.Detail, f.Fix = err.Error(), fix
+	if needs, rest := prereq.Split(err); rest == nil && len(needs) > 0 {
+		f.Needs = prereq.Merge(needs)
+		cmds := make([]string, len(f.Needs))
+		for i, n := range f.Needs {
+			cmds[i] = n.Command
+		}
+		f.Fix = strings.Join(cmds, "; ")
+	}
 }
 
 // HostChecker is offered (Info.Host) by platforms that need something of this host that is

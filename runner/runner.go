@@ -143,6 +143,11 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if len(problems) > 0 {
 		return Summary{}, &spec.Error{File: cfg.Spec.Name, Problems: problems}
 	}
+	if err := p.Unmet(); err != nil {
+		// A cell that waits for an image or a package would fail at its first provision:
+		// refused before any box, with the commands (the cli says so before --out is claimed).
+		return Summary{}, err
+	}
 	r.plan = p
 	if c := cfg.Spec.Placement.Client; c != "" {
 		got, err := placement.Pin(c)

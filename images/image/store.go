@@ -22,6 +22,7 @@ import (
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/images/image/tarball"
 	"github.com/boxbench/boxbench/images/rootfs"
+	"github.com/boxbench/boxbench/internal/prereq"
 )
 
 // Store imports, finds and inspects database images in one engine. The root filesystems it
@@ -88,8 +89,28 @@ func (s *Store) find(ctx context.Context, r rootfs.Recipe) (Image, error) {
 		}
 		return fromLabels(ref, sum.ID, sum.Labels)
 	}
-	return Image{}, fmt.Errorf("%w: no %s image with inputs %s (tag %s): run `boxbench images build --dbms %s`",
-		ErrNotBuilt, r.DBMS, hash[:16], Tag(r), r.DBMS)
+	err = fmt.Errorf("%w: no %s image with inputs %s (tag %s)", ErrNotBuilt, r.DBMS, hash[:16], Tag(r))
+	return Image{}, prereq.New(s.need(r), err)
+}
+
+// typicalImport is how long importing a tree into the engine takes on a 2-vCPU host (docs/ci.md:
+// two trees' imports, 33 s at once), for the estimate.
+const typicalImport = 20 * time.Second
+
+// need is the prerequisite of r's missing image: its import, after its tree's build when the
+// tree is not built either (one command makes both).
+func (s *Store) need(r rootfs.Recipe) prereq.Need {
+	cmd := "boxbench images build --dbms " + r.DBMS
+	n := prereq.Need{What: r.DBMS + "'s engine image is not built", Command: cmd, Takes: typicalImport, Basis: prereq.Typical}
+	if s.Rootfs == nil {
+		return n
+	}
+	if _, err := s.Rootfs.FindRecipe(r); errors.Is(err, rootfs.ErrNotBuilt) {
+		tree := s.Rootfs.Need(r.DBMS, cmd)
+		n.What = r.DBMS + "'s root filesystem and engine image are not built"
+		n.Takes, n.Basis = tree.Takes+typicalImport, tree.Basis+" (and the import, "+prereq.Typical+")"
+	}
+	return n
 }
 
 func contains(xs []string, x string) bool {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/internal/cachedir"
+	"github.com/boxbench/boxbench/internal/prereq"
 )
 
 // DefaultRoot is where trees are cached unless the user says otherwise ($BOXBENCH_CACHE/rootfs).
@@ -107,7 +108,8 @@ func (c *Cache) Recipe(ctx context.Context, d dbms.DBMS) (Recipe, error) {
 		for _, p := range files {
 			sum, err := fileHash(p)
 			if err != nil {
-				return Recipe{}, fmt.Errorf("%s needs %s, built by `make setup`: %w", d.Name(), p, err)
+				// The same need as the native platform's (dbms.Missing): one command, listed once.
+				return Recipe{}, prereq.New(dbms.BuildNeed(d), fmt.Errorf("%s needs %s, built by `make setup STEPS=%s`: %w", d.Name(), p, d.Name(), err))
 			}
 			r.Files[p] = sum
 		}
@@ -122,15 +124,20 @@ func (c *Cache) Find(ctx context.Context, d dbms.DBMS) (Tree, error) {
 	if err != nil {
 		return Tree{}, err
 	}
+	t, err := c.FindRecipe(r)
+	if errors.Is(err, ErrNotBuilt) {
+		err = prereq.New(c.Need(r.DBMS, "boxbench images build --dbms "+r.DBMS), err)
+	}
+	return t, err
+}
+
+// FindRecipe returns r's tree, or an error wrapping ErrNotBuilt.
+func (c *Cache) FindRecipe(r Recipe) (Tree, error) {
 	root, name, err := c.entry(r)
 	if err != nil {
 		return Tree{}, err
 	}
-	t, err := load(filepath.Join(root, name), r.Hash())
-	if errors.Is(err, ErrNotBuilt) {
-		err = fmt.Errorf("%w; run `boxbench images build --dbms %s`", err, r.DBMS)
-	}
-	return t, err
+	return load(filepath.Join(root, name), r.Hash())
 }
 
 // Get returns d's tree for the current recipe, building it when the cache has none (true: built
@@ -201,6 +208,7 @@ func (c *Cache) buildEntry(ctx context.Context, r Recipe, d dbms.DBMS, root, nam
 	if err != nil {
 		return Tree{}, err
 	}
+	t.BuildSeconds = time.Since(start).Seconds()
 	tj, err := json.MarshalIndent(t, "", "  ")
 	if err != nil {
 		return Tree{}, err

@@ -42,6 +42,10 @@ type Tree struct {
 	User            string            `json:"user"`             // the server's account
 	UID             int               `json:"uid"`              // its ids inside the tree
 	GID             int               `json:"gid"`
+	// BuildSeconds is how long the build that made the tree took (its Debian base included
+	// when that build made the base too); 0 in trees built before it was recorded. The
+	// estimate of the next build of the same database reads it (Cache.Estimate).
+	BuildSeconds float64 `json:"build_seconds,omitempty"`
 }
 
 // Labels are the tree's description as image labels: LabelInputs and LabelDBMS find it again,

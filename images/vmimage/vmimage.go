@@ -21,11 +21,13 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/boxbench/boxbench/images/rootfs"
 	"github.com/boxbench/boxbench/internal/cachedir"
 	"github.com/boxbench/boxbench/internal/command"
 	"github.com/boxbench/boxbench/internal/flock"
+	"github.com/boxbench/boxbench/internal/prereq"
 )
 
 // DefaultRoot is where bases are cached unless the caller says otherwise ($BOXBENCH_CACHE/vm).
@@ -108,7 +110,7 @@ func (c Cache) Find(tree rootfs.Tree, variant string) (Image, error) {
 	dir, hash := c.entry(tree, variant)
 	img, err := load(dir, hash, tree, variant)
 	if errors.Is(err, ErrNotBuilt) {
-		err = fmt.Errorf("%w for %s %s(%s); run `boxbench images build --dbms %s --vm`", err, tree.DBMS, variant+" ", dir, tree.DBMS)
+		err = prereq.New(c.Need(tree.DBMS, variant, 0, ""), fmt.Errorf("%w for %s %s(%s)", err, tree.DBMS, variant+" ", dir))
 	}
 	return img, err
 }
@@ -131,9 +133,11 @@ func (c Cache) Get(ctx context.Context, tree rootfs.Tree, variant string) (Image
 	if img, err := load(dir, hash, tree, variant); err == nil {
 		return img, false, nil // built by another process while we waited
 	}
+	start := time.Now()
 	if err := build(ctx, tree, variant, dir, hash); err != nil {
 		return Image{}, false, fmt.Errorf("build the %s guest image: %w", tree.DBMS, err)
 	}
+	recordBuild(dir, time.Since(start))
 	img, err := load(dir, hash, tree, variant)
 	if err == nil {
 		removeOutdated(dir)

@@ -40,7 +40,7 @@ func (p *Platform) Diagnose(ctx context.Context, dbs []dbms.DBMS) []platform.Fin
 		im, err := p.Image(ctx, d)
 		switch {
 		case errors.Is(err, image.ErrNotBuilt):
-			f.Detail, f.Fix = err.Error(), "boxbench images build --dbms "+name
+			f.Lacks(err, "boxbench images build --dbms "+name)
 		case err != nil:
 			f.Detail = err.Error()
 		default:

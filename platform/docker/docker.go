@@ -180,6 +180,7 @@ const Name = "docker"
 // Info: containers of a local engine are groups on this host's tree; any registered OCI runtime.
 func (p *Platform) Info() platform.Info {
 	return platform.Info{Name: Name, Cluster: p, Prober: p, Diagnoser: p, BoxCleaner: p, Leftovers: p,
+		Setup:    []string{"docker", "images"},
 		Storages: []string{StorageOverlay, StorageBind, StorageVolume, StorageTmpfs, StorageBlock},
 		Networks: []string{NetworkHost, NetworkPublished, NetworkDirect}, Runtimes: true, HostCgroup: true,
 		Load: &platform.Choice{Storage: StorageBind, Network: NetworkHost}}
@@ -216,7 +217,23 @@ func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 	} else {
 		errs = append(errs, describeRuntime(rt, info.Runtimes).check(c))
 	}
+	if c.DBMS != nil {
+		errs = append(errs, p.CheckImage(ctx, c.DBMS))
+	}
 	return errors.Join(errs...)
+}
+
+// CheckImage says whether the image boxes of d run is here: nil for a user-named one (taken as
+// it is at provision), an error carrying a prereq.Need when boxbench's own is not built yet.
+func (p *Platform) CheckImage(ctx context.Context, d dbms.DBMS) error {
+	p.mu.Lock()
+	named := p.named[d.Name()] != ""
+	p.mu.Unlock()
+	if named {
+		return nil
+	}
+	_, err := p.Image(ctx, d)
+	return err
 }
 
 // engineIsLocal: host directories can only be bind-mounted by an engine on this host.

@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"os"
@@ -46,6 +47,8 @@ import (
 
 	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/images/image"
+	"github.com/boxbench/boxbench/internal/cachedir"
+	"github.com/boxbench/boxbench/internal/prereq"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/spec/section"
 )
@@ -216,6 +219,7 @@ func (p *Platform) config() Config {
 // host, which the description cannot know, so HostCgroup is false (Observe says per box).
 func (p *Platform) Info() platform.Info {
 	return platform.Info{Name: Name, Cluster: p, Diagnoser: p, BoxCleaner: p, Settings: p, Commands: p, Leftovers: p,
+		Setup:    []string{"kubernetes", "docker", "images"}, // the local cluster's; its images come from Docker's engine
 		Storages: []string{StorageHostPath, StorageLocalPV, StorageEmptyDir, StorageTmpfs, StoragePVC},
 		Networks: []string{NetworkHost, NetworkPod, NetworkService, NetworkNodePort}, Runtimes: true, NamedClusters: true,
 		Fallback: map[string]string{"bind": StorageHostPath}, Client: true,
@@ -296,10 +300,38 @@ func (p *Platform) connect(name string) (*cluster, error) {
 	return l.conn, nil
 }
 
+// localDown says err is about the local cluster's kubeconfig (at path) and that file is absent:
+// the cluster is not up, and `make kube-up` brings it up (building its components first where
+// they are not cached).
+func localDown(err error, path string) bool {
+	_, serr := os.Stat(path)
+	return errors.Is(serr, fs.ErrNotExist) && strings.Contains(err.Error(), path)
+}
+
+// Typical times of `make kube-up` on a 2-vCPU host (docs/ci.md): the components built from
+// source, 13–41 min cold; with the build cached, the cluster's start (14–35 s).
+const (
+	typicalKubeBuild = 25 * time.Minute
+	typicalKubeUp    = 30 * time.Second
+)
+
+// localClusterNeed is the prerequisite of a cell on the local cluster when it is not up.
+func localClusterNeed() prereq.Need {
+	n := prereq.Need{What: "the local Kubernetes cluster is not up", Command: "make kube-up",
+		Takes: typicalKubeBuild, Basis: prereq.Typical + ", its components built from source first"}
+	if vs, _ := filepath.Glob(filepath.Join(cachedir.Path("kube"), "v*")); len(vs) > 0 {
+		n.Takes, n.Basis = typicalKubeUp, prereq.Typical+", its build cached"
+	}
+	return n
+}
+
 // reach checks that the API server of cluster name answers, naming the kubeconfig when it
 // does not.
 func (p *Platform) reach(ctx context.Context, name string) (*cluster, error) {
 	c, err := p.connect(name)
+	if err != nil && localDown(err, ContractKubeconfig) {
+		return nil, prereq.New(localClusterNeed(), fmt.Errorf("no reachable cluster: %w", err))
+	}
 	if err != nil {
 		where := "set kubernetes.kubeconfig in the spec or KUBECONFIG"
 		if name != "" {
@@ -389,6 +421,12 @@ func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 		if local {
 			if p.images == nil && p.config().Images[c.DBMS.Name()] == "" {
 				errs = append(errs, fmt.Errorf("no Docker engine to take the built %s image from (or name one under kubernetes.images)", c.DBMS.Name()))
+			} else if p.config().Images[c.DBMS.Name()] == "" {
+				// The node loads the Docker platform's built image: not built yet is a
+				// prerequisite (images build), found at plan time rather than at provision.
+				if _, err := p.Image(ctx, c.DBMS); err != nil {
+					errs = append(errs, err)
+				}
 			}
 		} else if p.config().Images[c.DBMS.Name()] == "" {
 			errs = append(errs, fmt.Errorf("node %s is not this host, so boxbench cannot load its image there: name an image the node can pull under kubernetes.images.%s", n.Name, c.DBMS.Name()))

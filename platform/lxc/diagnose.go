@@ -29,7 +29,7 @@ func (p *Platform) Diagnose(ctx context.Context, dbs []dbms.DBMS) []platform.Fin
 		case errors.Is(err, context.Canceled):
 			return fs
 		default:
-			f.Detail, f.Fix = err.Error(), "boxbench images build --dbms "+name
+			f.Lacks(err, "boxbench images build --dbms "+name)
 		}
 		fs = append(fs, f)
 	}

@@ -30,10 +30,12 @@ import (
 	"os/exec"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/boxbench/boxbench/images/rootfs"
+	"github.com/boxbench/boxbench/internal/prereq"
 	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/hostcg"
@@ -65,7 +67,7 @@ func New(trees *rootfs.Cache, log *slog.Logger) *Platform {
 
 // Info: containers are groups on this host's tree; no OCI runtime (LXC is its own).
 func (p *Platform) Info() platform.Info {
-	return platform.Info{Name: Name, Diagnoser: p, BoxCleaner: p, Leftovers: p,
+	return platform.Info{Name: Name, Diagnoser: p, BoxCleaner: p, Leftovers: p, Setup: []string{"lxc", "images"},
 		Storages: []string{StorageRootfs, storage.Bind, storage.Tmpfs, storage.Blockdev},
 		Networks: []string{NetworkHost, NetworkBridge}, HostCgroup: true,
 		Load: &platform.Choice{Storage: storage.Bind, Network: NetworkHost}}
@@ -91,14 +93,17 @@ func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 	if c.Runtime != "" {
 		errs = append(errs, fmt.Errorf("lxc has no OCI runtime (runtime=%s)", c.Runtime))
 	}
+	install := prereq.Need{What: "LXC is not installed", Command: "apt-get install -y lxc", Takes: 30 * time.Second, Basis: prereq.Typical}
+	missing := false
 	for _, t := range tools {
 		if _, err := exec.LookPath(t); err != nil {
-			errs = append(errs, fmt.Errorf("%s is not installed: apt-get install lxc", t))
+			errs = append(errs, prereq.New(install, fmt.Errorf("%s is not installed: apt-get install -y lxc", t)))
+			missing = true
 			break
 		}
 	}
-	if _, err := os.Stat(commonConf); err != nil {
-		errs = append(errs, fmt.Errorf("LXC's %s is missing: apt-get install lxc", commonConf))
+	if _, err := os.Stat(commonConf); err != nil && !missing { // the same install provides it
+		errs = append(errs, prereq.New(install, fmt.Errorf("LXC's %s is missing: apt-get install -y lxc", commonConf)))
 	}
 	if !kernelHas("overlay") {
 		errs = append(errs, errors.New("the kernel has no overlayfs (CONFIG_OVERLAY_FS): LXC boxes run on an overlay of the shared root filesystem"))

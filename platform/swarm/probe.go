@@ -92,7 +92,9 @@ func (p *Platform) Diagnose(ctx context.Context, dbs []dbms.DBMS) []platform.Fin
 		return append(fs, platform.Finding{Area: area, Name: "trial", Detail: "no trial database (the build sets one)"})
 	}
 	if _, err := p.d.Image(ctx, d); errors.Is(err, image.ErrNotBuilt) {
-		return append(fs, platform.Finding{Area: area, Name: "trial", Detail: err.Error(), Fix: "boxbench images build --dbms " + d.Name()})
+		f := platform.Finding{Area: area, Name: "trial"}
+		f.Lacks(err, "boxbench images build --dbms "+d.Name())
+		return append(fs, f)
 	}
 	for _, n := range []string{NetworkHost, NetworkOverlay, NetworkVIP} {
 		f := platform.Finding{Area: area, Name: "network " + n}

@@ -104,6 +104,7 @@ func New(d *docker.Platform, log *slog.Logger) *Platform {
 // no OCI runtime field (the engine's default runtime runs every task), so no runtime key.
 func (p *Platform) Info() platform.Info {
 	return platform.Info{Name: Name, Cluster: p, Prober: p, Diagnoser: p, BoxCleaner: p, Settings: p, Leftovers: p,
+		Setup:      []string{"docker", "images"},
 		Storages:   []string{StorageVolume, StorageBind, StorageTmpfs},
 		Networks:   []string{NetworkHost, NetworkOverlay, NetworkVIP},
 		HostCgroup: true,
@@ -157,6 +158,9 @@ func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 		}
 	default:
 		errs = append(errs, fmt.Errorf("the engine's swarm is %s (%s)", sw.LocalNodeState, sw.Error))
+	}
+	if c.DBMS != nil {
+		errs = append(errs, p.d.CheckImage(ctx, c.DBMS)) // the services run the Docker platform's image
 	}
 	return errors.Join(errs...)
 }

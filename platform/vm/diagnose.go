@@ -47,7 +47,7 @@ func (p *Platform) Diagnose(ctx context.Context, dbs []dbms.DBMS) []platform.Fin
 		case errors.Is(err, context.Canceled):
 			return fs
 		default:
-			f.Detail, f.Fix = err.Error(), "boxbench images build --dbms "+name+" --vm"
+			f.Lacks(p.treeMissing(d, err), "boxbench images build --dbms "+name+" --vm")
 		}
 		images = append(images, f)
 	}

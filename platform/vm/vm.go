@@ -35,9 +35,12 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/boxbench/boxbench/dbms"
 	"github.com/boxbench/boxbench/images/rootfs"
 	"github.com/boxbench/boxbench/images/vmimage"
+	"github.com/boxbench/boxbench/internal/prereq"
 	"github.com/boxbench/boxbench/internal/storage"
 	"github.com/boxbench/boxbench/platform"
 	"github.com/boxbench/boxbench/platform/hostcg"
@@ -91,7 +94,7 @@ func (p *Platform) docker() bool { return p.variant == vmimage.Docker }
 // there, the guest's processes are not); no OCI runtime; seeds are loaded elsewhere (the data
 // directory lives on a guest disk).
 func (p *Platform) Info() platform.Info {
-	i := platform.Info{Name: p.name, Networks: []string{NetworkNAT, NetworkBridge}, HostCgroup: true,
+	i := platform.Info{Name: p.name, Networks: []string{NetworkNAT, NetworkBridge}, HostCgroup: true, Setup: []string{"vm", "images"},
 		Diagnoser: p, BoxCleaner: p, Host: p, Images: p}
 	if p.docker() {
 		i.Storages = []string{StorageOverlay, StorageBind}
@@ -127,19 +130,37 @@ func (p *Platform) Check(ctx context.Context, c platform.Choice) error {
 	}
 	for _, t := range tools {
 		if _, err := exec.LookPath(t); err != nil {
-			errs = append(errs, fmt.Errorf("%s is not installed: apt-get install qemu-system-x86 qemu-utils e2fsprogs iproute2", t))
+			n := prereq.Need{What: "QEMU is not installed", Command: "apt-get install -y qemu-system-x86 qemu-utils e2fsprogs iproute2",
+				Takes: time.Minute, Basis: prereq.Typical}
+			errs = append(errs, prereq.New(n, fmt.Errorf("%s is not installed: %s", t, n.Command)))
 			break
 		}
 	}
 	if c.DBMS != nil {
-		tree, err := p.trees.Find(ctx, c.DBMS)
-		if err != nil {
-			errs = append(errs, err)
-		} else if _, err := p.images.Find(tree, p.variant); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, p.checkImages(ctx, c.DBMS))
 	}
 	return errors.Join(errs...)
+}
+
+// checkImages: the database's root filesystem and guest image are built. Either missing is one
+// prerequisite, `images build --vm`, which makes both.
+func (p *Platform) checkImages(ctx context.Context, d dbms.DBMS) error {
+	tree, err := p.trees.Find(ctx, d)
+	if err != nil {
+		return p.treeMissing(d, err)
+	}
+	_, err = p.images.Find(tree, p.variant)
+	return err
+}
+
+// treeMissing: a root filesystem not built is, for this platform, the prerequisite of its guest
+// image, whose command builds both (err unchanged otherwise).
+func (p *Platform) treeMissing(d dbms.DBMS, err error) error {
+	if !errors.Is(err, rootfs.ErrNotBuilt) {
+		return err
+	}
+	takes, basis := p.trees.Estimate(d.Name())
+	return prereq.New(p.images.Need(d.Name(), p.variant, takes, basis), errors.Unwrap(err))
 }
 
 // Provision boots a guest and starts the server in it.
