@@ -7,6 +7,8 @@ package spec
 
 import (
 	"math"
+
+	"github.com/boxbench/boxbench/spec/section"
 )
 
 const (
@@ -26,10 +28,8 @@ const (
 	MaxRecords   = 1 << 40
 	MaxTables    = 10000
 	MaxTableSize = math.MaxInt32
-	// MaxBytes bounds every size of storage (tmpfs, blockdev, volumeSize, fio file sizes) and
-	// of memory (limits.memory, a stress vm worker's bytes): 16 TiB, ext4's largest file and
-	// far above any host this runs on.
-	MaxBytes = 16 << 40
+	// MaxBytes bounds every size of storage and memory (section.MaxBytes).
+	MaxBytes = section.MaxBytes
 	// MinRate and MaxRate bound an open loop's operations/s: below MinRate one operation per
 	// worker is due every 1000 s or less often — the schedule of a rate of 1e-300 overflowed
 	// (each worker slept ~292 years); above MaxRate the interval between a worker's operations
@@ -75,7 +75,7 @@ func (c *checker) bounds() {
 			}
 		}
 		c.size(p+".workload.vmBytes", w.VMBytes)
-		c.size(p+".workload.size", w.Size)
+		c.ownCheck(section.StageBounds, p+".workload", &w, true)
 	}
 }
 
@@ -83,7 +83,7 @@ func (c *checker) workloadBounds(p string, w *Workload) {
 	if w == nil {
 		return
 	}
-	c.size(p+".size", w.Size)
+	c.ownCheck(section.StageBounds, p, w, false)
 	v := c.e.vocab
 	if v.owns(w, "targetRate") && w.TargetRate != 0 && (w.TargetRate < MinRate || w.TargetRate > MaxRate) {
 		c.add(p+".targetRate", "%g is out of range (valid: 0 for a closed loop, or %g to %g operations/s)", w.TargetRate, MinRate, MaxRate)
@@ -108,9 +108,6 @@ func (c *checker) workloadBounds(p string, w *Workload) {
 	}
 	if v.owns(w, "tableSize") && (w.TableSize < 0 || w.TableSize > MaxTableSize) {
 		c.add(p+".tableSize", "%d is out of range (valid: 0 for records / tables, or 1 to %d rows, sysbench's 32-bit ids)", w.TableSize, int64(MaxTableSize))
-	}
-	if v.owns(w, "size") && w.Threads > 0 && w.Size > 0 && satMul(int64(w.Threads), int64(w.Size)) > MaxBytes {
-		c.add(p+".size", "%d jobs × %s is more than %s of files (valid: at most %s in all)", w.Threads, FormatBytes(int64(w.Size)), FormatBytes(MaxBytes), FormatBytes(MaxBytes))
 	}
 }
 
@@ -140,7 +137,7 @@ func (c *checker) limitBounds(p string, l Limits) {
 
 // size bounds a size field at MaxBytes.
 func (c *checker) size(field string, b Bytes) {
-	if b < 0 || b > MaxBytes {
-		c.add(field, "%s is out of range (valid: 0 for the default, up to %s)", FormatBytes(int64(b)), FormatBytes(MaxBytes))
+	if msg := section.CheckSize(b); msg != "" {
+		c.add(field, "%s", msg)
 	}
 }

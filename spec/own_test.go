@@ -29,7 +29,7 @@ func (m metro) Sweep(key, v string) (Own, bool) {
 
 var metroKind = WorkloadKind{Name: "metro", Measured: true, Neighbour: true, Sweeps: []string{"workload.rate"},
 	Own: &OwnKind{Fields: section.Fields(reflect.TypeOf(metro{})),
-		YAML: func(n *yaml.Node, at string, w Workload) (Own, []Problem) {
+		YAML: func(n *yaml.Node, at string, w section.Common) (Own, []Problem) {
 			m := metro{Beat: 1}
 			ps := section.Decode(n, at, &m)
 			if c := section.NewChecker(n, at); m.Beat < 1 {

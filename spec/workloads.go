@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/boxbench/boxbench/spec/section"
 )
 
 func (c *checker) workload(p string, w *Workload) {
@@ -51,9 +53,7 @@ func (c *checker) workload(p string, w *Workload) {
 			c.add(p+".warmup", "%s is not a multiple of the interval %s", w.Warmup.D(), w.Interval.D())
 		}
 	}
-	if msg := v.workloadKind(w.Type).JobMissing; msg != "" && v.owns(w, "job") && w.Job == nil {
-		c.add(p+".job", "%s", msg)
-	}
+	c.ownCheck(section.StageFields, p, w, false)
 }
 
 // foreignFields refuses the fields set on w (at path p) that its kind does not take, naming the
@@ -118,9 +118,7 @@ func (c *checker) neighbours() {
 			c.oneOf(p+".workload.type", w.Type, types)
 			continue
 		}
-		if msg := e.vocab.workloadKind(w.Type).NeighbourJobMissing; msg != "" && e.vocab.owns(&w, "job") && w.Job == nil {
-			c.add(p+".workload.job", "%s", msg)
-		}
+		c.ownCheck(section.StageFields, p+".workload", &w, true)
 		if e.vocab.owns(&w, "cpu") && e.vocab.owns(&w, "vm") && w.CPU <= 0 && w.VM <= 0 {
 			c.add(p+".workload", "a %s neighbour needs cpu: N (CPU hog workers) or vm: N (memory-bandwidth hog workers)", w.Type)
 		}
