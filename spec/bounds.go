@@ -12,9 +12,8 @@ import (
 )
 
 const (
-	// MaxThreads bounds client, load and neighbour worker counts (the client's threads already
-	// had this bound): each is a goroutine or a process with buffers of its own.
-	MaxThreads = 4096
+	// MaxThreads bounds client, load and neighbour worker counts (section.MaxThreads).
+	MaxThreads = section.MaxThreads
 	// MaxLoadBatch bounds ycsb's records per insert round trip.
 	MaxLoadBatch = 10000
 	// DefaultLoadBatch is ycsb's batch when loadBatch is 0 (workload/ycsb's default).
@@ -69,12 +68,9 @@ func (c *checker) bounds() {
 		p := "neighbours." + n
 		c.limitBounds(p+".limits", nb.Limits)
 		w := nb.Workload
-		for field, v := range map[string]int{"cpu": w.CPU, "vm": w.VM, "threads": w.Threads} {
-			if v < 0 || v > MaxThreads {
-				c.add(p+".workload."+field, "%d is out of range (valid: 0 to %d workers)", v, MaxThreads)
-			}
+		if w.Threads < 0 || w.Threads > MaxThreads {
+			c.add(p+".workload.threads", "%d is out of range (valid: 0 to %d workers)", w.Threads, MaxThreads)
 		}
-		c.size(p+".workload.vmBytes", w.VMBytes)
 		c.ownCheck(section.StageBounds, p+".workload", &w, true)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/workload/fio"
+	"github.com/boxbench/boxbench/workload/stress"
 )
 
 // vocab is the vocabulary the tests validate against (builtin's tests load the shipped examples
@@ -28,7 +29,7 @@ var vocab = Vocabulary{
 		{Name: "sysbench", Measured: true, Fields: []string{"test", "tables", "tableSize", "rate"},
 			Sweeps: []string{"workload.rate", "workload.tableSize", "dataset.records"}, WholeSeconds: true},
 		{Name: "fio", Measured: true, Neighbour: true, Threads: 1, Own: fio.Own(), Sweeps: []string{"workload.job.iodepth"}},
-		{Name: "stress", Neighbour: true, Fields: []string{"cpu", "vm", "vmBytes"}},
+		{Name: "stress", Neighbour: true, Own: stress.Own()},
 	},
 }
 

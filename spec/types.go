@@ -107,11 +107,6 @@ type Workload struct {
 	TableSize int64   `yaml:"tableSize"`
 	Rate      float64 `yaml:"rate"`
 
-	// stress (neighbours): stress-ng hogs
-	CPU     int   `yaml:"cpu"`     // CPU hog workers
-	VM      int   `yaml:"vm"`      // memory-bandwidth hog workers
-	VMBytes Bytes `yaml:"vmBytes"` // memory each vm worker touches
-
 	// Own is the kind's own section, what its row decoded from the keys Workload has no field
 	// for (WorkloadKind.Own, spec/own.go); nil for a kind without one. Rest holds those keys
 	// as read; ownJSON the section as an agent's job carried it, until DecodeOwn.

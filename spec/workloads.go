@@ -119,9 +119,6 @@ func (c *checker) neighbours() {
 			continue
 		}
 		c.ownCheck(section.StageFields, p+".workload", &w, true)
-		if e.vocab.owns(&w, "cpu") && e.vocab.owns(&w, "vm") && w.CPU <= 0 && w.VM <= 0 {
-			c.add(p+".workload", "a %s neighbour needs cpu: N (CPU hog workers) or vm: N (memory-bandwidth hog workers)", w.Type)
-		}
 		c.foreignFields(p+".workload", &w, "this neighbour runs")
 	}
 }

@@ -22,7 +22,7 @@ func All() []Kind {
 		{Name: "sysbench", Build: buildSysbench, Fields: []string{"test", "tables", "tableSize", "rate"},
 			Sweeps: []string{"workload.rate", "workload.tableSize", "dataset.records"}, WholeSeconds: true},
 		{Name: "fio", Build: buildFio, Neighbour: fioNeighbour, Threads: 1, Own: fio.Own(), Sweeps: []string{"workload.job.iodepth"}},
-		{Name: "stress", Neighbour: stressNeighbour, Fields: []string{"cpu", "vm", "vmBytes"}},
+		{Name: "stress", Neighbour: stressNeighbour, Own: stress.Own()},
 	}
 }
 
@@ -115,5 +115,5 @@ func fioNeighbour(w *spec.Workload, window time.Duration) (workload.Workload, er
 }
 
 func stressNeighbour(w *spec.Workload, window time.Duration) (workload.Workload, error) {
-	return stress.New(stress.Config{CPU: w.CPU, VM: w.VM, VMBytes: int64(w.VMBytes), Duration: window})
+	return stress.New(stress.SectionOf(w.Own).Config(window))
 }
