@@ -6,8 +6,6 @@ package spec
 // docs/spec.md lists them.
 
 import (
-	"math"
-
 	"github.com/boxbench/boxbench/spec/section"
 )
 
@@ -25,16 +23,13 @@ const (
 	// MaxRecords bounds dataset.records and sysbench's rows (tables × tableSize); sysbench's
 	// ids are 32-bit INTEGERs, so MaxTableSize bounds one table.
 	MaxRecords   = 1 << 40
-	MaxTables    = 10000
-	MaxTableSize = math.MaxInt32
+	MaxTables    = section.MaxTables
+	MaxTableSize = section.MaxTableSize
 	// MaxBytes bounds every size of storage and memory (section.MaxBytes).
 	MaxBytes = section.MaxBytes
-	// MinRate and MaxRate bound an open loop's operations/s: below MinRate one operation per
-	// worker is due every 1000 s or less often — the schedule of a rate of 1e-300 overflowed
-	// (each worker slept ~292 years); above MaxRate the interval between a worker's operations
-	// rounds to nothing and the loop runs closed while recorded as open.
-	MinRate = 0.001
-	MaxRate = 1e9
+	// MinRate and MaxRate bound an open loop's operations/s (section.MinRate, section.MaxRate).
+	MinRate = section.MinRate
+	MaxRate = section.MaxRate
 	// MinCPUs is the smallest cpus limit: a CFS quota of 1 ms per 100 ms period, the kernel's
 	// smallest; below it Docker rounds to "no limit" and cgroups refuse the quota.
 	MinCPUs = 0.01
@@ -95,15 +90,6 @@ func (c *checker) workloadBounds(p string, w *Workload) {
 	}
 	if v.owns(w, "scanLengthMax") && (w.ScanLengthMax < 0 || w.ScanLengthMax > MaxScanLength) {
 		c.add(p+".scanLengthMax", "%d is out of range (valid: 0 for the default, or 1 to %d)", w.ScanLengthMax, MaxScanLength)
-	}
-	if v.owns(w, "rate") && w.Rate > MaxRate {
-		c.add(p+".rate", "%g is too large (valid: 0 for a closed loop, or 1 to %g transactions/s)", w.Rate, MaxRate)
-	}
-	if v.owns(w, "tables") && (w.Tables < 0 || w.Tables > MaxTables) {
-		c.add(p+".tables", "%d is out of range (valid: 0 for the default 1, or 1 to %d)", w.Tables, MaxTables)
-	}
-	if v.owns(w, "tableSize") && (w.TableSize < 0 || w.TableSize > MaxTableSize) {
-		c.add(p+".tableSize", "%d is out of range (valid: 0 for records / tables, or 1 to %d rows, sysbench's 32-bit ids)", w.TableSize, int64(MaxTableSize))
 	}
 }
 

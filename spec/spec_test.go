@@ -7,6 +7,7 @@ import (
 
 	"github.com/boxbench/boxbench/workload/fio"
 	"github.com/boxbench/boxbench/workload/stress"
+	"github.com/boxbench/boxbench/workload/sysbench"
 )
 
 // vocab is the vocabulary the tests validate against (builtin's tests load the shipped examples
@@ -26,7 +27,7 @@ var vocab = Vocabulary{
 		{Name: "ycsb", Measured: true, Records: true, Remote: true, Fields: []string{"mix", "proportions", "requestDistribution",
 			"targetRate", "operationCount", "readAllFields", "writeAllFields", "scanLengthMax", "keyOrder", "loadThreads", "loadBatch", "consistency"},
 			Sweeps: []string{"workload.targetRate", "workload.proportions.read", "workload.requestDistribution", "dataset.records"}},
-		{Name: "sysbench", Measured: true, Fields: []string{"test", "tables", "tableSize", "rate"},
+		{Name: "sysbench", Measured: true, Own: sysbench.Own(),
 			Sweeps: []string{"workload.rate", "workload.tableSize", "dataset.records"}, WholeSeconds: true},
 		{Name: "fio", Measured: true, Neighbour: true, Threads: 1, Own: fio.Own(), Sweeps: []string{"workload.job.iodepth"}},
 		{Name: "stress", Neighbour: true, Own: stress.Own()},

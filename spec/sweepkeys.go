@@ -208,10 +208,6 @@ func (e *Experiment) WorkloadFor(name string, params map[string]string) *Workloa
 			w.ReadProportion = &f
 		case "workload.requestDistribution":
 			w.RequestDistribution = v
-		case "workload.rate":
-			w.Rate, _ = strconv.ParseFloat(v, 64)
-		case "workload.tableSize":
-			w.TableSize, _ = strconv.ParseInt(v, 10, 64)
 		}
 	}
 	return &w

@@ -101,12 +101,6 @@ type Workload struct {
 	// the read share, the mix's other operations keeping their ratios.
 	ReadProportion *float64 `yaml:"-"`
 
-	// sysbench
-	Test      string  `yaml:"test"`
-	Tables    int     `yaml:"tables"`
-	TableSize int64   `yaml:"tableSize"`
-	Rate      float64 `yaml:"rate"`
-
 	// Own is the kind's own section, what its row decoded from the keys Workload has no field
 	// for (WorkloadKind.Own, spec/own.go); nil for a kind without one. Rest holds those keys
 	// as read; ownJSON the section as an agent's job carried it, until DecodeOwn.

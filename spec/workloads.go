@@ -37,12 +37,8 @@ func (c *checker) workload(p string, w *Workload) {
 	if _, set := c.e.lines[p+".consistency"]; set && v.owns(w, "consistency") {
 		c.consistency(p+".consistency", w.Consistency)
 	}
-	if v.owns(w, "test") {
-		c.oneOf(p+".test", w.Test, []string{"oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select", "oltp_insert"})
-	}
-	if v.owns(w, "rate") && (w.Rate < 0 || w.Rate != float64(int64(w.Rate))) {
-		c.add(p+".rate", "%g is not valid (0 = closed loop; a whole number of transactions/s)", w.Rate)
-	}
+	// The checks of the kind's own section (its row's Own).
+	c.ownCheck(section.StageFields, p, w, false)
 	if v.workloadKind(w.Type).WholeSeconds {
 		for field, d := range map[string]Duration{"duration": w.Duration, "warmup": w.Warmup, "interval": w.Interval} {
 			if d.D()%time.Second != 0 {
@@ -53,7 +49,6 @@ func (c *checker) workload(p string, w *Workload) {
 			c.add(p+".warmup", "%s is not a multiple of the interval %s", w.Warmup.D(), w.Interval.D())
 		}
 	}
-	c.ownCheck(section.StageFields, p, w, false)
 }
 
 // foreignFields refuses the fields set on w (at path p) that its kind does not take, naming the

@@ -19,7 +19,7 @@ func All() []Kind {
 	return []Kind{
 		{Name: "ycsb", Build: buildYCSB, Records: true, Remote: true, Fields: ycsbFields,
 			Sweeps: []string{"workload.targetRate", "workload.proportions.read", "workload.requestDistribution", "dataset.records"}},
-		{Name: "sysbench", Build: buildSysbench, Fields: []string{"test", "tables", "tableSize", "rate"},
+		{Name: "sysbench", Build: buildSysbench, Own: sysbench.Own(),
 			Sweeps: []string{"workload.rate", "workload.tableSize", "dataset.records"}, WholeSeconds: true},
 		{Name: "fio", Build: buildFio, Neighbour: fioNeighbour, Threads: 1, Own: fio.Own(), Sweeps: []string{"workload.job.iodepth"}},
 		{Name: "stress", Neighbour: stressNeighbour, Own: stress.Own()},
@@ -83,14 +83,15 @@ func buildSysbench(_ *spec.Experiment, w *spec.Workload, c Cell, env Env) (workl
 		return nil, err
 	}
 	cfg := sysbench.DefaultConfig()
-	cfg.DBMS, cfg.Driver, cfg.Test, cfg.Threads, cfg.Rate = d, drv, w.Test, w.Threads, w.Rate
+	s := sysbench.SectionOf(w.Own)
+	cfg.DBMS, cfg.Driver, cfg.Test, cfg.Threads, cfg.Rate = d, drv, s.Test, w.Threads, s.Rate
 	cfg.Duration, cfg.Warmup, cfg.Interval = w.Duration.D(), w.Warmup.D(), w.Interval.D()
-	if w.Tables > 0 {
-		cfg.Tables = w.Tables
+	if s.Tables > 0 {
+		cfg.Tables = s.Tables
 	}
 	switch {
-	case w.TableSize > 0:
-		cfg.TableSize = w.TableSize
+	case s.TableSize > 0:
+		cfg.TableSize = s.TableSize
 	case c.Records > 0:
 		cfg.TableSize = max(1, c.Records/int64(cfg.Tables))
 	}

@@ -13,15 +13,6 @@ import (
 // Bytes is a size written with binary units: "512MiB", "2GiB", or a plain byte count.
 type Bytes int64
 
-// MaxBytes bounds every size of storage (tmpfs, blockdev, volumeSize, fio file sizes) and of
-// memory (limits.memory, a stress vm worker's bytes): 16 TiB, ext4's largest file and far above
-// any host this runs on.
-const MaxBytes = 16 << 40
-
-// MaxThreads bounds client, load and neighbour worker counts (the client's threads already had
-// this bound): each is a goroutine or a process with buffers of its own.
-const MaxThreads = 4096
-
 var bytesRe = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)$`)
 
 var binaryUnits = map[string]float64{"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
