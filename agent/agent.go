@@ -34,7 +34,7 @@ import (
 
 // Version is the wire format's version; the agent refuses a job of another version (a site
 // running an older binary than the host's would otherwise measure something else).
-const Version = 1
+const Version = 2
 
 // Job is what the host sends.
 type Job struct {

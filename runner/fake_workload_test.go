@@ -54,7 +54,7 @@ type tickSection struct {
 func (s tickSection) Sweep(string, string) (spec.Own, bool) { return s, false }
 
 // decodeTick decodes and checks the section, as a platform does its own.
-func decodeTick(n *yaml.Node, at string, _ spec.Workload) (spec.Own, []spec.Problem) {
+func decodeTick(n *yaml.Node, at string, _ section.Common) (spec.Own, []spec.Problem) {
 	s := tickSection{Beats: 1}
 	ps := section.Decode(n, at, &s)
 	c := section.NewChecker(n, at)

@@ -6,13 +6,12 @@ package spec
 // docs/spec.md lists them.
 
 import (
-	"math"
+	"github.com/boxbench/boxbench/spec/section"
 )
 
 const (
-	// MaxThreads bounds client, load and neighbour worker counts (the client's threads already
-	// had this bound): each is a goroutine or a process with buffers of its own.
-	MaxThreads = 4096
+	// MaxThreads bounds client, load and neighbour worker counts (section.MaxThreads).
+	MaxThreads = section.MaxThreads
 	// MaxLoadBatch bounds ycsb's records per insert round trip.
 	MaxLoadBatch = 10000
 	// DefaultLoadBatch is ycsb's batch when loadBatch is 0 (workload/ycsb's default).
@@ -24,18 +23,13 @@ const (
 	// MaxRecords bounds dataset.records and sysbench's rows (tables × tableSize); sysbench's
 	// ids are 32-bit INTEGERs, so MaxTableSize bounds one table.
 	MaxRecords   = 1 << 40
-	MaxTables    = 10000
-	MaxTableSize = math.MaxInt32
-	// MaxBytes bounds every size of storage (tmpfs, blockdev, volumeSize, fio file sizes) and
-	// of memory (limits.memory, a stress vm worker's bytes): 16 TiB, ext4's largest file and
-	// far above any host this runs on.
-	MaxBytes = 16 << 40
-	// MinRate and MaxRate bound an open loop's operations/s: below MinRate one operation per
-	// worker is due every 1000 s or less often — the schedule of a rate of 1e-300 overflowed
-	// (each worker slept ~292 years); above MaxRate the interval between a worker's operations
-	// rounds to nothing and the loop runs closed while recorded as open.
-	MinRate = 0.001
-	MaxRate = 1e9
+	MaxTables    = section.MaxTables
+	MaxTableSize = section.MaxTableSize
+	// MaxBytes bounds every size of storage and memory (section.MaxBytes).
+	MaxBytes = section.MaxBytes
+	// MinRate and MaxRate bound an open loop's operations/s (section.MinRate, section.MaxRate).
+	MinRate = section.MinRate
+	MaxRate = section.MaxRate
 	// MinCPUs is the smallest cpus limit: a CFS quota of 1 ms per 100 ms period, the kernel's
 	// smallest; below it Docker rounds to "no limit" and cgroups refuse the quota.
 	MinCPUs = 0.01
@@ -69,13 +63,10 @@ func (c *checker) bounds() {
 		p := "neighbours." + n
 		c.limitBounds(p+".limits", nb.Limits)
 		w := nb.Workload
-		for field, v := range map[string]int{"cpu": w.CPU, "vm": w.VM, "threads": w.Threads} {
-			if v < 0 || v > MaxThreads {
-				c.add(p+".workload."+field, "%d is out of range (valid: 0 to %d workers)", v, MaxThreads)
-			}
+		if w.Threads < 0 || w.Threads > MaxThreads {
+			c.add(p+".workload.threads", "%d is out of range (valid: 0 to %d workers)", w.Threads, MaxThreads)
 		}
-		c.size(p+".workload.vmBytes", w.VMBytes)
-		c.size(p+".workload.size", w.Size)
+		c.ownCheck(section.StageBounds, p+".workload", &w, true)
 	}
 }
 
@@ -83,7 +74,7 @@ func (c *checker) workloadBounds(p string, w *Workload) {
 	if w == nil {
 		return
 	}
-	c.size(p+".size", w.Size)
+	c.ownCheck(section.StageBounds, p, w, false)
 	v := c.e.vocab
 	if v.owns(w, "targetRate") && w.TargetRate != 0 && (w.TargetRate < MinRate || w.TargetRate > MaxRate) {
 		c.add(p+".targetRate", "%g is out of range (valid: 0 for a closed loop, or %g to %g operations/s)", w.TargetRate, MinRate, MaxRate)
@@ -99,18 +90,6 @@ func (c *checker) workloadBounds(p string, w *Workload) {
 	}
 	if v.owns(w, "scanLengthMax") && (w.ScanLengthMax < 0 || w.ScanLengthMax > MaxScanLength) {
 		c.add(p+".scanLengthMax", "%d is out of range (valid: 0 for the default, or 1 to %d)", w.ScanLengthMax, MaxScanLength)
-	}
-	if v.owns(w, "rate") && w.Rate > MaxRate {
-		c.add(p+".rate", "%g is too large (valid: 0 for a closed loop, or 1 to %g transactions/s)", w.Rate, MaxRate)
-	}
-	if v.owns(w, "tables") && (w.Tables < 0 || w.Tables > MaxTables) {
-		c.add(p+".tables", "%d is out of range (valid: 0 for the default 1, or 1 to %d)", w.Tables, MaxTables)
-	}
-	if v.owns(w, "tableSize") && (w.TableSize < 0 || w.TableSize > MaxTableSize) {
-		c.add(p+".tableSize", "%d is out of range (valid: 0 for records / tables, or 1 to %d rows, sysbench's 32-bit ids)", w.TableSize, int64(MaxTableSize))
-	}
-	if v.owns(w, "size") && w.Threads > 0 && w.Size > 0 && satMul(int64(w.Threads), int64(w.Size)) > MaxBytes {
-		c.add(p+".size", "%d jobs × %s is more than %s of files (valid: at most %s in all)", w.Threads, FormatBytes(int64(w.Size)), FormatBytes(MaxBytes), FormatBytes(MaxBytes))
 	}
 }
 
@@ -140,7 +119,7 @@ func (c *checker) limitBounds(p string, l Limits) {
 
 // size bounds a size field at MaxBytes.
 func (c *checker) size(field string, b Bytes) {
-	if b < 0 || b > MaxBytes {
-		c.add(field, "%s is out of range (valid: 0 for the default, up to %s)", FormatBytes(int64(b)), FormatBytes(MaxBytes))
+	if msg := section.CheckSize(b); msg != "" {
+		c.add(field, "%s", msg)
 	}
 }

@@ -18,29 +18,12 @@ import (
 // methods of Own. A kind with fields of its own is so its folder and its row; spec gains no
 // field.
 
-// Own is a kind's decoded section. Contract: Sweep never changes its receiver (a cell's
-// workload is a copy of the spec's); the value marshals to JSON, and its kind's OwnKind.JSON
-// reads that back (an agent's job carries the experiment as JSON).
-type Own interface {
-	// Sweep returns the section with sweep key set to value (validated by Parse) and true when
-	// the key sets one of the section's fields; false leaves the key to spec.
-	Sweep(key, value string) (Own, bool)
-}
-
-// OwnKind decodes the own section of one kind.
-type OwnKind struct {
-	// Fields are the section's keys, in the order messages list them (section.Fields of its
-	// type). A workload of another kind that sets one is refused, naming this kind.
-	Fields []string
-	// YAML decodes and checks the section: n is a mapping of the keys of Fields the workload
-	// gives (nil: it gives none), at path at ("workload", "workloads.<name>",
-	// "neighbours.<name>.workload"); w is the workload's common fields, defaults applied. Its
-	// problems are package section's (line, dotted field, did you mean, what is valid), all
-	// at once.
-	YAML func(n *yaml.Node, at string, w Workload) (Own, []Problem)
-	// JSON reads what an Own of the kind marshalled to.
-	JSON func(data []byte) (Own, error)
-}
+// Own is a kind's decoded section; OwnKind decodes and checks one kind's (package section,
+// which the kinds' packages import without importing spec).
+type (
+	Own     = section.Own
+	OwnKind = section.OwnKind
+)
 
 // decodeOwn hands each workload's keys that Workload has no field for to its kind's decoder
 // (WorkloadKind.Own). A key no kind takes is an unknown field; a key another kind takes is
@@ -117,9 +100,7 @@ func (d *ownDecoder) workload(at string, w *Workload) {
 	if len(n.Content) == 0 {
 		n = nil
 	}
-	common := *w
-	common.Own, common.Rest = nil, nil
-	o, p := own.YAML(n, at, common)
+	o, p := own.YAML(n, at, w.common())
 	w.Own, d.ps = o, append(d.ps, p...)
 }
 
@@ -199,4 +180,21 @@ func (e *Experiment) DecodeOwn(kinds []WorkloadKind) error {
 		w.Own, w.ownJSON = o, nil
 	}
 	return nil
+}
+
+// common are w's fields that every kind shares.
+func (w *Workload) common() section.Common {
+	return section.Common{Type: w.Type, Threads: w.Threads, Duration: w.Duration.D(), Warmup: w.Warmup.D(), Interval: w.Interval.D()}
+}
+
+// ownCheck runs the own check of w's kind (OwnKind.Check) at stage, for the workload at path.
+func (c *checker) ownCheck(stage section.Stage, path string, w *Workload, neighbour bool) {
+	own := c.e.vocab.workloadKind(w.Type).Own
+	if own == nil || own.Check == nil || w.Own == nil {
+		return
+	}
+	a := section.At{Stage: stage, Path: path, Neighbour: neighbour, Common: w.common(), Line: c.e.Line}
+	for _, p := range own.Check(w.Own, a) {
+		c.put(p)
+	}
 }

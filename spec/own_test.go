@@ -29,7 +29,7 @@ func (m metro) Sweep(key, v string) (Own, bool) {
 
 var metroKind = WorkloadKind{Name: "metro", Measured: true, Neighbour: true, Sweeps: []string{"workload.rate"},
 	Own: &OwnKind{Fields: section.Fields(reflect.TypeOf(metro{})),
-		YAML: func(n *yaml.Node, at string, w Workload) (Own, []Problem) {
+		YAML: func(n *yaml.Node, at string, w section.Common) (Own, []Problem) {
 			m := metro{Beat: 1}
 			ps := section.Decode(n, at, &m)
 			if c := section.NewChecker(n, at); m.Beat < 1 {
@@ -68,8 +68,8 @@ func TestOwnSection(t *testing.T) {
 	if e.Workload.Own != (metro{Beat: 4}) || e.Neighbours["n"].Workload.Own != (metro{Beat: 1}) {
 		t.Errorf("own sections %+v, %+v", e.Workload.Own, e.Neighbours["n"].Workload.Own)
 	}
-	if w := e.WorkloadFor("", map[string]string{"workload.rate": "20"}); w.Own != (metro{Beat: 4, Pace: 20}) || w.Rate != 0 || e.Workload.Own != (metro{Beat: 4}) {
-		t.Errorf("the sweep key: %+v (rate %g), the spec's %+v", w.Own, w.Rate, e.Workload.Own)
+	if w := e.WorkloadFor("", map[string]string{"workload.rate": "20"}); w.Own != (metro{Beat: 4, Pace: 20}) || e.Workload.Own != (metro{Beat: 4}) {
+		t.Errorf("the sweep key: %+v, the spec's %+v", w.Own, e.Workload.Own)
 	}
 	for w, want := range map[string]string{
 		"type: metro, duration: 5s, beat: 0": "line 5: workload.beat: 0 is out of range (valid: 1 or more)",

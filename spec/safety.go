@@ -187,11 +187,11 @@ func (c *checker) safety() {
 	for _, n := range nbs {
 		if nb := e.Neighbours[n]; nb != nil {
 			c.numbers("neighbours."+n+".limits", nb.Limits)
-			c.job("neighbours."+n+".workload.job", &nb.Workload)
+			c.ownCheck(section.StageSafety, "neighbours."+n+".workload", &nb.Workload, true)
 		}
 	}
 	for p, w := range e.usedWorkloads() {
-		c.job(p+".job", w)
+		c.ownCheck(section.StageSafety, p, w, false)
 	}
 	c.plannedRuns()
 }
@@ -254,27 +254,6 @@ func (c *checker) durations() {
 func (c *checker) numbers(p string, l Limits) {
 	if l.CPUs > MaxCPUs {
 		c.add(p+".cpus", "%g is out of range (valid: 0 to %d)", l.CPUs, MaxCPUs)
-	}
-}
-
-// job checks a workload's job: with its kind's own check (WorkloadKind.CheckJob), when the
-// kind has one and the workload gives a job.
-func (c *checker) job(field string, w *Workload) {
-	check := c.e.vocab.workloadKind(w.Type).CheckJob
-	if check == nil || w.Job == nil {
-		return
-	}
-	err := check(w.Job)
-	if err == nil {
-		return
-	}
-	// The kind names the fields Job.<option>; they live under field here.
-	for _, line := range strings.Split(err.Error(), "\n") {
-		f, msg, ok := strings.Cut(line, ": ")
-		if !ok || !strings.HasPrefix(f, "Job") {
-			f, msg = "Job", line
-		}
-		c.put(Problem{Line: c.e.lines[field], Field: field + strings.TrimPrefix(f, "Job"), Message: msg})
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/boxbench/boxbench/workload/fio"
+	"github.com/boxbench/boxbench/workload/stress"
+	"github.com/boxbench/boxbench/workload/sysbench"
 )
 
 // vocab is the vocabulary the tests validate against (builtin's tests load the shipped examples
@@ -20,18 +22,15 @@ var vocab = Vocabulary{
 	},
 	Consistencies: map[string][]string{"cassandra": {"ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE"}},
 	// The built-in kinds as the table builtin/workloads describes them (which spec's tests
-	// cannot import); fio's own job check.
+	// cannot import); fio's own section, its package's.
 	Workloads: []WorkloadKind{
 		{Name: "ycsb", Measured: true, Records: true, Remote: true, Fields: []string{"mix", "proportions", "requestDistribution",
 			"targetRate", "operationCount", "readAllFields", "writeAllFields", "scanLengthMax", "keyOrder", "loadThreads", "loadBatch", "consistency"},
 			Sweeps: []string{"workload.targetRate", "workload.proportions.read", "workload.requestDistribution", "dataset.records"}},
-		{Name: "sysbench", Measured: true, Fields: []string{"test", "tables", "tableSize", "rate"},
+		{Name: "sysbench", Measured: true, Own: sysbench.Own(),
 			Sweeps: []string{"workload.rate", "workload.tableSize", "dataset.records"}, WholeSeconds: true},
-		{Name: "fio", Measured: true, Neighbour: true, Threads: 1, CheckJob: fio.CheckJob,
-			Fields: []string{"job", "direct", "size"}, Sweeps: []string{"workload.job.iodepth"},
-			JobMissing:          "missing: name a preset (randread-4k, randwrite-4k, seqwrite-64k, wal, fsync-none, fsync-low, fsync-high) or give a map of fio options",
-			NeighbourJobMissing: "missing: name a preset (fsync-none, fsync-low, fsync-high, seqwrite-64k, randwrite-4k, randread-4k, wal)"},
-		{Name: "stress", Neighbour: true, Fields: []string{"cpu", "vm", "vmBytes"}},
+		{Name: "fio", Measured: true, Neighbour: true, Threads: 1, Own: fio.Own(), Sweeps: []string{"workload.job.iodepth"}},
+		{Name: "stress", Neighbour: true, Own: stress.Own()},
 	},
 }
 

@@ -2,7 +2,6 @@ package spec
 
 import (
 	"fmt"
-	"maps"
 	"regexp"
 	"strconv"
 	"strings"
@@ -44,10 +43,6 @@ var (
 
 // RequestDistributions are the values of ycsb's requestDistribution.
 var RequestDistributions = []string{"uniform", "zipfian", "latest", "hotspot"}
-
-// asyncEngines are the fio engines that keep more than one I/O in flight per job, so iodepth
-// means something.
-var asyncEngines = []string{"libaio", "io_uring", "posixaio"}
 
 func whole(lo, hi int64) func(string) error {
 	return func(v string) error {
@@ -175,17 +170,11 @@ func (c *checker) checkSweep(d Dim, where string) {
 		if _, set := e.lines[field]; set {
 			c.add(field, "the matrix varies %s: leave %s out (each cell takes the matrix's value)", d.Key, field)
 		}
-		if d.Key == "workload.job.iodepth" {
-			engine := "psync" // fio's base option (workload/fio)
-			if m, ok := w.Job.(map[string]any); ok {
-				if s, ok := m["ioengine"].(string); ok {
-					engine = s
-				}
-			}
-			if !contains(asyncEngines, engine) {
-				c.put(Problem{Line: d.Line, Field: where + d.Key,
-					Message: fmt.Sprintf("%s's ioengine %s issues one I/O at a time per job, so iodepth changes nothing (valid: a job map with ioengine %s, e.g. job: {preset: randread-4k, ioengine: libaio})",
-						p, engine, strings.Join(asyncEngines, ", "))})
+		// What the kind's own section says of the key (fio's iodepth needs an engine that
+		// keeps several I/Os in flight).
+		if own := e.vocab.workloadKind(w.Type).Own; own != nil && own.CheckSweep != nil && w.Own != nil {
+			if msg := own.CheckSweep(w.Own, p, d.Key); msg != "" {
+				c.put(Problem{Line: d.Line, Field: where + d.Key, Message: msg})
 			}
 		}
 	}
@@ -219,21 +208,6 @@ func (e *Experiment) WorkloadFor(name string, params map[string]string) *Workloa
 			w.ReadProportion = &f
 		case "workload.requestDistribution":
 			w.RequestDistribution = v
-		case "workload.rate":
-			w.Rate, _ = strconv.ParseFloat(v, 64)
-		case "workload.tableSize":
-			w.TableSize, _ = strconv.ParseInt(v, 10, 64)
-		case "workload.job.iodepth":
-			n, _ := strconv.Atoi(v)
-			job := map[string]any{}
-			switch j := w.Job.(type) {
-			case string:
-				job["preset"] = j
-			case map[string]any:
-				job = maps.Clone(j)
-			}
-			job["iodepth"] = n
-			w.Job = job
 		}
 	}
 	return &w

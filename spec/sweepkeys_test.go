@@ -3,6 +3,8 @@ package spec
 import (
 	"strings"
 	"testing"
+
+	"github.com/boxbench/boxbench/workload/fio"
 )
 
 const sweep = `apiVersion: boxbench/v1alpha1
@@ -42,11 +44,11 @@ func TestSweepFio(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := e.WorkloadFor("", map[string]string{"workload.job.iodepth": "16"})
-	job, _ := w.Job.(map[string]any)
+	job, _ := fio.SectionOf(w.Own).Job.(map[string]any)
 	if job["iodepth"] != 16 || job["preset"] != "randread-4k" || job["ioengine"] != "libaio" {
-		t.Errorf("job %v", w.Job)
+		t.Errorf("job %v", job)
 	}
-	if _, set := e.Workload.Job.(map[string]any)["iodepth"]; set {
+	if _, set := fio.SectionOf(e.Workload.Own).Job.(map[string]any)["iodepth"]; set {
 		t.Error("WorkloadFor wrote into the spec's job map")
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/boxbench/boxbench/internal/resource"
 	"github.com/boxbench/boxbench/spec/published"
+	"github.com/boxbench/boxbench/spec/section"
 )
 
 // APIVersion is the only version this package reads.
@@ -99,22 +100,6 @@ type Workload struct {
 	// ReadProportion is set only by the matrix key workload.proportions.read (WorkloadFor):
 	// the read share, the mix's other operations keeping their ratios.
 	ReadProportion *float64 `yaml:"-"`
-
-	// sysbench
-	Test      string  `yaml:"test"`
-	Tables    int     `yaml:"tables"`
-	TableSize int64   `yaml:"tableSize"`
-	Rate      float64 `yaml:"rate"`
-
-	// stress (neighbours): stress-ng hogs
-	CPU     int   `yaml:"cpu"`     // CPU hog workers
-	VM      int   `yaml:"vm"`      // memory-bandwidth hog workers
-	VMBytes Bytes `yaml:"vmBytes"` // memory each vm worker touches
-
-	// fio
-	Job    any   `yaml:"job"` // a preset name or a map of fio job options
-	Direct *bool `yaml:"direct"`
-	Size   Bytes `yaml:"size"` // file size per fio job
 
 	// Own is the kind's own section, what its row decoded from the keys Workload has no field
 	// for (WorkloadKind.Own, spec/own.go); nil for a kind without one. Rest holds those keys
@@ -277,8 +262,9 @@ type Duration time.Duration
 // D returns the standard duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
 
-// Bytes is a size written with binary units: "512MiB", "2GiB", or a plain byte count.
-type Bytes int64
+// Bytes is a size written with binary units: "512MiB", "2GiB", or a plain byte count (package
+// section, where the kinds' own sections take it too).
+type Bytes = section.Bytes
 
 // Percent is a fraction written as "2%" or 0.02.
 type Percent float64

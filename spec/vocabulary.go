@@ -74,13 +74,6 @@ type WorkloadKind struct {
 	Fields, Sweeps []string
 	// WholeSeconds: the kind counts duration, warm-up and interval in whole seconds.
 	WholeSeconds bool
-	// JobMissing and NeighbourJobMissing are the problems of a workload of the kind, measured or
-	// a neighbour's, that takes job: (Fields) and gives none ("" : job may be left out).
-	JobMissing, NeighbourJobMissing string
-	// CheckJob, when set, checks the kind's job: value (a preset name or a map of options); its
-	// error has one problem a line, each "Job.<option>: message" or a message of the job as a
-	// whole (fio.CheckJob).
-	CheckJob func(job any) error
 	// Own decodes and checks the kind's own section, the fields it takes that Workload has
 	// not (spec/own.go); nil when it takes none of its own.
 	Own *OwnKind

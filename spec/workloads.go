@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/boxbench/boxbench/spec/section"
 )
 
 func (c *checker) workload(p string, w *Workload) {
@@ -35,12 +37,8 @@ func (c *checker) workload(p string, w *Workload) {
 	if _, set := c.e.lines[p+".consistency"]; set && v.owns(w, "consistency") {
 		c.consistency(p+".consistency", w.Consistency)
 	}
-	if v.owns(w, "test") {
-		c.oneOf(p+".test", w.Test, []string{"oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select", "oltp_insert"})
-	}
-	if v.owns(w, "rate") && (w.Rate < 0 || w.Rate != float64(int64(w.Rate))) {
-		c.add(p+".rate", "%g is not valid (0 = closed loop; a whole number of transactions/s)", w.Rate)
-	}
+	// The checks of the kind's own section (its row's Own).
+	c.ownCheck(section.StageFields, p, w, false)
 	if v.workloadKind(w.Type).WholeSeconds {
 		for field, d := range map[string]Duration{"duration": w.Duration, "warmup": w.Warmup, "interval": w.Interval} {
 			if d.D()%time.Second != 0 {
@@ -50,9 +48,6 @@ func (c *checker) workload(p string, w *Workload) {
 		if w.Interval.D() >= time.Second && w.Warmup.D()%w.Interval.D() != 0 {
 			c.add(p+".warmup", "%s is not a multiple of the interval %s", w.Warmup.D(), w.Interval.D())
 		}
-	}
-	if msg := v.workloadKind(w.Type).JobMissing; msg != "" && v.owns(w, "job") && w.Job == nil {
-		c.add(p+".job", "%s", msg)
 	}
 }
 
@@ -118,12 +113,7 @@ func (c *checker) neighbours() {
 			c.oneOf(p+".workload.type", w.Type, types)
 			continue
 		}
-		if msg := e.vocab.workloadKind(w.Type).NeighbourJobMissing; msg != "" && e.vocab.owns(&w, "job") && w.Job == nil {
-			c.add(p+".workload.job", "%s", msg)
-		}
-		if e.vocab.owns(&w, "cpu") && e.vocab.owns(&w, "vm") && w.CPU <= 0 && w.VM <= 0 {
-			c.add(p+".workload", "a %s neighbour needs cpu: N (CPU hog workers) or vm: N (memory-bandwidth hog workers)", w.Type)
-		}
+		c.ownCheck(section.StageFields, p+".workload", &w, true)
 		c.foreignFields(p+".workload", &w, "this neighbour runs")
 	}
 }

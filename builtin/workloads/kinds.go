@@ -19,13 +19,10 @@ func All() []Kind {
 	return []Kind{
 		{Name: "ycsb", Build: buildYCSB, Records: true, Remote: true, Fields: ycsbFields,
 			Sweeps: []string{"workload.targetRate", "workload.proportions.read", "workload.requestDistribution", "dataset.records"}},
-		{Name: "sysbench", Build: buildSysbench, Fields: []string{"test", "tables", "tableSize", "rate"},
+		{Name: "sysbench", Build: buildSysbench, Own: sysbench.Own(),
 			Sweeps: []string{"workload.rate", "workload.tableSize", "dataset.records"}, WholeSeconds: true},
-		{Name: "fio", Build: buildFio, Neighbour: fioNeighbour, Threads: 1, CheckJob: fio.CheckJob,
-			Fields: []string{"job", "direct", "size"}, Sweeps: []string{"workload.job.iodepth"},
-			JobMissing:          "missing: name a preset (randread-4k, randwrite-4k, seqwrite-64k, wal, fsync-none, fsync-low, fsync-high) or give a map of fio options",
-			NeighbourJobMissing: "missing: name a preset (fsync-none, fsync-low, fsync-high, seqwrite-64k, randwrite-4k, randread-4k, wal)"},
-		{Name: "stress", Neighbour: stressNeighbour, Fields: []string{"cpu", "vm", "vmBytes"}},
+		{Name: "fio", Build: buildFio, Neighbour: fioNeighbour, Threads: 1, Own: fio.Own(), Sweeps: []string{"workload.job.iodepth"}},
+		{Name: "stress", Neighbour: stressNeighbour, Own: stress.Own()},
 	}
 }
 
@@ -86,14 +83,15 @@ func buildSysbench(_ *spec.Experiment, w *spec.Workload, c Cell, env Env) (workl
 		return nil, err
 	}
 	cfg := sysbench.DefaultConfig()
-	cfg.DBMS, cfg.Driver, cfg.Test, cfg.Threads, cfg.Rate = d, drv, w.Test, w.Threads, w.Rate
+	s := sysbench.SectionOf(w.Own)
+	cfg.DBMS, cfg.Driver, cfg.Test, cfg.Threads, cfg.Rate = d, drv, s.Test, w.Threads, s.Rate
 	cfg.Duration, cfg.Warmup, cfg.Interval = w.Duration.D(), w.Warmup.D(), w.Interval.D()
-	if w.Tables > 0 {
-		cfg.Tables = w.Tables
+	if s.Tables > 0 {
+		cfg.Tables = s.Tables
 	}
 	switch {
-	case w.TableSize > 0:
-		cfg.TableSize = w.TableSize
+	case s.TableSize > 0:
+		cfg.TableSize = s.TableSize
 	case c.Records > 0:
 		cfg.TableSize = max(1, c.Records/int64(cfg.Tables))
 	}
@@ -102,31 +100,21 @@ func buildSysbench(_ *spec.Experiment, w *spec.Workload, c Cell, env Env) (workl
 
 func buildFio(_ *spec.Experiment, w *spec.Workload, _ Cell, _ Env) (workload.Workload, error) {
 	cfg := fio.DefaultConfig()
-	cfg.Job, cfg.Threads = w.Job, w.Threads
-	cfg.Duration, cfg.Warmup = w.Duration.D(), w.Warmup.D()
-	fioSizes(&cfg, w)
+	fio.SectionOf(w.Own).Config(&cfg)
+	cfg.Threads, cfg.Duration, cfg.Warmup = w.Threads, w.Duration.D(), w.Warmup.D()
 	return fio.New(cfg)
 }
 
 func fioNeighbour(w *spec.Workload, window time.Duration) (workload.Workload, error) {
 	cfg := fio.DefaultConfig()
-	cfg.Job, cfg.Duration, cfg.Warmup = w.Job, window, 0
+	fio.SectionOf(w.Own).Config(&cfg)
+	cfg.Duration, cfg.Warmup = window, 0
 	if w.Threads > 0 {
 		cfg.Threads = w.Threads
 	}
-	fioSizes(&cfg, w)
 	return fio.New(cfg)
 }
 
-func fioSizes(cfg *fio.Config, w *spec.Workload) {
-	if w.Direct != nil {
-		cfg.Direct = *w.Direct
-	}
-	if w.Size > 0 {
-		cfg.Size = int64(w.Size)
-	}
-}
-
 func stressNeighbour(w *spec.Workload, window time.Duration) (workload.Workload, error) {
-	return stress.New(stress.Config{CPU: w.CPU, VM: w.VM, VMBytes: int64(w.VMBytes), Duration: window})
+	return stress.New(stress.SectionOf(w.Own).Config(window))
 }

@@ -32,14 +32,10 @@ type Kind struct {
 	// workload.Traits.Remote). See spec.WorkloadKind.
 	Threads         int
 	Records, Remote bool
-	// Fields, Sweeps, WholeSeconds, JobMissing and NeighbourJobMissing: as spec.WorkloadKind's
-	// (the fields of spec.Workload it takes, the sweep keys that apply to it, ...).
-	Fields, Sweeps                  []string
-	WholeSeconds                    bool
-	JobMissing, NeighbourJobMissing string
-	// CheckJob checks the kind's job: value (a preset name or a map of options) when it takes
-	// one; nil otherwise.
-	CheckJob func(job any) error
+	// Fields, Sweeps and WholeSeconds: as spec.WorkloadKind's (the fields of spec.Workload it
+	// takes, the sweep keys that apply to it, ...).
+	Fields, Sweeps []string
+	WholeSeconds   bool
 	// Own decodes and checks the kind's own section: the fields it takes that spec.Workload
 	// has not, kept in spec.Workload.Own as a value of the kind's own package; nil when it
 	// takes none of its own (spec.OwnKind).
@@ -69,8 +65,7 @@ func Vocabulary(rows []Kind) []spec.WorkloadKind {
 	for i, k := range rows {
 		out[i] = spec.WorkloadKind{Name: k.Name, Measured: k.Build != nil, Neighbour: k.Neighbour != nil,
 			Threads: k.Threads, Records: k.Records, Remote: k.Remote, Fields: k.Fields, Sweeps: k.Sweeps,
-			WholeSeconds: k.WholeSeconds, JobMissing: k.JobMissing, NeighbourJobMissing: k.NeighbourJobMissing,
-			CheckJob: k.CheckJob, Own: k.Own}
+			WholeSeconds: k.WholeSeconds, Own: k.Own}
 	}
 	return out
 }
