@@ -58,7 +58,7 @@ func explain(total float64, comps []WhereComponent) string {
 		}
 	}
 	bySize := func(a, b WhereComponent) int {
-		return -compareFloat(math.Abs(*a.Diff.Mean), math.Abs(*b.Diff.Mean))
+		return -cmpFloat(math.Abs(*a.Diff.Mean), math.Abs(*b.Diff.Mean))
 	}
 	if len(named) == 0 {
 		if len(eligible) == 0 {
@@ -87,16 +87,6 @@ func explain(total float64, comps []WhereComponent) string {
 		}
 	}
 	return fmt.Sprintf(", of which %s (together %s %% of it)", strings.Join(parts, ", "), strconv.FormatFloat(covered/total*100, 'f', 0, 64))
-}
-
-func compareFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func componentName(c WhereComponent) string {
