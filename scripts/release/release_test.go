@@ -61,8 +61,9 @@ func TestRelease(t *testing.T) {
 	checkCompletions(t, bin, dist)
 }
 
-// TestBuildVersion: `make build` and a plain `go build` (no linker flags: the version from
-// version/VERSION, the commit from Go's record of git) both print this checkout's commit.
+// TestBuildVersion: `make build` (the version and commit it links in, its own or given) and a
+// plain `go build` (no linker flags: the version from version/VERSION, the commit from Go's
+// record of git) both print this checkout's version and commit.
 func TestBuildVersion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds boxbench twice; -short")
@@ -74,6 +75,12 @@ func TestBuildVersion(t *testing.T) {
 	made := filepath.Join(dir, "made")
 	run(t, 20*time.Minute, root, "make", "-s", "build", "BIN="+made)
 	checkVersion(t, made, ver, commit)
+	// What the Makefile links is what the binary prints, not what it would print anyway (in a
+	// clean checkout the embedded VERSION and Go's record of git say the same as the linker).
+	linked := filepath.Join(dir, "linked")
+	other := strings.Repeat("0123456789", 4)
+	run(t, 20*time.Minute, root, "make", "-s", "build", "BIN="+linked, "VERSION=9.8.7-linked", "COMMIT="+other)
+	checkVersion(t, linked, "9.8.7-linked", other)
 
 	// -buildvcs=true: a GOFLAGS of -buildvcs=false (some hosts set it) would leave the commit
 	// out; -trimpath only to share make build's compiled packages. Go records git's commit only
