@@ -1,16 +1,52 @@
 # boxbench — see README.md. Every target works from a clean checkout.
 GO        ?= go
-VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
-LDFLAGS   := -X github.com/boxbench/boxbench/version.Version=$(VERSION) -X github.com/boxbench/boxbench/version.Commit=$(COMMIT)
+# The version is version/VERSION's, with git's commits since its tag as build metadata
+# (scripts/version.sh); `make VERSION=... COMMIT=...` overrides them.
+VERSION   := $(shell scripts/version.sh)
+COMMIT    := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS   := -X github.com/boxbench/boxbench/version.linkedVersion=$(VERSION) -X github.com/boxbench/boxbench/version.linkedCommit=$(COMMIT)
+# Statically linked (no C library needed), so the same binary runs in a client pod's image
+# (boxbench images agent) and in any Linux box; -trimpath keeps this checkout's paths out of
+# it, and `make release` compiles the same packages as `make build` (the build cache's).
+GOBUILD   := CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)"
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build setup images vm-images test test-short timing lint bench quickstart clean fuzz kube-build kube-up kube-down kube-status kube-check kube-multi-check swarm-up swarm-down swarm-status
+.PHONY: build release install uninstall setup images vm-images test test-short timing lint bench quickstart clean fuzz kube-build kube-up kube-down kube-status kube-check kube-multi-check swarm-up swarm-down swarm-status
 
-# Statically linked (no C library needed), so the same binary runs in a client pod's image
-# (boxbench images agent) and in any Linux box.
+# BIN: where the binary goes (the other targets run bin/boxbench).
+BIN       ?= bin/boxbench
 build:
-	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/boxbench ./cmd/boxbench
+	$(GOBUILD) -o $(BIN) ./cmd/boxbench
+
+# Static binaries for linux/amd64 and linux/arm64, their manual pages and shell completions
+# (from the command tree, cmd/gendocs) and SHA256SUMS, in DIST (scripts/release.sh;
+# docs/ci.md, "Releases"; release.TestRelease checks them).
+DIST      ?= dist
+release:
+	VERSION='$(VERSION)' GO='$(GO)' LDFLAGS='$(LDFLAGS)' DIST='$(DIST)' bash scripts/release.sh
+
+# The binary, its manual pages and its bash, zsh and fish completions under PREFIX (in DESTDIR
+# when packaging: `make install DESTDIR=/tmp/pkg PREFIX=/usr`).
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+GENDOCS   := out/gendocs
+install: build
+	rm -rf $(GENDOCS)
+	CGO_ENABLED=0 $(GO) run -trimpath ./cmd/gendocs -version $(VERSION) -out $(GENDOCS) >/dev/null
+	install -D -m 0755 bin/boxbench $(DESTDIR)$(PREFIX)/bin/boxbench
+	install -d -m 0755 $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0644 $(GENDOCS)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -D -m 0644 $(GENDOCS)/completion/boxbench.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/boxbench
+	install -D -m 0644 $(GENDOCS)/completion/_boxbench $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_boxbench
+	install -D -m 0644 $(GENDOCS)/completion/boxbench.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/boxbench.fish
+
+# Removes what install put there, by name: only boxbench's files.
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/boxbench $(DESTDIR)$(PREFIX)/share/man/man1/boxbench.1 \
+	  $(DESTDIR)$(PREFIX)/share/man/man1/boxbench-*.1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/boxbench \
+	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_boxbench \
+	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/boxbench.fish
 
 # What the quickstart needs (Redis natively and in Docker, debootstrap for its image, dockerd
 # running, boxbench's Go modules): `make setup`. STEPS names scripts/setup.sh's steps instead
@@ -120,4 +156,4 @@ quickstart: build
 	./bin/boxbench run examples/quickstart.yaml --out out/quickstart-$$(date +%Y%m%d-%H%M%S)
 
 clean:
-	rm -rf bin out
+	rm -rf bin out dist

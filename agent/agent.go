@@ -69,7 +69,7 @@ type Reply struct {
 }
 
 // Build is this binary's boxbench version and commit, as a run records them.
-func Build() string { return version.Version + " " + version.CommitOrVCS() }
+func Build() string { return version.Version() + " " + version.Commit() }
 
 // Builder builds a cell's workload (builtin.Workload); passed in to keep this package free of
 // the wiring.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -19,8 +20,15 @@ func (a *app) versionCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			defer onlyReading(cmd.Context(), "printing the version")()
 			fmt.Fprintf(a.stdout, "boxbench %s (commit %s, %s)\nspec %s, results schema %s\n",
-				version.Version, version.CommitOrVCS(), runtime.Version(), spec.APIVersion, results.SchemaVersion)
+				version.Version(), version.Commit(), runtime.Version(), spec.APIVersion, results.SchemaVersion)
 			return nil
 		},
 	}
+}
+
+// Command is boxbench's command tree as Main runs it, for tools that generate its manual pages
+// and shell completions (cmd/gendocs). Its commands write to discarded streams: to run a
+// command, use Main.
+func Command() *cobra.Command {
+	return newApp(io.Discard, io.Discard).root()
 }

@@ -413,7 +413,7 @@ func (r *Runner) identify() (uint64, error) {
 	return seed, s.SetMeta(map[string]string{
 		"experiment_id": r.id, "name": r.cfg.Spec.Name, "spec": string(r.cfg.SpecText), "spec_hash": specHash,
 		"seed": strconv.FormatUint(seed, 10), "created_at": time.Now().UTC().Format(time.RFC3339),
-		"boxbench_version": version.Version + " " + version.CommitOrVCS(), "env": string(envJSON),
+		"boxbench_version": version.Version() + " " + version.Commit(), "env": string(envJSON),
 		"schema_version": results.SchemaVersion, "order": r.cfg.Spec.Order,
 	})
 }

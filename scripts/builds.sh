@@ -6,6 +6,7 @@
 #   build/coredns   the multi-node cluster's DNS (build_coredns of scripts/kube-multi.sh)
 #   build/flannel   its VXLAN CNI (build_flannel of scripts/kube-multi.sh; sourced: functions only)
 #   build/boxbench  boxbench's own packages, compiled into Go's build cache for `make build`
+#   build/boxbench-arm64  the same for linux/arm64, for `make release`
 #
 # They need only Go and gcc (kube's and flannel's cgo, the pause program), not `make setup`'s
 # packages, so `.ci/run` starts this beside `make setup` instead of after `make build`: cold,
@@ -44,8 +45,13 @@ pids+=("$!")
 pids+=("$!")
 # boxbench's own packages into Go's build cache (nothing is written but the cache): cold, `make
 # build` after `make setup` took 5 minutes at the head of the chain that ends in the guest images
-# (2026-11-27); compiled here beside setup, `make build` only links. CGO as `make build` has it.
-CGO_ENABLED=0 scripts/timed.sh build/boxbench go build -o /dev/null ./cmd/boxbench &
+# (2026-11-27); compiled here beside setup, `make build` only links. CGO and -trimpath as `make
+# build` has them. The arm64 compile is `make release`'s other half, for release.TestRelease
+# (cold, several cpu-minutes): below the tests' priority here, not beside them in the tests.
+CGO_ENABLED=0 scripts/timed.sh build/boxbench go build -trimpath -o /dev/null ./cmd/boxbench &
+pids+=("$!")
+CGO_ENABLED=0 GOOS=linux GOARCH=arm64 nice -n 10 scripts/timed.sh build/boxbench-arm64 \
+  go build -trimpath -o /dev/null ./cmd/boxbench &
 pids+=("$!")
 rc=0
 for p in "${pids[@]}"; do wait "$p" || rc=1; done

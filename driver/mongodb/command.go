@@ -19,7 +19,7 @@ func (c *conn) hello() {
 	ci, b := bsoncore.AppendDocumentElementStart(b, "client")
 	di, b := bsoncore.AppendDocumentElementStart(b, "driver")
 	b = bsoncore.AppendStringElement(b, "name", "boxbench")
-	b = bsoncore.AppendStringElement(b, "version", version.Version)
+	b = bsoncore.AppendStringElement(b, "version", version.Version())
 	b, _ = bsoncore.AppendDocumentEnd(b, di)
 	oi, b := bsoncore.AppendDocumentElementStart(b, "os")
 	b = bsoncore.AppendStringElement(b, "type", "linux")

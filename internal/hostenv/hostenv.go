@@ -24,8 +24,8 @@ import (
 // Capture describes the host. Values that cannot be read are left out, never invented.
 func Capture() map[string]string {
 	env := map[string]string{
-		"boxbench_version": version.Version,
-		"boxbench_commit":  version.CommitOrVCS(),
+		"boxbench_version": version.Version(),
+		"boxbench_commit":  version.Commit(),
 		"go_version":       runtime.Version(),
 		"cgroup_mode":      cgroup.HostMode(),
 		"cpus_online":      cgroup.OnlineCPUs(),
