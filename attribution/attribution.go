@@ -37,8 +37,8 @@ type Sources struct {
 	// InGroup are the components of box parts that run inside the database's group (gVisor's
 	// Sentry and Gofer): their CPU is carved out of the database's.
 	InGroup []string
-	// Neighbours are the neighbours' sources, by name.
-	Neighbours []string
+	// Neighbours are the neighbours' sources and names (the component's name).
+	Neighbours []Neighbour
 	// Client is the client process's source ("client"), "" when the client was not a process
 	// of this host that telemetry sampled (a client site: its CPU, where it ran here, is in
 	// other.processes).
@@ -51,6 +51,9 @@ type Sources struct {
 	// first database source's disk samples.
 	DataDevice string
 }
+
+// Neighbour is a neighbour's telemetry source and its name.
+type Neighbour struct{ Source, Name string }
 
 // Books is one run's accounting.
 type Books struct {
@@ -224,11 +227,11 @@ func (a *accountant) inGroup() float64 {
 func (a *accountant) neighbours() float64 {
 	var sum float64
 	for _, n := range a.src.Neighbours {
-		if v, ok := a.s.get(n, "cpu_usage_seconds_per_second", ""); ok {
-			a.cpu(results.GroupNeighbour, n, v)
+		if v, ok := a.s.get(n.Source, "cpu_usage_seconds_per_second", ""); ok {
+			a.cpu(results.GroupNeighbour, n.Name, v)
 			sum += v
 		} else {
-			a.miss = append(a.miss, "neighbour "+n+": its group is not on this host's tree")
+			a.miss = append(a.miss, "neighbour "+n.Name+": its group is not on this host's tree")
 		}
 	}
 	return sum

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -63,29 +64,43 @@ func TestWhereTheTimeGoes(t *testing.T) {
 }
 
 // TestWhereTheJournal runs PostgreSQL's commits on a file system of its own (storage blockdev:
-// ext4 on a loop device, with a journal): its journal's commits per operation and the commit
-// thread of that device (kernel.jbd2) are in the books.
+// ext4 on a loop device, with a journal), alone and beside an fsync-heavy neighbour whose data
+// shares that file system (neighbours.<n>.storage: shared): the data device's journal commits
+// per operation and its commit thread (kernel.jbd2) are in the books, and the shared
+// neighbour's data directory is on the database's own file system.
 func TestWhereTheJournal(t *testing.T) {
 	parallel(t)
-	testenv.NeedCommands(t, "postgres")
+	testenv.NeedCommands(t, "postgres", "fio")
 	e := newEnv(t, spec{Name: "where-journal", DBMS: "postgresql", Reps: "1",
 		Workload: "{type: ycsb, mix: write-heavy, threads: 2, duration: 3s, warmup: 1s}",
-		Matrix:   "  platform: [native]\n  storage: [blockdev]",
-		Extra:    "storageOptions: {blockdev: {size: 1GiB}}\n"})
+		Matrix:   "  platform: [native]\n  storage: [blockdev]\n  neighbour: [none, fsync-shared]",
+		Extra: "storageOptions: {blockdev: {size: 1GiB}}\nbaseline: {neighbour: none}\n" +
+			"neighbours:\n  fsync-shared: {workload: {type: fio, job: fsync-high, size: 32MiB}, storage: shared}\n"})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	_, got, _ := e.runStored(ctx, t, 1)
-	r := got.Runs[0]
-	if r.Status != "ok" {
-		t.Fatalf("run %s: %s %s", r.ID, r.Status, r.Reason)
-	}
-	m := r.Result.Metrics
-	if m["per_op.journal_commits"] <= 0 || !hasKey(m, "cpu_ns_per_op.kernel.jbd2") {
-		t.Errorf("run %s: the data device's journal is not in the books: commits/op %v, jbd2 present %v", r.ID,
-			m["per_op.journal_commits"], hasKey(m, "cpu_ns_per_op.kernel.jbd2"))
-	}
-	if m["per_op.disk_flushes"] <= 0 {
-		t.Errorf("run %s: commits reach the device without flushes (%v/op)", r.ID, m["per_op.disk_flushes"])
+	_, got, text := e.runStored(ctx, t, 2)
+	for _, r := range got.Runs {
+		if r.Status != "ok" {
+			t.Fatalf("run %s: %s %s\n%s", r.ID, r.Status, r.Reason, text)
+		}
+		m := r.Result.Metrics
+		if m["per_op.journal_commits"] <= 0 || !hasKey(m, "cpu_ns_per_op.kernel.jbd2") {
+			t.Errorf("run %s: the data device's journal is not in the books: commits/op %v, jbd2 present %v", r.ID,
+				m["per_op.journal_commits"], hasKey(m, "cpu_ns_per_op.kernel.jbd2"))
+		}
+		if m["per_op.disk_flushes"] <= 0 {
+			t.Errorf("run %s: commits reach the device without flushes (%v/op)", r.ID, m["per_op.disk_flushes"])
+		}
+		if !strings.Contains(r.ID, "neighbour=fsync-shared") {
+			continue
+		}
+		db, nb := r.Facts["host_data_dir"], r.Facts["neighbour_fsync-shared_host_data_dir"]
+		if db == "" || nb == "" || !strings.HasPrefix(nb, filepath.Dir(db)+"/") {
+			t.Errorf("run %s: the shared neighbour's data %q is not on the database's file system (%q)", r.ID, nb, db)
+		}
+		if !hasKey(m, "cpu_ns_per_op.neighbour.fsync-shared") {
+			t.Errorf("run %s: the neighbour's CPU is not in the books: %v", r.ID, m)
+		}
 	}
 }
 

@@ -221,6 +221,9 @@ type StorageOptions struct {
 	TmpfsSize      int64  // bytes; 0 = default
 	// Protect are host paths whose devices must never be formatted (the work root, the results).
 	Protect []string
+	// BindWithin puts bind storage in this directory: another box's storage root, whose file
+	// system (and journal) the box then shares (a neighbour's storage: shared).
+	BindWithin string
 }
 
 // Host returns the options of host-side storage of kind (storage.Prepare).
@@ -229,7 +232,11 @@ func (o StorageOptions) Host(kind string) storage.Options {
 	if kind == storage.Tmpfs {
 		size = o.TmpfsSize
 	}
-	return storage.Options{FS: o.BlockdevFS, Size: size, Device: o.BlockdevDevice, Wipe: o.BlockdevWipe, Protect: o.Protect}
+	within := ""
+	if kind == storage.Bind {
+		within = o.BindWithin
+	}
+	return storage.Options{FS: o.BlockdevFS, Size: size, Device: o.BlockdevDevice, Wipe: o.BlockdevWipe, Protect: o.Protect, Within: within}
 }
 
 // Box is one provisioned database server.

@@ -70,7 +70,7 @@ func (r *Runner) whereTheTimeGoes(s *runState) {
 		src.DB = []string{results.SourceDB}
 	}
 	for _, n := range s.nbs {
-		src.Neighbours = append(src.Neighbours, n.source())
+		src.Neighbours = append(src.Neighbours, attribution.Neighbour{Source: n.source(), Name: n.name})
 	}
 	if s.remote == nil {
 		src.Client = "client" // at a client site, its CPU is in other.processes or elsewhere

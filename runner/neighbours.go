@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/boxbench/boxbench/internal/storage"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,7 +40,7 @@ func (n *neighbour) source() string { return "neighbour:" + n.name }
 // provisionNeighbours starts the cell's neighbour boxes (idle: no database, only a sleeping
 // process) once the measured database is ready. Their workloads start later, with the
 // measured workload. On error every box made so far has been torn down.
-func (r *Runner) provisionNeighbours(ctx context.Context, c *plan.Cell, d dbms.DBMS, dir string, seq int, window time.Duration) ([]*neighbour, error) {
+func (r *Runner) provisionNeighbours(ctx context.Context, c *plan.Cell, d dbms.DBMS, victim platform.Box, dir string, seq int, window time.Duration) ([]*neighbour, error) {
 	if c.Neighbour == "" || c.Neighbour == "none" {
 		return nil, nil
 	}
@@ -56,7 +59,14 @@ func (r *Runner) provisionNeighbours(ctx context.Context, c *plan.Cell, d dbms.D
 	if p == nil {
 		return nil, fmt.Errorf("neighbour %s: platform %s is not available", n.name, pname)
 	}
-	st := ns.Storage
+	st, opts := ns.Storage, r.storageOpts()
+	if st == spec.NeighbourStorageShared {
+		root, err := r.sharedRoot(victim)
+		if err != nil {
+			return nil, fmt.Errorf("neighbour %s: storage shared: %w", n.name, err)
+		}
+		st, opts.BindWithin = storage.Bind, root
+	}
 	if st == "" || st == "same" {
 		st = c.Storage // same kind: bind shares the host filesystem, blockdev gets its own
 		if eq := p.Info().Fallback[st]; eq != "" {
@@ -71,7 +81,7 @@ func (r *Runner) provisionNeighbours(ctx context.Context, c *plan.Cell, d dbms.D
 	box, err := p.Provision(ctx, platform.Request{Experiment: r.id, Run: run, WorkDir: dir + "/" + run,
 		DBMS: dbms.Idle(d), Choice: platform.Choice{Storage: st, Network: "host", Runtime: c.Runtime},
 		Resources:   lim,
-		StorageOpts: r.storageOpts(), Log: r.cfg.Log})
+		StorageOpts: opts, Log: r.cfg.Log})
 	if err != nil {
 		return nil, fmt.Errorf("neighbour %s: %w", n.name, err)
 	}
@@ -176,4 +186,20 @@ func unitOf(kind string) string {
 		return "io_bytes_per_second_sum"
 	}
 	return "cpu_seconds_per_second_sum"
+}
+
+// sharedRoot is the storage root of the victim's data directory (<root>/db on the host), for a
+// neighbour whose data shares its file system: it must lie under the work root, where boxbench
+// made it, and hold the data directory boxbench laid out.
+func (r *Runner) sharedRoot(victim platform.Box) (string, error) {
+	data := victim.Observe().DataDir
+	if data == "" || filepath.Base(data) != "db" {
+		return "", fmt.Errorf("the database's data directory is not a directory of boxbench's on this host (%q): only host-side storage (bind, tmpfs, blockdev) can be shared", data)
+	}
+	root := filepath.Dir(data)
+	rel, err := filepath.Rel(r.cfg.WorkRoot, root)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return "", fmt.Errorf("the database's storage root %s is not under the work root %s", root, r.cfg.WorkRoot)
+	}
+	return root, nil
 }

@@ -100,7 +100,7 @@ func (r *Runner) provisionBox(ctx context.Context, s *runState) error {
 func (r *Runner) startNeighbours(ctx context.Context, s *runState) error {
 	ws := r.cfg.Spec.WorkloadOf(s.cell.Workload)
 	window := r.cfg.Spec.Telemetry.Interval.D() + ws.Warmup.D() + ws.Duration.D()
-	nbs, err := r.provisionNeighbours(ctx, s.cell, s.d, fmt.Sprintf("%s/%s", r.cfg.WorkRoot, r.id), s.slot.seq, window)
+	nbs, err := r.provisionNeighbours(ctx, s.cell, s.d, s.box, fmt.Sprintf("%s/%s", r.cfg.WorkRoot, r.id), s.slot.seq, window)
 	s.nbs = nbs // torn down by teardown even when one failed
 	if err != nil {
 		return err

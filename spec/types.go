@@ -165,8 +165,9 @@ type Neighbour struct {
 	Workload Workload `yaml:"workload"` // type fio (a preset or job map) or stress (cpu / memory hog)
 	Platform string   `yaml:"platform"` // default: the cell's platform
 	// Storage: "same" (default) gives the neighbour storage of the victim's kind — for bind its
-	// own directory on the same host filesystem (a shared journal), for blockdev its own
-	// filesystem — or name any storage kind.
+	// own directory on the same host filesystem, for blockdev its own filesystem; "shared" a
+	// directory on the victim's own file system (its journal shared, whatever its kind);
+	// or name any storage kind.
 	Storage string `yaml:"storage"`
 	Limits  Limits `yaml:"limits"`
 }

@@ -103,9 +103,9 @@ func (c *checker) neighbours() {
 		if nb.Platform != "" {
 			c.oneOf(p+".platform", nb.Platform, e.vocab.PlatformNames())
 		}
-		if nb.Storage != "" && nb.Storage != "same" {
+		if nb.Storage != "" && nb.Storage != "same" && nb.Storage != NeighbourStorageShared {
 			plats := known([]string{nb.Platform}, e.vocab) // empty: any platform's
-			c.oneOf(p+".storage", nb.Storage, append([]string{"same"}, e.vocab.union(plats, func(w PlatformWords) []string { return w.Storages })...))
+			c.oneOf(p+".storage", nb.Storage, append([]string{"same", NeighbourStorageShared}, e.vocab.union(plats, func(w PlatformWords) []string { return w.Storages })...))
 		}
 		c.limits(p+".limits", nb.Limits)
 		w := nb.Workload
@@ -132,3 +132,7 @@ func (e *Experiment) needsRecords() bool {
 }
 
 func sortedNames(m map[string]*Workload) []string { return sortedKeys(m) }
+
+// NeighbourStorageShared is the neighbour storage that puts its data on the victim's own file
+// system (neighbours.<name>.storage).
+const NeighbourStorageShared = "shared"

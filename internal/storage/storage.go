@@ -46,6 +46,10 @@ type Options struct {
 	// Protect are paths whose devices must never be formatted: the work root and the results
 	// directory. "/" and the box directory are always protected.
 	Protect []string
+	// Within, for Bind, puts the data directory in this existing directory (another box's
+	// storage root, so that both share its file system and journal) instead of under dir. The
+	// directory Prepare makes there is its own: Release removes it.
+	Within string
 }
 
 // Dir is a prepared host directory. Release is idempotent.
@@ -61,6 +65,9 @@ type Dir struct {
 // dir/boxbench-disk.img). The name "boxbench" in mount sources and file names lets cleanup
 // and the user recognise them.
 func Prepare(ctx context.Context, kind, dir string, o Options) (*Dir, error) {
+	if kind == Bind && o.Within != "" {
+		return prepareWithin(dir, o.Within)
+	}
 	d := &Dir{Path: filepath.Join(dir, "data"), Facts: map[string]string{"storage": kind}}
 	if err := os.MkdirAll(d.Path, 0o755); err != nil {
 		return nil, err
@@ -80,6 +87,29 @@ func Prepare(ctx context.Context, kind, dir string, o Options) (*Dir, error) {
 		// Undo even when ctx was cancelled (Ctrl-C): a loop device must never leak.
 		return nil, errors.Join(err, d.Release(context.WithoutCancel(ctx)))
 	}
+	d.Facts["mount"] = describeMount(d.Path)
+	return d, nil
+}
+
+// prepareWithin makes the data directory <within>/<base of dir>, which must not exist: within
+// must be an absolute path to a directory, not a link (it is another box's storage root, which
+// the caller chose); Release removes what it made.
+func prepareWithin(dir, within string) (*Dir, error) {
+	if !filepath.IsAbs(within) || filepath.Clean(within) != within {
+		return nil, fmt.Errorf("storage within %q: not a clean absolute path", within)
+	}
+	fi, err := os.Lstat(within)
+	if err != nil {
+		return nil, fmt.Errorf("storage within: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("storage within %s: not a directory (%s)", within, fi.Mode().Type())
+	}
+	d := &Dir{Path: filepath.Join(within, filepath.Base(dir)), Facts: map[string]string{"storage": Bind, "within": within}}
+	if err := os.Mkdir(d.Path, 0o755); err != nil {
+		return nil, fmt.Errorf("storage within: %w", err)
+	}
+	d.push(func(context.Context) error { return os.RemoveAll(d.Path) })
 	d.Facts["mount"] = describeMount(d.Path)
 	return d, nil
 }

@@ -69,3 +69,42 @@ func TestPrepareRelease(t *testing.T) {
 		})
 	}
 }
+
+// TestPrepareWithin: bind storage within another box's storage root makes its own directory
+// there (never one that exists, never through a link or a relative path) and Release removes
+// only that directory.
+func TestPrepareWithin(t *testing.T) {
+	root := t.TempDir()
+	other := filepath.Join(root, "victim")
+	if err := os.MkdirAll(filepath.Join(other, "db"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	box := filepath.Join(root, "r0001-nb-fsync")
+	d, err := Prepare(context.Background(), Bind, box, Options{Within: other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Path != filepath.Join(other, "r0001-nb-fsync") || d.Facts["within"] != other {
+		t.Errorf("path %s facts %v", d.Path, d.Facts)
+	}
+	if _, err := Prepare(context.Background(), Bind, box, Options{Within: other}); err == nil {
+		t.Error("a second box made the same directory")
+	}
+	os.WriteFile(filepath.Join(d.Path, "f"), []byte("x"), 0o644)
+	if err := d.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(d.Path); !os.IsNotExist(err) {
+		t.Errorf("Release left %s: %v", d.Path, err)
+	}
+	if _, err := os.Stat(filepath.Join(other, "db")); err != nil {
+		t.Errorf("Release touched the other box's data: %v", err)
+	}
+	link := filepath.Join(root, "link")
+	os.Symlink(other, link)
+	for _, within := range []string{link, "relative/dir", other + "/../victim", filepath.Join(other, "db", "missing")} {
+		if _, err := Prepare(context.Background(), Bind, box+"2", Options{Within: within}); err == nil {
+			t.Errorf("within %q accepted", within)
+		}
+	}
+}
