@@ -318,7 +318,7 @@ func resolve(e *spec.Experiment, params map[string]string) *Cell {
 	c := &Cell{ID: cellID(params), Params: params, DBMS: get("dbms", e.DBMS), Workload: wl,
 		Platform: get("platform", e.DefaultPlatform()), Runtime: get("runtime", ""),
 		Storage: get("storage", "bind"), Network: get("network", "host"), Neighbour: get("neighbour", "none"),
-		Mix: get("mix", e.WorkloadOf(wl).Mix), Bound: get("bound", e.Dataset.Bound), Cluster: get("cluster", ""),
+		Mix: get("mix", e.FactsOf(e.WorkloadOf(wl)).Mix), Bound: get("bound", e.Dataset.Bound), Cluster: get("cluster", ""),
 		ClientPolicy: get("clientPolicy", cmp.Or(e.Placement.ClientPolicy, placement.PolicyNormal))}
 	c.Resources = e.ResourcesOf(params)
 	c.Topology = e.Topology

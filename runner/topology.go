@@ -21,7 +21,7 @@ func (r *Runner) provision(ctx context.Context, p platform.Platform, c *plan.Cel
 		return p.Provision(ctx, req)
 	}
 	t := dbms.Topology{Nodes: c.Topology.Nodes, Synchronous: c.Topology.Synchronous, ReplicationFactor: c.Topology.ReplicationFactor,
-		Consistency: r.cfg.Spec.WorkloadFor(c.Workload, c.Params).Consistency}
+		Consistency: r.cfg.Spec.FactsOf(r.cfg.Spec.WorkloadFor(c.Workload, c.Params)).Consistency}
 	b, err := cluster.Provision(ctx, p, req, t)
 	if err != nil {
 		return nil, err // not a typed nil in the interface

@@ -12,14 +12,8 @@ import (
 const (
 	// MaxThreads bounds client, load and neighbour worker counts (section.MaxThreads).
 	MaxThreads = section.MaxThreads
-	// MaxLoadBatch bounds ycsb's records per insert round trip.
-	MaxLoadBatch = 10000
-	// DefaultLoadBatch is ycsb's batch when loadBatch is 0 (workload/ycsb's default).
-	DefaultLoadBatch = 100
-	// MaxRecordBytes bounds fieldCount × fieldLength (one record); MaxBatchBytes one load
-	// batch (loadBatch records, held in one write buffer).
+	// MaxRecordBytes bounds fieldCount × fieldLength (one record).
 	MaxRecordBytes = 16 << 20
-	MaxBatchBytes  = 256 << 20
 	// MaxRecords bounds dataset.records and sysbench's rows (tables × tableSize); sysbench's
 	// ids are 32-bit INTEGERs, so MaxTableSize bounds one table.
 	MaxRecords   = 1 << 40
@@ -33,9 +27,6 @@ const (
 	// MinCPUs is the smallest cpus limit: a CFS quota of 1 ms per 100 ms period, the kernel's
 	// smallest; below it Docker rounds to "no limit" and cgroups refuse the quota.
 	MinCPUs = 0.01
-	// MaxOperations bounds ycsb's operationCount; MaxScanLength its scan length.
-	MaxOperations = 1 << 40
-	MaxScanLength = 100000
 )
 
 // bounds checks the bounds of the fields other checks do not bound.
@@ -75,38 +66,6 @@ func (c *checker) workloadBounds(p string, w *Workload) {
 		return
 	}
 	c.ownCheck(section.StageBounds, p, w, false)
-	v := c.e.vocab
-	if v.owns(w, "targetRate") && w.TargetRate != 0 && (w.TargetRate < MinRate || w.TargetRate > MaxRate) {
-		c.add(p+".targetRate", "%g is out of range (valid: 0 for a closed loop, or %g to %g operations/s)", w.TargetRate, MinRate, MaxRate)
-	}
-	if v.owns(w, "loadThreads") && (w.LoadThreads < 0 || w.LoadThreads > MaxThreads) {
-		c.add(p+".loadThreads", "%d is out of range (valid: 0 for the workload's threads, or 1 to %d)", w.LoadThreads, MaxThreads)
-	}
-	if v.owns(w, "loadBatch") {
-		c.loadBatch(p, w)
-	}
-	if v.owns(w, "operationCount") && (w.OperationCount < 0 || w.OperationCount > MaxOperations) {
-		c.add(p+".operationCount", "%d is out of range (valid: 0 to %d)", w.OperationCount, int64(MaxOperations))
-	}
-	if v.owns(w, "scanLengthMax") && (w.ScanLengthMax < 0 || w.ScanLengthMax > MaxScanLength) {
-		c.add(p+".scanLengthMax", "%d is out of range (valid: 0 for the default, or 1 to %d)", w.ScanLengthMax, MaxScanLength)
-	}
-}
-
-// loadBatch bounds the records per insert, and their bytes by the data set's record size.
-func (c *checker) loadBatch(p string, w *Workload) {
-	if w.LoadBatch < 0 || w.LoadBatch > MaxLoadBatch {
-		c.add(p+".loadBatch", "%d is out of range (valid: 0 for the default 100, or 1 to %d records per insert)", w.LoadBatch, MaxLoadBatch)
-	} else if rec := int64(c.e.Dataset.FieldCount) * int64(c.e.Dataset.FieldLength); rec > 0 && rec <= MaxRecordBytes {
-		n := w.LoadBatch
-		if n == 0 {
-			n = DefaultLoadBatch
-		}
-		if batch := int64(n) * rec; batch > MaxBatchBytes {
-			c.add(p+".loadBatch", "%d records of %s is %s per insert (valid: at most %s per batch; lower loadBatch)",
-				n, FormatBytes(rec), FormatBytes(batch), FormatBytes(MaxBatchBytes))
-		}
-	}
 }
 
 // limitBounds: cpus is 0 (no limit) or at least MinCPUs; memory and byte rates at most MaxBytes.

@@ -73,12 +73,6 @@ func (e *Experiment) workloadDefaults(w *Workload, path string) {
 	if w.Interval == 0 {
 		w.Interval = Duration(time.Second)
 	}
-	if e.vocab.owns(w, "mix") && w.Mix == "" {
-		w.Mix = "a"
-		if len(w.Proportions) > 0 {
-			w.Mix = "custom"
-		}
-	}
 }
 
 func (e *Experiment) defaultBaseline() map[string]string {

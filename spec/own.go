@@ -193,8 +193,23 @@ func (c *checker) ownCheck(stage section.Stage, path string, w *Workload, neighb
 	if own == nil || own.Check == nil || w.Own == nil {
 		return
 	}
-	a := section.At{Stage: stage, Path: path, Neighbour: neighbour, Common: w.common(), Line: c.e.Line}
+	a := section.At{Stage: stage, Path: path, Neighbour: neighbour, Common: w.common(), Line: c.e.Line,
+		DBMS: c.e.DBMS, Consistencies: c.e.vocab.Consistencies}
+	if d := c.e.Dataset; int64(d.FieldCount)*int64(d.FieldLength) <= MaxRecordBytes {
+		a.RecordBytes = int64(d.FieldCount) * int64(d.FieldLength)
+	}
 	for _, p := range own.Check(w.Own, a) {
 		c.put(p)
 	}
+}
+
+// FactsOf is what w's kind says of its section (OwnKind.Facts): the mix, the consistency level,
+// the operation count; zero for a kind that says none, or an experiment read without a
+// vocabulary.
+func (e *Experiment) FactsOf(w *Workload) section.Facts {
+	own := e.vocab.workloadKind(w.Type).Own
+	if own == nil || own.Facts == nil || w.Own == nil {
+		return section.Facts{}
+	}
+	return own.Facts(w.Own)
 }

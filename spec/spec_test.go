@@ -8,6 +8,7 @@ import (
 	"github.com/boxbench/boxbench/workload/fio"
 	"github.com/boxbench/boxbench/workload/stress"
 	"github.com/boxbench/boxbench/workload/sysbench"
+	"github.com/boxbench/boxbench/workload/ycsb"
 )
 
 // vocab is the vocabulary the tests validate against (builtin's tests load the shipped examples
@@ -22,10 +23,9 @@ var vocab = Vocabulary{
 	},
 	Consistencies: map[string][]string{"cassandra": {"ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE"}},
 	// The built-in kinds as the table builtin/workloads describes them (which spec's tests
-	// cannot import); fio's own section, its package's.
+	// cannot import); each kind's own section, its package's.
 	Workloads: []WorkloadKind{
-		{Name: "ycsb", Measured: true, Records: true, Remote: true, Fields: []string{"mix", "proportions", "requestDistribution",
-			"targetRate", "operationCount", "readAllFields", "writeAllFields", "scanLengthMax", "keyOrder", "loadThreads", "loadBatch", "consistency"},
+		{Name: "ycsb", Measured: true, Records: true, Remote: true, Own: ycsb.Own(),
 			Sweeps: []string{"workload.targetRate", "workload.proportions.read", "workload.requestDistribution", "dataset.records"}},
 		{Name: "sysbench", Measured: true, Own: sysbench.Own(),
 			Sweeps: []string{"workload.rate", "workload.tableSize", "dataset.records"}, WholeSeconds: true},

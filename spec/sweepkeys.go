@@ -201,13 +201,6 @@ func (e *Experiment) WorkloadFor(name string, params map[string]string) *Workloa
 		switch key {
 		case "workload.threads":
 			w.Threads, _ = strconv.Atoi(v)
-		case "workload.targetRate":
-			w.TargetRate, _ = strconv.ParseFloat(v, 64)
-		case "workload.proportions.read":
-			f, _ := strconv.ParseFloat(v, 64)
-			w.ReadProportion = &f
-		case "workload.requestDistribution":
-			w.RequestDistribution = v
 		}
 	}
 	return &w

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/boxbench/boxbench/workload/fio"
+	"github.com/boxbench/boxbench/workload/ycsb"
 )
 
 const sweep = `apiVersion: boxbench/v1alpha1
@@ -24,10 +25,11 @@ func TestSweepKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := e.WorkloadFor("", map[string]string{"workload.targetRate": "4000", "workload.threads": "16", "workload.proportions.read": "0.5"})
-	if w.TargetRate != 4000 || w.Threads != 16 || w.ReadProportion == nil || *w.ReadProportion != 0.5 {
-		t.Errorf("WorkloadFor: rate %g threads %d read %v", w.TargetRate, w.Threads, w.ReadProportion)
+	s := ycsb.SectionOf(w.Own)
+	if s.TargetRate != 4000 || w.Threads != 16 || s.ReadProportion == nil || *s.ReadProportion != 0.5 {
+		t.Errorf("WorkloadFor: rate %g threads %d read %v", s.TargetRate, w.Threads, s.ReadProportion)
 	}
-	if e.Workload.TargetRate != 0 || e.Workload.Threads != 8 {
+	if s := ycsb.SectionOf(e.Workload.Own); s.TargetRate != 0 || s.ReadProportion != nil || e.Workload.Threads != 8 {
 		t.Errorf("WorkloadFor changed the spec's workload: %+v", e.Workload)
 	}
 	if RecordsOf(map[string]string{"dataset.records": "5000"}) != 5000 || RecordsOf(nil) != 0 {

@@ -35,7 +35,7 @@ func (c *checker) topology() {
 		seen := map[string]bool{}
 		for path, w := range e.usedWorkloads() {
 			tt := *t
-			tt.Consistency = w.Consistency
+			tt.Consistency = e.FactsOf(w).Consistency
 			for _, m := range e.vocab.Topology(d, tt) {
 				field := "topology"
 				if f, rest, ok := strings.Cut(m, ": "); ok && strings.HasPrefix(f, "topology.") {

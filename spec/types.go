@@ -72,34 +72,14 @@ type Experiment struct {
 	vocab  Vocabulary           // what this build offers
 }
 
-// Workload is what the client does. Common fields first; the rest apply to the kinds whose
-// row lists them (WorkloadKind.Fields, from the table builtin/workloads); a kind's own
-// section, which its row decodes, is Own.
+// Workload is what the client does: the fields every kind shares; a kind's own section, which
+// its row decodes, is Own.
 type Workload struct {
 	Type     string   `yaml:"type"`
 	Threads  int      `yaml:"threads"`
 	Duration Duration `yaml:"duration"`
 	Warmup   Duration `yaml:"warmup"`
 	Interval Duration `yaml:"interval"`
-
-	// ycsb
-	Mix                 string             `yaml:"mix"`
-	Proportions         map[string]float64 `yaml:"proportions"`
-	RequestDistribution string             `yaml:"requestDistribution"`
-	TargetRate          float64            `yaml:"targetRate"`
-	OperationCount      int64              `yaml:"operationCount"`
-	ReadAllFields       *bool              `yaml:"readAllFields"`
-	WriteAllFields      *bool              `yaml:"writeAllFields"`
-	ScanLengthMax       int                `yaml:"scanLengthMax"`
-	KeyOrder            string             `yaml:"keyOrder"`
-	LoadThreads         int                `yaml:"loadThreads"`
-	LoadBatch           int                `yaml:"loadBatch"`
-	// Consistency is the CQL consistency level of every operation of dbms cassandra (default
-	// ONE, as in YCSB's Cassandra binding); the other databases' cells of a matrix ignore it.
-	Consistency string `yaml:"consistency"`
-	// ReadProportion is set only by the matrix key workload.proportions.read (WorkloadFor):
-	// the read share, the mix's other operations keeping their ratios.
-	ReadProportion *float64 `yaml:"-"`
 
 	// Own is the kind's own section, what its row decoded from the keys Workload has no field
 	// for (WorkloadKind.Own, spec/own.go); nil for a kind without one. Rest holds those keys

@@ -67,11 +67,9 @@ type WorkloadKind struct {
 	// Remote: the kind can run at a client site (a pinned boxbench agent, as a duet's client):
 	// it needs nothing of the host but the endpoint (workload.Traits.Remote of what it builds).
 	Remote bool
-	// Fields are the fields of Workload beyond the common ones (type, threads, duration,
-	// warmup, interval) that the kind takes: their checks run for it, and a workload of
-	// another kind that sets one is refused. Sweeps are the sweep keys that apply to it
-	// (SweepKeys; workload.threads applies to every kind).
-	Fields, Sweeps []string
+	// Sweeps are the sweep keys that apply to it (SweepKeys; workload.threads applies to
+	// every kind).
+	Sweeps []string
 	// WholeSeconds: the kind counts duration, warm-up and interval in whole seconds.
 	WholeSeconds bool
 	// Own decodes and checks the kind's own section, the fields it takes that Workload has
@@ -112,16 +110,16 @@ func (v Vocabulary) remoteTypes() []string {
 	return v.workloadTypes(func(k WorkloadKind) bool { return k.Measured && k.Remote })
 }
 
-// owns says whether w's kind takes field (WorkloadKind.Fields).
+// owns says whether w's kind takes field (its own section's, OwnKind.Fields).
 func (v Vocabulary) owns(w *Workload, field string) bool {
 	k := v.workloadKind(w.Type)
-	return contains(k.Fields, field) || (k.Own != nil && contains(k.Own.Fields, field))
+	return k.Own != nil && contains(k.Own.Fields, field)
 }
 
 // owners are the kinds that take field, in the vocabulary's order.
 func (v Vocabulary) owners(field string) []string {
 	return v.workloadTypes(func(k WorkloadKind) bool {
-		return contains(k.Fields, field) || (k.Own != nil && contains(k.Own.Fields, field))
+		return k.Own != nil && contains(k.Own.Fields, field)
 	})
 }
 
@@ -129,9 +127,6 @@ func (v Vocabulary) owners(field string) []string {
 func (v Vocabulary) kindFields() []string {
 	seen := map[string]bool{}
 	for _, k := range v.Workloads {
-		for _, f := range k.Fields {
-			seen[f] = true
-		}
 		if k.Own != nil {
 			for _, f := range k.Own.Fields {
 				seen[f] = true

@@ -18,24 +18,11 @@ func (c *checker) workload(p string, w *Workload) {
 		c.add(p+".threads", "%d is out of range (valid: 1 to 4096)", w.Threads)
 	}
 	v := c.e.vocab
-	if w.Duration == 0 && !(v.owns(w, "operationCount") && w.OperationCount > 0) {
+	if w.Duration == 0 && c.e.FactsOf(w).Operations <= 0 {
 		c.add(p+".duration", "missing or zero: say how long to measure, e.g. duration: 30s")
 	}
 	if w.Interval.D() < 100*time.Millisecond {
 		c.add(p+".interval", "%s is too short (valid: 100ms or more)", w.Interval.D())
-	}
-	// The checks of the fields w's kind takes (its row's Fields).
-	if v.owns(w, "mix") {
-		c.oneOf(p+".mix", w.Mix, Mixes)
-		if w.Mix == "custom" && len(w.Proportions) == 0 {
-			c.add(p+".proportions", "mix custom needs proportions, e.g. {read: 0.9, update: 0.1}")
-		}
-	}
-	if v.owns(w, "targetRate") && w.TargetRate < 0 {
-		c.add(p+".targetRate", "%g is negative (0 = closed loop; >0 = ops/s)", w.TargetRate)
-	}
-	if _, set := c.e.lines[p+".consistency"]; set && v.owns(w, "consistency") {
-		c.consistency(p+".consistency", w.Consistency)
 	}
 	// The checks of the kind's own section (its row's Own).
 	c.ownCheck(section.StageFields, p, w, false)
@@ -58,22 +45,6 @@ func (c *checker) foreignFields(p string, w *Workload, whose string) {
 		if _, set := c.e.lines[p+"."+field]; set && !c.e.vocab.owns(w, field) {
 			c.add(p+"."+field, "applies to workload type %s only, but %s %s", strings.Join(c.e.vocab.owners(field), ", "), whose, w.Type)
 		}
-	}
-}
-
-// consistency checks workload.consistency against the levels of the experiment's dbms (of
-// every dbms that takes one when the matrix varies it).
-func (c *checker) consistency(field, v string) {
-	takes := sortedKeys(c.e.vocab.Consistencies)
-	levels := c.e.vocab.Consistencies[c.e.DBMS]
-	if levels == nil {
-		for _, d := range takes {
-			levels = append(levels, c.e.vocab.Consistencies[d]...)
-		}
-	}
-	c.oneOf(field, v, levels)
-	if c.e.DBMS != "" && !contains(takes, c.e.DBMS) {
-		c.add(field, "applies to dbms %s only, but this experiment runs %s", strings.Join(takes, " or "), c.e.DBMS)
 	}
 }
 

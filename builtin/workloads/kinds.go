@@ -17,7 +17,7 @@ import (
 // package's configuration.
 func All() []Kind {
 	return []Kind{
-		{Name: "ycsb", Build: buildYCSB, Records: true, Remote: true, Fields: ycsbFields,
+		{Name: "ycsb", Build: buildYCSB, Records: true, Remote: true, Own: ycsb.Own(),
 			Sweeps: []string{"workload.targetRate", "workload.proportions.read", "workload.requestDistribution", "dataset.records"}},
 		{Name: "sysbench", Build: buildSysbench, Own: sysbench.Own(),
 			Sweeps: []string{"workload.rate", "workload.tableSize", "dataset.records"}, WholeSeconds: true},
@@ -26,43 +26,39 @@ func All() []Kind {
 	}
 }
 
-// ycsbFields are the generator's fields of spec.Workload.
-var ycsbFields = []string{"mix", "proportions", "requestDistribution", "targetRate", "operationCount", "readAllFields",
-	"writeAllFields", "scanLengthMax", "keyOrder", "loadThreads", "loadBatch", "consistency"}
-
 func buildYCSB(e *spec.Experiment, w *spec.Workload, c Cell, env Env) (workload.Workload, error) {
-	o := databases.DriverOptions{Consistency: w.Consistency, ReplicationFactor: c.ReplicationFactor}
+	o := databases.DriverOptions{Consistency: ycsb.SectionOf(w.Own).Consistency, ReplicationFactor: c.ReplicationFactor}
 	return ycsb.New(ycsbConfig(e, w, c), env.Drivers(o))
 }
 
 // ycsbConfig maps the spec onto the generator's configuration; unset fields keep YCSB's
 // defaults.
 func ycsbConfig(e *spec.Experiment, w *spec.Workload, c Cell) ycsb.Config {
-	cfg := ycsb.DefaultConfig()
+	cfg, s := ycsb.DefaultConfig(), ycsb.SectionOf(w.Own)
 	cfg.Mix, cfg.Proportions = c.Mix, nil
 	if c.Mix == "custom" {
-		cfg.Mix, cfg.Proportions = "", w.Proportions
+		cfg.Mix, cfg.Proportions = "", s.Proportions
 	}
-	cfg.ReadProportion = w.ReadProportion
-	if w.RequestDistribution != "" {
-		cfg.RequestDistribution = w.RequestDistribution
+	cfg.ReadProportion = s.ReadProportion
+	if s.RequestDistribution != "" {
+		cfg.RequestDistribution = s.RequestDistribution
 	}
-	if w.KeyOrder != "" {
-		cfg.KeyOrder = w.KeyOrder
+	if s.KeyOrder != "" {
+		cfg.KeyOrder = s.KeyOrder
 	}
 	cfg.RecordCount, cfg.FieldCount, cfg.FieldLength = c.Records, e.Dataset.FieldCount, e.Dataset.FieldLength
-	if w.ReadAllFields != nil {
-		cfg.ReadAllFields = *w.ReadAllFields
+	if s.ReadAllFields != nil {
+		cfg.ReadAllFields = *s.ReadAllFields
 	}
-	if w.WriteAllFields != nil {
-		cfg.WriteAllFields = *w.WriteAllFields
+	if s.WriteAllFields != nil {
+		cfg.WriteAllFields = *s.WriteAllFields
 	}
-	cfg.ScanLength = w.ScanLengthMax
+	cfg.ScanLength = s.ScanLengthMax
 	cfg.Threads, cfg.Duration, cfg.Warmup = w.Threads, w.Duration.D(), w.Warmup.D()
-	cfg.OperationCount, cfg.TargetRate, cfg.Interval = w.OperationCount, w.TargetRate, w.Interval.D()
-	cfg.LoadThreads = w.LoadThreads
-	if w.LoadBatch > 0 {
-		cfg.LoadBatch = w.LoadBatch
+	cfg.OperationCount, cfg.TargetRate, cfg.Interval = s.OperationCount, s.TargetRate, w.Interval.D()
+	cfg.LoadThreads = s.LoadThreads
+	if s.LoadBatch > 0 {
+		cfg.LoadBatch = s.LoadBatch
 	}
 	// The generator's own seed is fixed unless the spec gives one, so every cell and every run
 	// draws the same key sequence; the run order has its own seed.

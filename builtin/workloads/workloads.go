@@ -32,10 +32,9 @@ type Kind struct {
 	// workload.Traits.Remote). See spec.WorkloadKind.
 	Threads         int
 	Records, Remote bool
-	// Fields, Sweeps and WholeSeconds: as spec.WorkloadKind's (the fields of spec.Workload it
-	// takes, the sweep keys that apply to it, ...).
-	Fields, Sweeps []string
-	WholeSeconds   bool
+	// Sweeps and WholeSeconds: as spec.WorkloadKind's (the sweep keys that apply to it, ...).
+	Sweeps       []string
+	WholeSeconds bool
 	// Own decodes and checks the kind's own section: the fields it takes that spec.Workload
 	// has not, kept in spec.Workload.Own as a value of the kind's own package; nil when it
 	// takes none of its own (spec.OwnKind).
@@ -64,7 +63,7 @@ func Vocabulary(rows []Kind) []spec.WorkloadKind {
 	out := make([]spec.WorkloadKind, len(rows))
 	for i, k := range rows {
 		out[i] = spec.WorkloadKind{Name: k.Name, Measured: k.Build != nil, Neighbour: k.Neighbour != nil,
-			Threads: k.Threads, Records: k.Records, Remote: k.Remote, Fields: k.Fields, Sweeps: k.Sweeps,
+			Threads: k.Threads, Records: k.Records, Remote: k.Remote, Sweeps: k.Sweeps,
 			WholeSeconds: k.WholeSeconds, Own: k.Own}
 	}
 	return out

@@ -1,8 +1,12 @@
 package workloads
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/boxbench/boxbench/spec"
+	"github.com/boxbench/boxbench/workload/ycsb"
 )
 
 // TestTable: the spec's words follow the rows (a kind is measured when it builds a measured
@@ -27,5 +31,19 @@ func TestTable(t *testing.T) {
 	}
 	if k, err := Find(rows, "sysbench", func(k Kind) bool { return k.Build != nil }, "is not built in"); err != nil || k.Name != "sysbench" {
 		t.Errorf("sysbench: %v", err)
+	}
+}
+
+// TestMixes: the matrix key mix takes the values ycsb's own section takes (spec.Mixes, which
+// spec cannot take from workload/ycsb, is ycsb.MixNames), and each named one is a mix of the
+// generator's.
+func TestMixes(t *testing.T) {
+	if !slices.Equal(spec.Mixes, ycsb.MixNames) {
+		t.Errorf("spec.Mixes %v, ycsb.MixNames %v", spec.Mixes, ycsb.MixNames)
+	}
+	for _, m := range ycsb.MixNames {
+		if _, ok := ycsb.Mixes[m]; !ok && m != "custom" {
+			t.Errorf("mix %q is not one of the generator's", m)
+		}
 	}
 }

@@ -56,6 +56,25 @@ type At struct {
 	Neighbour bool
 	Common    Common
 	Line      func(field string) int
+	// DBMS is the experiment's dbms ("" when the matrix varies it); Consistencies the
+	// consistency levels of the databases that take one, by dbms (the vocabulary's).
+	DBMS          string
+	Consistencies map[string][]string
+	// RecordBytes is the size of one record of the data set (fieldCount × fieldLength); 0 when
+	// it is out of bounds, which spec reports.
+	RecordBytes int64
+}
+
+// Facts are what spec, plan and runner read of a kind's section (OwnKind.Facts), as data:
+// zero for a kind that has none of them.
+type Facts struct {
+	// Mix names the operation mix a cell runs when the matrix does not vary mix.
+	Mix string
+	// Consistency is the consistency level of every operation ("": the database's default),
+	// which the topology checks against the replication factor.
+	Consistency string
+	// Operations is the operation count that ends the measurement (0: the duration does).
+	Operations int64
 }
 
 // Problem is one problem of a check at a, on field's line.
@@ -79,6 +98,8 @@ type OwnKind struct {
 	// CheckSweep, when set, checks that sweep key (one the kind's row lists) can vary the
 	// section o of the workload at path: a message, or "" when it can.
 	CheckSweep func(o Own, path, key string) string
+	// Facts, when set, returns what spec, plan and runner read of a decoded section.
+	Facts func(o Own) Facts
 	// JSON reads what an Own of the kind marshalled to.
 	JSON func(data []byte) (Own, error)
 }
