@@ -232,10 +232,14 @@ var cpuPerOp = []struct{ metric, label string }{
 }
 
 // writeCPUPerOp prints, per cell that has it, the host's softirq CPU per operation beside the
-// client's.
+// client's — for the cells whose runs predate where the time goes, which shows both.
 func writeCPUPerOp(w io.Writer, r *Report) {
 	any := false
+	busy := results.CPUPerOp(results.GroupHost, "busy")
 	for _, c := range r.Cells {
+		if slices.ContainsFunc(c.Metrics, func(m Metric) bool { return m.Name == busy }) {
+			continue // where the time goes has them
+		}
 		var parts []string
 		for _, k := range cpuPerOp {
 			for _, m := range c.Metrics {
