@@ -205,10 +205,26 @@ func (a *accountant) database() float64 {
 		}
 	}
 	if groups > 0 {
+		user, sys = carved(user, sys)
 		a.cpu(results.GroupDatabase, "user", user)
 		a.cpu(results.GroupDatabase, "system", sys)
 	}
 	return user + sys + outside + a.inGroup()
+}
+
+// carved keeps what is left of the group's user and system time once its parts are carved out
+// from going below zero on one side: the group's split comes from its own ticks and a part's
+// from its threads' ticks, which disagree by a few ticks, most where the parts are nearly the
+// whole group (a VMM). Their sum, what the server itself did, is kept; a negative side is moved
+// to the other.
+func carved(user, sys float64) (float64, float64) {
+	switch {
+	case user < 0 && sys >= 0:
+		return 0, sys + user
+	case sys < 0 && user >= 0:
+		return user + sys, 0
+	}
+	return user, sys
 }
 
 // inGroup is the cores of the parts inside the database's groups (already out of user+sys).

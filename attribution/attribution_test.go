@@ -129,3 +129,13 @@ func TestInterruptsFrom(t *testing.T) {
 	}
 	t.Logf("this host: %s", Interrupts())
 }
+
+// TestCarved: a part that is nearly the whole group (QEMU's threads in the VMM's group) leaves
+// the server's sum, never a negative side.
+func TestCarved(t *testing.T) {
+	for _, c := range []struct{ u, s, wu, ws float64 }{{0.3, -0.2, 0.1, 0}, {-0.1, 0.4, 0, 0.3}, {0.2, 0.1, 0.2, 0.1}, {-0.1, -0.1, -0.1, -0.1}} {
+		if u, s := carved(c.u, c.s); math.Abs(u-c.wu) > 1e-12 || math.Abs(s-c.ws) > 1e-12 {
+			t.Errorf("carved(%v, %v) = %v, %v; want %v, %v", c.u, c.s, u, s, c.wu, c.ws)
+		}
+	}
+}
