@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/boxbench/boxbench/spec"
+	"github.com/boxbench/boxbench/workload/ycsb"
 )
 
 // kubeVocab is a vocabulary with the words of p and its section's decoder, as
@@ -16,7 +17,7 @@ func kubeVocab(p *Platform) spec.Vocabulary {
 		DBMSs:     []string{"mariadb", "postgresql", "redis"},
 		Baseline:  "native",
 		Sections:  map[string]spec.SectionDecoder{SectionKey: p.DecodeSection},
-		Workloads: []spec.WorkloadKind{{Name: "ycsb", Measured: true, Records: true, Remote: true}},
+		Workloads: []spec.WorkloadKind{{Name: "ycsb", Measured: true, Records: true, Remote: true, Own: ycsb.Own()}},
 		Platforms: map[string]spec.PlatformWords{
 			"native": {Storages: []string{"bind"}, Networks: []string{"host"}},
 			Name:     {Storages: i.Storages, Networks: i.Networks, Client: i.Client, StorageParams: i.StorageParams},
