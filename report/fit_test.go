@@ -142,7 +142,7 @@ func fitMeasure(t *testing.T, page []byte, widths ...int) map[int]fit {
 }
 
 // fitPages are the report's pages: every golden fixture, the previous release's results file,
-// the published-vs-this-host study, a duet experiment and a cluster's.
+// the published-vs-this-host study, a duet experiment and a cluster's, where the time goes.
 func fitPages(t *testing.T) []fitPage {
 	t.Helper()
 	var pages []fitPage
@@ -162,6 +162,7 @@ func fitPages(t *testing.T) []fitPage {
 	}
 	add("legacy-v1", legacyReport(t))
 	add("published", publishedFixture(t))
+	add("where", whereFixture(t))
 	return pages
 }
 
