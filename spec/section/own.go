@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -133,4 +134,25 @@ func DecodeJSON(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	return dec.Decode(v)
+}
+
+// FieldsOf are the keys of a kind's section type T, in the order messages list them
+// (OwnKind.Fields).
+func FieldsOf[T Own]() []string { return Fields(reflect.TypeFor[T]()) }
+
+// JSONOf reads back what a section of type T marshalled to (OwnKind.JSON): unknown fields are
+// refused.
+func JSONOf[T Own](data []byte) (Own, error) {
+	var s T
+	if err := DecodeJSON(data, &s); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// As is o as the section type T its kind decoded, the zero T when o is another kind's (a
+// kind's SectionOf).
+func As[T Own](o Own) T {
+	s, _ := o.(T)
+	return s
 }

@@ -3,7 +3,6 @@ package fio
 import (
 	"fmt"
 	"maps"
-	"reflect"
 	"strconv"
 	"strings"
 
@@ -21,20 +20,14 @@ type Section struct {
 }
 
 // ownKind is the row's decoder of Section (Own).
-var ownKind = section.OwnKind{Fields: section.Fields(reflect.TypeOf(Section{})), YAML: decodeSection,
-	Check: checkSection, CheckSweep: checkSweep, JSON: func(data []byte) (section.Own, error) {
-		var s Section
-		return s, section.DecodeJSON(data, &s)
-	}}
+var ownKind = section.OwnKind{Fields: section.FieldsOf[Section](), YAML: decodeSection,
+	Check: checkSection, CheckSweep: checkSweep, JSON: section.JSONOf[Section]}
 
 // Own decodes and checks fio's own section of a workload; the same value every call.
 func Own() *section.OwnKind { return &ownKind }
 
 // SectionOf is the section a workload's kind fio decoded (zero when o is not one).
-func SectionOf(o section.Own) Section {
-	s, _ := o.(Section)
-	return s
-}
+func SectionOf(o section.Own) Section { return section.As[Section](o) }
 
 // Config sets the section's fields of c: the job, and direct I/O and the file size when the
 // spec gives them.

@@ -2,7 +2,6 @@ package stress
 
 import (
 	"fmt"
-	"reflect"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -19,20 +18,14 @@ type Section struct {
 }
 
 // ownKind is the row's decoder of Section (Own).
-var ownKind = section.OwnKind{Fields: section.Fields(reflect.TypeOf(Section{})), YAML: decodeSection,
-	Check: checkSection, JSON: func(data []byte) (section.Own, error) {
-		var s Section
-		return s, section.DecodeJSON(data, &s)
-	}}
+var ownKind = section.OwnKind{Fields: section.FieldsOf[Section](), YAML: decodeSection,
+	Check: checkSection, JSON: section.JSONOf[Section]}
 
 // Own decodes and checks stress's own section of a workload; the same value every call.
 func Own() *section.OwnKind { return &ownKind }
 
 // SectionOf is the section a workload's kind stress decoded (zero when o is not one).
-func SectionOf(o section.Own) Section {
-	s, _ := o.(Section)
-	return s
-}
+func SectionOf(o section.Own) Section { return section.As[Section](o) }
 
 // Config is the configuration of a neighbour running the section for window.
 func (s Section) Config(window time.Duration) Config {

@@ -2,7 +2,6 @@ package sysbench
 
 import (
 	"fmt"
-	"reflect"
 	"strconv"
 
 	"gopkg.in/yaml.v3"
@@ -20,20 +19,14 @@ type Section struct {
 }
 
 // ownKind is the row's decoder of Section (Own).
-var ownKind = section.OwnKind{Fields: section.Fields(reflect.TypeOf(Section{})), YAML: decodeSection,
-	Check: checkSection, JSON: func(data []byte) (section.Own, error) {
-		var s Section
-		return s, section.DecodeJSON(data, &s)
-	}}
+var ownKind = section.OwnKind{Fields: section.FieldsOf[Section](), YAML: decodeSection,
+	Check: checkSection, JSON: section.JSONOf[Section]}
 
 // Own decodes and checks sysbench's own section of a workload; the same value every call.
 func Own() *section.OwnKind { return &ownKind }
 
 // SectionOf is the section a workload's kind sysbench decoded (zero when o is not one).
-func SectionOf(o section.Own) Section {
-	s, _ := o.(Section)
-	return s
-}
+func SectionOf(o section.Own) Section { return section.As[Section](o) }
 
 // Sweep sets the rate (workload.rate) or the rows of each table (workload.tableSize).
 func (s Section) Sweep(key, v string) (section.Own, bool) {

@@ -2,7 +2,6 @@ package ycsb
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,20 +52,14 @@ const (
 var MixNames = []string{"a", "b", "c", "d", "e", "f", "write-heavy", "read-heavy", "custom"}
 
 // ownKind is the row's decoder of Section (Own).
-var ownKind = section.OwnKind{Fields: section.Fields(reflect.TypeOf(Section{})), YAML: decodeSection,
-	Check: checkSection, Facts: facts, JSON: func(data []byte) (section.Own, error) {
-		var s Section
-		return s, section.DecodeJSON(data, &s)
-	}}
+var ownKind = section.OwnKind{Fields: section.FieldsOf[Section](), YAML: decodeSection,
+	Check: checkSection, Facts: facts, JSON: section.JSONOf[Section]}
 
 // Own decodes and checks ycsb's own section of a workload; the same value every call.
 func Own() *section.OwnKind { return &ownKind }
 
 // SectionOf is the section a workload's kind ycsb decoded (zero when o is not one).
-func SectionOf(o section.Own) Section {
-	s, _ := o.(Section)
-	return s
-}
+func SectionOf(o section.Own) Section { return section.As[Section](o) }
 
 // Sweep sets the open loop's rate (workload.targetRate), the read share
 // (workload.proportions.read) or the request distribution (workload.requestDistribution).
