@@ -73,8 +73,7 @@ type series map[[3]string]float64
 func meanRates(samples []telemetry.Sample, w Window) series {
 	sum, n := map[[3]string]float64{}, map[[3]string]int{}
 	for _, s := range samples {
-		mid := s.T - w.Interval/2
-		if mid <= w.From || mid >= w.To {
+		if !w.holds(s) {
 			continue
 		}
 		k := [3]string{s.Source, s.Metric, s.Label}
@@ -86,6 +85,29 @@ func meanRates(samples []telemetry.Sample, w Window) series {
 		out[k] = v / float64(n[k])
 	}
 	return out
+}
+
+// MeanRate is one series' mean rate over the window's samples (cores for a CPU series); ok is
+// false when no sample of it falls in the window.
+func MeanRate(samples []telemetry.Sample, w Window, source, metric, label string) (float64, bool) {
+	var sum float64
+	n := 0
+	for _, s := range samples {
+		if s.Source == source && s.Metric == metric && s.Label == label && w.holds(s) {
+			sum += s.Value
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return sum / float64(n), true
+}
+
+// holds says whether a sample counts in the window: the middle of the interval it ends is in it.
+func (w Window) holds(s telemetry.Sample) bool {
+	mid := s.T - w.Interval/2
+	return mid > w.From && mid < w.To
 }
 
 func (s series) get(source, metric, label string) (float64, bool) {

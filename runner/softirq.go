@@ -52,19 +52,11 @@ func softirqPerOp(samples []telemetry.Sample, interval time.Duration, res *workl
 	if !ok {
 		return 0, false
 	}
-	var cores float64
-	n := 0
-	for _, s := range samples {
-		mid := s.T - interval/2
-		if s.Source == "host" && s.Metric == "cpu_softirq_seconds_per_second" && mid > w.From && mid < w.To {
-			cores += s.Value
-			n++
-		}
-	}
-	if n == 0 {
+	cores, ok := attribution.MeanRate(samples, w, "host", "cpu_softirq_seconds_per_second", "")
+	if !ok {
 		return 0, false
 	}
 	// Mean cores over the window × its length = CPU seconds in softirq.
-	cpu := cores / float64(n) * res.Measured.Seconds()
+	cpu := cores * res.Measured.Seconds()
 	return cpu / float64(w.Ops) * 1e9, true
 }
