@@ -61,6 +61,13 @@ func TestGuestViewSamplesThroughTheMirror(t *testing.T) {
 			t.Errorf("no %s among %d samples", want, len(samples))
 		}
 	}
+	// The host's task accounting reads this host's /proc/<pid>: a guest's mirror has none, so
+	// the guest has no such figures rather than zeros.
+	for _, absent := range []string{"db-guest-system/tasks_cpu_seconds_per_second", "db-guest-system/kernel_threads_cpu_seconds_per_second"} {
+		if seen[absent] {
+			t.Errorf("%s sampled from a mirror without tasks", absent)
+		}
+	}
 }
 
 // A guest cannot make the host write outside the mirror, or read files it was not asked for.

@@ -14,7 +14,6 @@ func newHostCollectors(rt roots) ([]collector, error) {
 		hostMemory{fs: fs, vmstat: rt.proc + "/vmstat"},
 		hostLoad{fs},
 		hostPressure{fs},
-		newHostTasks(rt),
 	}, nil
 }
 

@@ -162,7 +162,9 @@ func collectorsFor(t Target, rt roots, log *slog.Logger) ([]collector, error) {
 		if err != nil {
 			return nil, err
 		}
+		// This host's tasks only: a guest's mirror (systemCollector) has no /proc/<pid> to read.
 		cs = append(cs, c...)
+		cs = append(cs, newHostTasks(rt))
 	}
 	if t.Host || len(t.Interfaces) > 0 {
 		c, err := newNetCollector(t.Interfaces, rt, log)
