@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,8 +30,9 @@ func (a *app) reportCmd() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			defer onlyReading(cmd.Context(), "reading the results")()
-			if format != "text" && format != "json" && format != "csv" && format != "sweep-csv" && format != "published-csv" && format != "where-csv" {
-				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--format %q is not valid (valid: text, json, csv, sweep-csv, published-csv, where-csv)", format)}
+			csvForm := slices.Contains(report.CSVForms(), format)
+			if format != "text" && format != "json" && !csvForm {
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--format %q is not valid (valid: text, json, %s)", format, strings.Join(report.CSVForms(), ", "))}
 			}
 			st, err := results.OpenExisting(args[0])
 			if err != nil {
@@ -41,7 +43,7 @@ func (a *app) reportCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if format == "csv" {
+			if format == report.CSVRuns {
 				return report.WriteCSV(a.stdout, r)
 			}
 			// report reads: it keeps no calibration (the run that measured one keeps it).
@@ -53,7 +55,7 @@ func (a *app) reportCmd() *cobra.Command {
 			if format == "json" {
 				return report.WriteJSON(a.stdout, r)
 			}
-			if format == "sweep-csv" || format == "published-csv" || format == "where-csv" {
+			if csvForm {
 				return report.WriteCSVForm(a.stdout, r, format)
 			}
 			if html != "" {

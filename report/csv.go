@@ -154,9 +154,21 @@ func (r *Report) decodeResults() {
 
 // WriteCSVForm writes the CSV form name: "csv" (WriteCSV, the report's own, one row per run)
 // or one a section offers (Section.CSV: "sweep-csv"). An unknown name is an error listing the
+// The CSV forms: the runs' own (WriteCSV) and those the sections offer (Section.CSV), the one
+// list `report --format` accepts (TestCSVFormsListed holds it to the sections).
+const (
+	CSVRuns      = "csv"
+	CSVSweep     = "sweep-csv"
+	CSVPublished = "published-csv"
+	CSVWhere     = "where-csv"
+)
+
+// CSVForms are the names of every CSV form, the runs' first.
+func CSVForms() []string { return []string{CSVRuns, CSVSweep, CSVPublished, CSVWhere} }
+
 // valid ones.
 func WriteCSVForm(w io.Writer, r *Report, name string) error {
-	if name == "csv" {
+	if name == CSVRuns {
 		return WriteCSV(w, r)
 	}
 	sections, err := r.sections()

@@ -47,7 +47,7 @@ func (s publishedSection) CSV() []CSVForm {
 	if s.p == nil {
 		return nil
 	}
-	return []CSVForm{{Name: "published-csv", Write: func(w io.Writer) error { return writePublishedCSV(w, s.rows) }}}
+	return []CSVForm{{Name: CSVPublished, Write: func(w io.Writer) error { return writePublishedCSV(w, s.rows) }}}
 }
 
 // PublishedRow is one published effect against one compared cell of this experiment.

@@ -18,7 +18,7 @@ var sweepResources = []struct{ name, col string }{
 // service (µs) each as mean and 95 % CI bounds over the ok runs, every resource's share of its
 // capacity (mean), and whether the point is the curve's saturation point or past it, with the
 // bottleneck named on the saturation point's row. Missing values are empty.
-func WriteSweepCSV(w io.Writer, r *Report) error { return WriteCSVForm(w, r, "sweep-csv") }
+func WriteSweepCSV(w io.Writer, r *Report) error { return WriteCSVForm(w, r, CSVSweep) }
 
 func writeSweepCSV(w io.Writer, sweeps []*Sweep) error {
 	cw := csv.NewWriter(w)

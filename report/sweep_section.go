@@ -42,7 +42,7 @@ func (s sweepsSection) HTML() (template.HTML, error) {
 }
 
 func (s sweepsSection) CSV() []CSVForm {
-	return []CSVForm{{Name: "sweep-csv", Write: func(w io.Writer) error { return writeSweepCSV(w, s.sweeps) }}}
+	return []CSVForm{{Name: CSVSweep, Write: func(w io.Writer) error { return writeSweepCSV(w, s.sweeps) }}}
 }
 
 // writeTextSweeps prints each sweep's curves as tables, with the saturation point and the

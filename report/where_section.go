@@ -42,7 +42,7 @@ func (s whereSection) HTML() (template.HTML, error) {
 }
 
 func (s whereSection) CSV() []CSVForm {
-	return []CSVForm{{Name: "where-csv", Write: func(w io.Writer) error { return writeWhereCSV(w, s.cells) }}}
+	return []CSVForm{{Name: CSVWhere, Write: func(w io.Writer) error { return writeWhereCSV(w, s.cells) }}}
 }
 
 // whereCSVHead are the columns of where-csv: one row per cell × figure (kind cpu: a
