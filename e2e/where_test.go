@@ -40,8 +40,17 @@ func TestWhereTheTimeGoes(t *testing.T) {
 		if m["cpu_ns_per_op.database.user"]+m["cpu_ns_per_op.database.system"] <= 0 {
 			t.Errorf("run %s: the database's own CPU is not accounted", r.ID)
 		}
-		if m["per_op.throttled_ns"] <= 0 {
-			t.Errorf("run %s: a server saturating a 0.2-cpu quota shows no throttled time (%v)", r.ID, m["per_op.throttled_ns"])
+		// The quota is reached when the host leaves the server its 0.2 cpus: on a host busy with
+		// other work (a CI run's) it may get less, and then is rightly not throttled.
+		cores := 0.0
+		if r.Throughput != nil {
+			cores = (m["cpu_ns_per_op.database.user"] + m["cpu_ns_per_op.database.system"]) * *r.Throughput / 1e9
+		}
+		switch throttled := m["per_op.throttled_ns"]; {
+		case throttled <= 0 && cores >= 0.9*0.2:
+			t.Errorf("run %s: a server at its 0.2-cpu quota (%.3f cpus) shows no throttled time (%v)", r.ID, cores, throttled)
+		case throttled <= 0:
+			t.Logf("run %s: the host left the server %.3f cpus, under its 0.2-cpu quota: throttling not checked", r.ID, cores)
 		}
 		if r.Facts["where_interrupts"] == "" {
 			t.Errorf("run %s: no fact of what kernel.interrupts holds", r.ID)

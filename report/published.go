@@ -69,6 +69,9 @@ type PublishedRow struct {
 	Estimate *PublishedEstimate `json:"estimate"`
 	Verdict  study.Verdict      `json:"verdict"`
 	Why      string             `json:"why"`
+	// Forecast, for a "cannot tell" with an interval, is the runs per cell that would decide
+	// it at this comparison's spread (study.ForecastFor); the why ends with it in words.
+	Forecast *study.Forecast `json:"forecast,omitempty"`
 
 	label, baseLabel string // the cells by their varying keys, for text and HTML
 }
@@ -167,8 +170,15 @@ func (r *Report) publishedRow(e study.Effect, c *Cell) (PublishedRow, bool) {
 		ci := o.OverheadPctCI
 		est.Overhead, est.Low, est.High, est.Valid = o.OverheadPct, ci.Lo, ci.Hi, ci.Valid
 		row.Estimate = &PublishedEstimate{OverheadPct: o.OverheadPct, Low: ci.Lo, High: ci.Hi, Valid: ci.Valid, N: c.Runs, BaselineN: b.Runs}
+		if nb, nc := o.Baseline.N, o.Candidate.N; o.MDEValid && nb+nc > 0 {
+			est.MDE, est.N = o.MDEPct, 2*nb*nc/(nb+nc)
+		}
 	}
 	row.Verdict, row.Why = study.Judge(e, est)
+	if f, ok := study.ForecastFor(e, est); ok && row.Verdict == study.CannotTell && est.Valid {
+		row.Forecast = &f
+		row.Why += "; " + f.Text()
+	}
 	return row, true
 }
 

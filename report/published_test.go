@@ -176,3 +176,29 @@ func TestPublishedUntrusted(t *testing.T) {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// TestPublishedForecast: a "cannot tell" with an interval says how many runs per cell would
+// decide it here, in its why and as data.
+func TestPublishedForecast(t *testing.T) {
+	spec := strings.Replace(publishedSpec, "  effects:\n", "  effects:\n    - {name: small, claim: the host network costs 3 %, cells: {platform: docker, network: host}, direction: slower, overhead: 3, source: \"Sec. 8\"}\n", 1)
+	dir := filepath.Join(t.TempDir(), "published")
+	writeFixture(t, dir, "published", spec, publishedCells())
+	st, err := results.OpenExisting(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r, err := Build(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range r.publishedRows(publishedOf(r.Spec)) {
+		switch {
+		case row.Effect == "small" && (row.Verdict != study.CannotTell || row.Forecast == nil || row.Forecast.Target != 3 ||
+			row.Forecast.Runs <= 4 || !strings.Contains(row.Why, "runs per cell would detect 3 %")):
+			t.Errorf("small: %s (%s), forecast %+v, estimate %+v", row.Verdict, row.Why, row.Forecast, row.Estimate)
+		case row.Effect != "small" && row.Forecast != nil:
+			t.Errorf("%s (%s) has a forecast %+v", row.Effect, row.Verdict, row.Forecast)
+		}
+	}
+}

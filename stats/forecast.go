@@ -56,3 +56,19 @@ func forecastDF(n int, paired bool) float64 {
 	}
 	return float64(2*n - 2)
 }
+
+// SpreadFromMDE is the run-to-run spread behind a comparison's detectable effect of mdePct
+// (percent, at alpha and power) at n runs per cell (paired: n rounds): DetectableAt inverted,
+// so that a finished comparison forecasts its own design at other run counts. ok is false for
+// n < 2 or a detectable effect that is not positive.
+func SpreadFromMDE(mdePct float64, n int, paired bool, alpha, power float64) (spread float64, ok bool) {
+	if n < 2 || !(mdePct > 0) || math.IsInf(mdePct, 0) {
+		return 0, false
+	}
+	df := forecastDF(n, paired)
+	k := tQuantile(1-alpha/2, df) + tQuantile(power, df)
+	if paired {
+		return math.Log1p(mdePct/100) * math.Sqrt(float64(n)) / k, true
+	}
+	return mdePct / 100 / (k * math.Sqrt(2/float64(n))), true
+}

@@ -48,3 +48,26 @@ func TestForecast(t *testing.T) {
 		t.Error("a zero floor gave a spread")
 	}
 }
+
+// A comparison's own detectable effect, inverted, gives back its spread, and RunsFor on that
+// spread finds the comparison's own run count for its own detectable effect.
+func TestSpreadFromMDE(t *testing.T) {
+	for _, paired := range []bool{false, true} {
+		mde := DetectableAt(0.08, 6, paired, 0.05, 0.8)
+		s, ok := SpreadFromMDE(mde, 6, paired, 0.05, 0.8)
+		if !ok || math.Abs(s-0.08) > 1e-9 {
+			t.Errorf("paired %v: spread %.6f %v, want 0.08", paired, s, ok)
+		}
+		if n, ok := RunsFor(s, mde, paired, 0.05, 0.8, 1000); !ok || n != 6 {
+			t.Errorf("paired %v: runs for its own %.2f %%: %d %v, want 6", paired, mde, n, ok)
+		}
+	}
+	for _, bad := range []struct {
+		mde float64
+		n   int
+	}{{0, 6}, {-1, 6}, {5, 1}, {math.Inf(1), 6}} {
+		if _, ok := SpreadFromMDE(bad.mde, bad.n, false, 0.05, 0.8); ok {
+			t.Errorf("SpreadFromMDE(%v, %d) is ok", bad.mde, bad.n)
+		}
+	}
+}

@@ -106,3 +106,31 @@ func TestSelects(t *testing.T) {
 		t.Error("no baseline named: the experiment's")
 	}
 }
+
+// The forecast aims at the published size (the end of its range nearer zero), or at the size
+// seen here when the study gave none; fewer runs detect a larger target, and a comparison that
+// could already detect its target needs no more runs than it has.
+func TestForecastFor(t *testing.T) {
+	est := Estimate{Overhead: 4, Low: -6, High: 14, Valid: true, MDE: 20, N: 4}
+	big, ok1 := ForecastFor(Effect{Direction: Slower, Overhead: f(40), Range: []float64{30, 50}}, est)
+	small, ok2 := ForecastFor(Effect{Direction: Slower, Overhead: f(10)}, est)
+	seen, ok3 := ForecastFor(Effect{Direction: Slower}, est)
+	if !ok1 || !ok2 || !ok3 {
+		t.Fatalf("no forecast: %v %v %v", ok1, ok2, ok3)
+	}
+	if big.Target != 30 || small.Target != 10 || seen.Target != 4 {
+		t.Errorf("targets %v %v %v, want 30 (the range's near end), 10, 4 (the size seen here)", big.Target, small.Target, seen.Target)
+	}
+	if !(big.Runs <= est.N && small.Runs > est.N && seen.Runs > small.Runs) || !small.Reachable {
+		t.Errorf("runs %d (30 %%), %d (10 %%), %d (4 %%) at an MDE of 20 %% with 4 runs", big.Runs, small.Runs, seen.Runs)
+	}
+	if !strings.Contains(small.Text(), "runs per cell would detect 10 %") {
+		t.Errorf("text %q", small.Text())
+	}
+	if far, _ := ForecastFor(Effect{Direction: Slower, Overhead: f(0.01)}, est); far.Reachable || !strings.Contains(far.Text(), "would not detect") {
+		t.Errorf("an unreachable target: %+v %q", far, far.Text())
+	}
+	if _, ok := ForecastFor(Effect{Direction: Slower, Overhead: f(10)}, Estimate{Valid: true}); ok {
+		t.Error("a forecast without a detectable effect")
+	}
+}

@@ -2,8 +2,10 @@ package study
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/boxbench/boxbench/spec/published"
+	"github.com/boxbench/boxbench/stats"
 )
 
 // Verdict is how this host's estimate stands against a published effect.
@@ -45,6 +47,54 @@ type Estimate struct {
 	// NotComparable, when set, is why this estimate does not measure the published effect
 	// (the cell's box is emulated, ...).
 	NotComparable string
+	// MDE is the comparison's detectable effect (percent, α 0.05, 80 % power) at N runs per
+	// cell (the two cells' harmonic mean); 0 when it has none. Forecast uses them.
+	MDE float64
+	N   int
+}
+
+// Forecast is how many runs per cell would decide a "cannot tell" on this host: at the
+// comparison's own spread, the runs whose detectable effect is Target, the published size
+// (the end of its range nearer zero), or for a study that gave no size the size seen here.
+type Forecast struct {
+	Target float64 `json:"target_pct"`
+	Runs   int     `json:"runs_per_cell"`
+	// Reachable is false when even Runs (the bound) would not detect Target.
+	Reachable bool `json:"reachable"`
+}
+
+// maxForecastRuns bounds the runs per cell a forecast looks for.
+const maxForecastRuns = 1000
+
+// ForecastFor forecasts the runs that would decide e on this host; ok is false when there is
+// nothing to forecast from (no detectable effect, no size to aim at).
+func ForecastFor(e Effect, est Estimate) (f Forecast, ok bool) {
+	spread, ok := stats.SpreadFromMDE(est.MDE, est.N, false, 0.05, stats.DefaultPower)
+	if !ok {
+		return Forecast{}, false
+	}
+	lo, hi, sized := e.Span()
+	switch {
+	case sized && lo*hi > 0:
+		f.Target = math.Min(math.Abs(lo), math.Abs(hi))
+	case sized:
+		f.Target = math.Abs(*e.Overhead)
+	default:
+		f.Target = math.Abs(est.Overhead)
+	}
+	if !(f.Target > 0) {
+		return Forecast{}, false
+	}
+	f.Runs, f.Reachable = stats.RunsFor(spread, f.Target, false, 0.05, stats.DefaultPower, maxForecastRuns)
+	return f, true
+}
+
+// Text is the forecast in words: "≈ 23 runs per cell would detect 5 % here".
+func (f Forecast) Text() string {
+	if !f.Reachable {
+		return fmt.Sprintf("even %d runs per cell would not detect %s %% here", f.Runs, published.Num(f.Target))
+	}
+	return fmt.Sprintf("≈ %d runs per cell would detect %s %% here", f.Runs, published.Num(f.Target))
 }
 
 // Judge compares a published effect with this host's estimate and says why in words.
