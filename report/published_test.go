@@ -143,10 +143,13 @@ func TestGoldenPublished(t *testing.T) {
 }
 
 // publishedFixture builds the report of publishedSpec's stored runs.
-func publishedFixture(t *testing.T) *Report {
+func publishedFixture(t *testing.T) *Report { return publishedFixtureOf(t, publishedSpec) }
+
+// publishedFixtureOf builds the report of spec's stored runs of publishedCells.
+func publishedFixtureOf(t *testing.T, spec string) *Report {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "published")
-	writeFixture(t, dir, "published", publishedSpec, publishedCells())
+	writeFixture(t, dir, "published", spec, publishedCells())
 	st, err := results.OpenExisting(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -181,17 +184,7 @@ func ptr(v float64) *float64 { return &v }
 // decide it here, in its why and as data.
 func TestPublishedForecast(t *testing.T) {
 	spec := strings.Replace(publishedSpec, "  effects:\n", "  effects:\n    - {name: small, claim: the host network costs 3 %, cells: {platform: docker, network: host}, direction: slower, overhead: 3, source: \"Sec. 8\"}\n", 1)
-	dir := filepath.Join(t.TempDir(), "published")
-	writeFixture(t, dir, "published", spec, publishedCells())
-	st, err := results.OpenExisting(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	r, err := Build(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := publishedFixtureOf(t, spec)
 	for _, row := range r.publishedRows(publishedOf(r.Spec)) {
 		switch {
 		case row.Effect == "small" && (row.Verdict != study.CannotTell || row.Forecast == nil || row.Forecast.Target != 3 ||
