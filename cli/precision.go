@@ -14,9 +14,6 @@ import (
 	"github.com/boxbench/boxbench/stats"
 )
 
-// maxForecastRuns bounds the runs per cell a forecast looks for.
-const maxForecastRuns = 1000
-
 // hostPrecision is what decides how small a difference this host can resolve
 // (docs/precision.md): the wake-up costs, the cpus, the steal and load of a short look, and
 // the last calibration kept under the work root.
@@ -126,13 +123,13 @@ func (h hostPrecision) forecast(e *spec.Experiment) []string {
 	}
 	n := e.Repetitions.Min
 	out = append(out, fmt.Sprintf("at %d runs per cell (%s, from the floor at n = %d): detectable effect ≈ %.1f %% (α = 0.05, 80 %% power)",
-		n, design, f.N, stats.DetectableAt(spread, n, paired, 0.05, stats.DefaultPower)))
+		n, design, f.N, stats.DetectableAt(spread, n, paired, stats.DefaultAlpha, stats.DefaultPower)))
 	if t := float64(e.Repetitions.TargetEffect) * 100; t > 0 {
-		if need, ok := stats.RunsFor(spread, t, paired, 0.05, stats.DefaultPower, maxForecastRuns); ok {
+		if need, ok := stats.RunsFor(spread, t, paired, stats.DefaultAlpha, stats.DefaultPower, stats.MaxForecastRuns); ok {
 			out = append(out, fmt.Sprintf("targetEffect %g %% needs ≈ %d runs per cell", t, need))
 		} else {
 			out = append(out, fmt.Sprintf("targetEffect %g %% is out of reach here: %d runs per cell would detect %.1f %%",
-				t, maxForecastRuns, stats.DetectableAt(spread, maxForecastRuns, paired, 0.05, stats.DefaultPower)))
+				t, stats.MaxForecastRuns, stats.DetectableAt(spread, stats.MaxForecastRuns, paired, stats.DefaultAlpha, stats.DefaultPower)))
 		}
 	}
 	return out

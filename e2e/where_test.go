@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,7 +20,8 @@ import (
 func TestWhereTheTimeGoes(t *testing.T) {
 	parallel(t)
 	testenv.NeedDocker(t)
-	e := newEnv(t, spec{Name: "where", Reps: "1", Limits: "{cpus: 0.2, memory: 512MiB}",
+	const quota = 0.2 // cpus
+	e := newEnv(t, spec{Name: "where", Reps: "1", Limits: fmt.Sprintf("{cpus: %g, memory: 512MiB}", quota),
 		Workload: "{type: ycsb, mix: read-heavy, threads: 4, duration: 3s, warmup: 1s}",
 		Matrix:   "  platform: [docker]\n  runtime: [runc, runsc]\n  network: [bridge-published, bridge-direct]"})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -40,17 +42,17 @@ func TestWhereTheTimeGoes(t *testing.T) {
 		if m["cpu_ns_per_op.database.user"]+m["cpu_ns_per_op.database.system"] <= 0 {
 			t.Errorf("run %s: the database's own CPU is not accounted", r.ID)
 		}
-		// The quota is reached when the host leaves the server its 0.2 cpus: on a host busy with
+		// The quota is reached when the host leaves the server its quota: on a host busy with
 		// other work (a CI run's) it may get less, and then is rightly not throttled.
 		cores := 0.0
 		if r.Throughput != nil {
 			cores = (m["cpu_ns_per_op.database.user"] + m["cpu_ns_per_op.database.system"]) * *r.Throughput / 1e9
 		}
 		switch throttled := m["per_op.throttled_ns"]; {
-		case throttled <= 0 && cores >= 0.9*0.2:
-			t.Errorf("run %s: a server at its 0.2-cpu quota (%.3f cpus) shows no throttled time (%v)", r.ID, cores, throttled)
+		case throttled <= 0 && cores >= 0.9*quota:
+			t.Errorf("run %s: a server at its %g-cpu quota (%.3f cpus) shows no throttled time (%v)", r.ID, quota, cores, throttled)
 		case throttled <= 0:
-			t.Logf("run %s: the host left the server %.3f cpus, under its 0.2-cpu quota: throttling not checked", r.ID, cores)
+			t.Logf("run %s: the host left the server %.3f cpus, under its %g-cpu quota: throttling not checked", r.ID, cores, quota)
 		}
 		if r.Facts["where_interrupts"] == "" {
 			t.Errorf("run %s: no fact of what kernel.interrupts holds", r.ID)

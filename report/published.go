@@ -175,9 +175,11 @@ func (r *Report) publishedRow(e study.Effect, c *Cell) (PublishedRow, bool) {
 		}
 	}
 	row.Verdict, row.Why = study.Judge(e, est)
-	if f, ok := study.ForecastFor(e, est); ok && row.Verdict == study.CannotTell && est.Valid {
-		row.Forecast = &f
-		row.Why += "; " + f.Text()
+	if row.Verdict == study.CannotTell && est.Valid {
+		if f, ok := study.ForecastFor(e, est); ok {
+			row.Forecast = &f
+			row.Why += "; " + f.Text()
+		}
 	}
 	return row, true
 }

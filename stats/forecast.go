@@ -39,6 +39,9 @@ func DetectableAt(spread float64, n int, paired bool, alpha, power float64) floa
 	return 100 * k * spread * math.Sqrt(2/float64(n))
 }
 
+// MaxForecastRuns bounds the runs per cell a forecast looks for (RunsFor's max at its callers).
+const MaxForecastRuns = 1000
+
 // RunsFor is the fewest runs per cell (2..max) whose detectable effect is at most targetPct;
 // ok is false when even max runs do not reach it.
 func RunsFor(spread, targetPct float64, paired bool, alpha, power float64, max int) (n int, ok bool) {

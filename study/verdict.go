@@ -48,7 +48,7 @@ type Estimate struct {
 	// (the cell's box is emulated, ...).
 	NotComparable string
 	// MDE is the comparison's detectable effect (percent, α 0.05, 80 % power) at N runs per
-	// cell (the two cells' harmonic mean); 0 when it has none. Forecast uses them.
+	// cell (the two cells' harmonic mean); 0 when it has none. ForecastFor uses them.
 	MDE float64
 	N   int
 }
@@ -63,13 +63,10 @@ type Forecast struct {
 	Reachable bool `json:"reachable"`
 }
 
-// maxForecastRuns bounds the runs per cell a forecast looks for.
-const maxForecastRuns = 1000
-
 // ForecastFor forecasts the runs that would decide e on this host; ok is false when there is
 // nothing to forecast from (no detectable effect, no size to aim at).
 func ForecastFor(e Effect, est Estimate) (f Forecast, ok bool) {
-	spread, ok := stats.SpreadFromMDE(est.MDE, est.N, false, 0.05, stats.DefaultPower)
+	spread, ok := stats.SpreadFromMDE(est.MDE, est.N, false, stats.DefaultAlpha, stats.DefaultPower)
 	if !ok {
 		return Forecast{}, false
 	}
@@ -85,7 +82,7 @@ func ForecastFor(e Effect, est Estimate) (f Forecast, ok bool) {
 	if !(f.Target > 0) {
 		return Forecast{}, false
 	}
-	f.Runs, f.Reachable = stats.RunsFor(spread, f.Target, false, 0.05, stats.DefaultPower, maxForecastRuns)
+	f.Runs, f.Reachable = stats.RunsFor(spread, f.Target, false, stats.DefaultAlpha, stats.DefaultPower, stats.MaxForecastRuns)
 	return f, true
 }
 
